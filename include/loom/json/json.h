@@ -1,0 +1,44 @@
+// JSON values and their text. Loom's values are boost::json values; this header adds the few
+// operations every module needs: canonical text, its UTF-8 byte length (how log and state
+// sizes are measured), parsing with typed errors, and checked field access.
+// Thread-safety: free functions over values the caller owns.
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace loom::json {
+
+using boost::json::array;
+using boost::json::object;
+using boost::json::value;
+
+// Compact JSON text of a value (no spaces; object members in insertion order).
+std::string toText(const value& v);
+// UTF-8 byte length of toText(v), without keeping the text.
+std::size_t textBytes(const value& v);
+
+// Parses JSON text. On malformed text throws InvalidArgumentError whose message starts with
+// `what` (for example "--input") and says where the text went wrong.
+value parse(std::string_view text, std::string_view what);
+
+// Checked access for reading stored or user-supplied objects. Each throws
+// InvalidArgumentError naming `key` when the member is missing or has the wrong type.
+const value& require(const object& o, std::string_view key);
+const boost::json::string& requireString(const object& o, std::string_view key);
+int64_t requireInt(const object& o, std::string_view key);
+const object& requireObject(const object& o, std::string_view key);
+// Optional members: absent (or null) gives nullopt; a wrong type still throws.
+std::optional<std::string> optionalString(const object& o, std::string_view key);
+std::optional<int64_t> optionalInt(const object& o, std::string_view key);
+
+// Human-readable name of a value's kind ("object", "string", ...), for error messages.
+std::string_view kindName(const value& v);
+
+}  // namespace loom::json

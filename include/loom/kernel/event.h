@@ -1,0 +1,76 @@
+// The events of an execution log and of the control log (EVENT_SCHEMA v1,
+// docs/spec/events.md). An Event is plain data; its JSON text is what stores keep and what
+// log size measures. Parsing validates every field a type requires, so a corrupt or unknown
+// row is a CorruptEventError naming the execution and seq, never silently skipped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "loom/json/json.h"
+
+namespace loom::kernel {
+
+enum class EventType {
+  kExecutionStarted,    // workflow, input, subject?
+  kStepCompleted,       // stepId, taskKind, effectId, output, input?, attempt?, durationMs?
+  kStepFailed,          // stepId, taskKind, effectId, error{code,message}, retryable
+  kExecutionParked,     // reason, waitingFor?, stepId?
+  kSignalReceived,      // name, payload
+  kExecutionCompleted,  // output
+  kExecutionFailed,     // error{code,message}
+};
+
+// "EXECUTION_STARTED", "STEP_COMPLETED", ...
+std::string_view eventTypeName(EventType type);
+std::optional<EventType> eventTypeFromName(std::string_view name);
+
+struct Event {
+  int64_t seq = 0;  // 1-based position in the log; assigned by the store on append
+  EventType type = EventType::kExecutionStarted;
+  int64_t atMillis = 0;  // when it happened, ms since the epoch (text: RFC 3339 UTC)
+  json::object data;     // the type's own fields (see the table in docs/spec/events.md)
+};
+
+// {"seq":..,"type":..,"at":..,<data fields>}: the stored JSON of an event.
+json::object toJson(const Event& event);
+std::string toText(const Event& event);
+// Parses and validates one stored event of `executionId`. `seq` is where the store found it
+// (it must match the text's own seq). Throws CorruptEventError on any defect.
+Event eventFromText(const std::string& executionId, int64_t seq, std::string_view text);
+Event eventFromJson(const std::string& executionId, int64_t seq, const json::value& v);
+// Checks that `data` holds every field `type` requires with the right JSON kind; throws
+// InvalidArgumentError naming the field. Stores call it before writing anything.
+void validateEventData(EventType type, const json::object& data);
+
+// Constructors for the common events (fill atMillis from a Clock at the call site).
+Event executionStarted(std::string_view workflow, json::value input,
+                       const std::optional<std::string>& subject, int64_t atMillis);
+Event stepCompleted(std::string_view stepId, std::string_view taskKind,
+                    std::string_view effectId, json::value output, int64_t atMillis);
+Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string_view effectId,
+                 std::string_view code, std::string_view message, bool retryable,
+                 int64_t atMillis);
+Event executionParked(std::string_view reason, std::string_view waitingFor,
+                      std::string_view stepId, int64_t atMillis);
+Event signalReceived(std::string_view name, json::value payload, int64_t atMillis);
+Event executionCompleted(json::value output, int64_t atMillis);
+Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);
+
+// The control log holds system events that belong to no execution (erasure intents and
+// results, kill-switch changes). Same envelope {"seq","type","at",...}; its types are
+// listed in docs/spec/events.md and unknown ones are CorruptEventError as well.
+struct ControlEvent {
+  int64_t seq = 0;
+  std::string type;  // one of kControlEventTypes
+  int64_t atMillis = 0;
+  json::object data;
+};
+
+bool isKnownControlEventType(std::string_view type);
+std::string toText(const ControlEvent& event);
+ControlEvent controlEventFromText(int64_t seq, std::string_view text);
+
+}  // namespace loom::kernel

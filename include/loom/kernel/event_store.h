@@ -1,0 +1,69 @@
+// EventStore SPI: the append-only logs of executions, their metadata, and the control log.
+//
+// Contract common to every implementation (tests/conformance/event_store_conformance.cc):
+// - Thread-safe: any method may be called from any thread concurrently.
+// - Values are copied in and out: nothing a caller holds aliases the stored log.
+// - append is atomic: all the events are written, or none.
+// - Events of one execution have seq 1, 2, 3, ... with no gap and no duplicate.
+// - A row that cannot be read is a CorruptEventError naming execution id and seq.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/kernel/event.h"
+#include "loom/kernel/execution_info.h"
+
+namespace loom::kernel {
+
+struct ExecutionFilter {
+  std::optional<std::string> workflow;
+  std::optional<std::string> subject;
+  std::optional<ExecutionStatus> status;
+  std::optional<int64_t> endedBeforeMillis;  // only ended executions that ended before this
+  std::string afterId;                       // pagination: ids strictly greater than this
+  std::size_t limit = 0;                     // 0 = no limit
+};
+
+class EventStore {
+ public:
+  virtual ~EventStore() = default;
+
+  // Appends `events` to execution `executionId` at seq expectedNextSeq, expectedNextSeq+1, ...
+  // (each event's seq is overwritten with its position). A new execution is created by an
+  // append with expectedNextSeq == 1 whose first event is EXECUTION_STARTED.
+  // Throws ConflictError, writing nothing, when the log's next seq is not expectedNextSeq (a
+  // stale writer, or an execution that already exists); InvalidArgumentError when an event
+  // lacks a required field or the execution does not start with EXECUTION_STARTED.
+  // Returns the next seq after the append. Durable when it returns, as configured.
+  virtual int64_t append(const std::string& executionId, int64_t expectedNextSeq,
+                         std::vector<Event> events) = 0;
+
+  // Calls `visit` for each event with seq >= fromSeq, in order. Streams: memory does not grow
+  // with log length. An unknown execution visits nothing.
+  virtual void scan(const std::string& executionId, int64_t fromSeq,
+                    const std::function<void(const Event&)>& visit) const = 0;
+
+  // All events with seq >= fromSeq (a convenience over scan).
+  std::vector<Event> read(const std::string& executionId, int64_t fromSeq = 1) const;
+
+  // Metadata of one execution; nullopt when it does not exist.
+  virtual std::optional<ExecutionInfo> info(const std::string& executionId) const = 0;
+
+  // Metadata of the executions matching `filter`, ordered by id.
+  virtual std::vector<ExecutionInfo> list(const ExecutionFilter& filter) const = 0;
+
+  // Deletes an execution's log and metadata (retention, erasure). Returns false when it did
+  // not exist. A second call returns false and changes nothing.
+  virtual bool remove(const std::string& executionId) = 0;
+
+  // The control log: same append/scan contract, one log for the whole store; its first
+  // event needs no particular type.
+  virtual int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) = 0;
+  virtual std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const = 0;
+};
+
+}  // namespace loom::kernel

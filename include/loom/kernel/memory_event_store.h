@@ -1,0 +1,38 @@
+// The in-memory cloning EventStore: logs live in process memory and every value is
+// deep-copied on the way in and out, so no caller can mutate a recorded event (the record's
+// "cloning log"). For tests, benchmarks and embedded runs that need no durability.
+// Thread-safe (one mutex); scan copies each event before calling the visitor outside it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+
+#include "loom/kernel/event_store.h"
+
+namespace loom::kernel {
+
+class MemoryEventStore : public EventStore {
+ public:
+  int64_t append(const std::string& executionId, int64_t expectedNextSeq,
+                 std::vector<Event> events) override;
+  void scan(const std::string& executionId, int64_t fromSeq,
+            const std::function<void(const Event&)>& visit) const override;
+  std::optional<ExecutionInfo> info(const std::string& executionId) const override;
+  std::vector<ExecutionInfo> list(const ExecutionFilter& filter) const override;
+  bool remove(const std::string& executionId) override;
+  int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) override;
+  std::vector<ControlEvent> readControl(int64_t fromSeq) const override;
+
+ private:
+  struct Log {
+    ExecutionInfo info;
+    std::vector<Event> events;
+  };
+  mutable std::shared_mutex mu_;
+  std::map<std::string, Log> logs_;       // GUARDED_BY(mu_)
+  std::vector<ControlEvent> control_;     // GUARDED_BY(mu_)
+};
+
+}  // namespace loom::kernel

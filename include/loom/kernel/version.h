@@ -1,0 +1,13 @@
+// Version constants of the kernel. KERNEL_ABI changes when the C++ API of the kernel SPIs
+// changes incompatibly; EVENT_SCHEMA when the JSON of stored events does (docs/spec/events.md).
+// A store refuses to open a log written under a newer EVENT_SCHEMA than it knows.
+#pragma once
+
+namespace loom {
+
+inline constexpr int KERNEL_ABI = 1;
+inline constexpr int EVENT_SCHEMA = 1;
+// The oldest EVENT_SCHEMA this build can read.
+inline constexpr int EVENT_SCHEMA_OLDEST_READABLE = 1;
+
+}  // namespace loom

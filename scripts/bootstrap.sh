@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian package Loom needs to build, test and run. Idempotent: a second run
+# installs nothing and finishes in about a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost-json1.81-dev libsqlite3-dev sqlite3 libsodium-dev libzstd-dev
+  libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "bootstrap: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

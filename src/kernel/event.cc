@@ -1,0 +1,262 @@
+#include "loom/kernel/event.h"
+
+#include <array>
+#include <utility>
+
+#include "loom/util/clock.h"
+#include "loom/util/error.h"
+
+namespace loom::kernel {
+namespace {
+
+constexpr std::array<std::pair<EventType, std::string_view>, 7> kTypeNames{{
+    {EventType::kExecutionStarted, "EXECUTION_STARTED"},
+    {EventType::kStepCompleted, "STEP_COMPLETED"},
+    {EventType::kStepFailed, "STEP_FAILED"},
+    {EventType::kExecutionParked, "EXECUTION_PARKED"},
+    {EventType::kSignalReceived, "SIGNAL_RECEIVED"},
+    {EventType::kExecutionCompleted, "EXECUTION_COMPLETED"},
+    {EventType::kExecutionFailed, "EXECUTION_FAILED"},
+}};
+
+constexpr std::array<std::string_view, 4> kControlEventTypes{
+    "ERASURE_CONTENT_DELETE_INTENDED",
+    "ERASURE_CONTENT_DELETED",
+    "SUBJECT_SHREDDED",
+    "RETENTION_RUN",
+};
+
+// The reserved members of the event envelope; data may not use them.
+bool isEnvelopeKey(std::string_view key) {
+  return key == "seq" || key == "type" || key == "at";
+}
+
+void requireKind(const json::object& data, std::string_view key, boost::json::kind kind,
+                 std::string_view kindText) {
+  const json::value& v = json::require(data, key);
+  if (v.kind() != kind) {
+    throw InvalidArgumentError("field '" + std::string(key) + "' must be " +
+                               std::string(kindText) + ", not " +
+                               std::string(json::kindName(v)));
+  }
+}
+
+void requireString(const json::object& data, std::string_view key) {
+  requireKind(data, key, boost::json::kind::string, "a string");
+}
+
+void requireError(const json::object& data) {
+  requireKind(data, "error", boost::json::kind::object, "an object");
+  const auto& error = data.at("error").get_object();
+  requireString(error, "code");
+  requireString(error, "message");
+}
+
+json::object envelope(int64_t seq, std::string_view type, int64_t atMillis,
+                      const json::object& data) {
+  json::object o;
+  o.reserve(data.size() + 3);
+  o["seq"] = seq;
+  o["type"] = type;
+  o["at"] = formatTimestamp(atMillis);
+  for (const auto& kv : data) o.emplace(kv.key(), kv.value());
+  return o;
+}
+
+// Splits a stored envelope into its header and data; throws InvalidArgumentError.
+std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq,
+                                           json::object& data) {
+  int64_t textSeq = json::requireInt(o, "seq");
+  if (textSeq != seq) {
+    throw InvalidArgumentError("seq field says " + std::to_string(textSeq));
+  }
+  std::string type(json::requireString(o, "type"));
+  int64_t at = parseTimestamp(std::string(json::requireString(o, "at")));
+  for (const auto& kv : o) {
+    if (!isEnvelopeKey(kv.key())) data.emplace(kv.key(), kv.value());
+  }
+  return {type, at};
+}
+
+}  // namespace
+
+std::string_view eventTypeName(EventType type) {
+  for (const auto& [t, name] : kTypeNames) {
+    if (t == type) return name;
+  }
+  return "UNKNOWN";
+}
+
+std::optional<EventType> eventTypeFromName(std::string_view name) {
+  for (const auto& [t, n] : kTypeNames) {
+    if (n == name) return t;
+  }
+  return std::nullopt;
+}
+
+void validateEventData(EventType type, const json::object& data) {
+  for (const auto& kv : data) {
+    if (isEnvelopeKey(kv.key())) {
+      throw InvalidArgumentError("field '" + std::string(kv.key()) +
+                                 "' is reserved for the event envelope");
+    }
+  }
+  switch (type) {
+    case EventType::kExecutionStarted:
+      requireString(data, "workflow");
+      json::require(data, "input");
+      return;
+    case EventType::kStepCompleted:
+      requireString(data, "stepId");
+      requireString(data, "taskKind");
+      requireString(data, "effectId");
+      json::require(data, "output");
+      return;
+    case EventType::kStepFailed:
+      requireString(data, "stepId");
+      requireString(data, "taskKind");
+      requireString(data, "effectId");
+      requireError(data);
+      requireKind(data, "retryable", boost::json::kind::bool_, "a boolean");
+      return;
+    case EventType::kExecutionParked:
+      requireString(data, "reason");
+      return;
+    case EventType::kSignalReceived:
+      requireString(data, "name");
+      json::require(data, "payload");
+      return;
+    case EventType::kExecutionCompleted:
+      json::require(data, "output");
+      return;
+    case EventType::kExecutionFailed:
+      requireError(data);
+      return;
+  }
+}
+
+json::object toJson(const Event& event) {
+  return envelope(event.seq, eventTypeName(event.type), event.atMillis, event.data);
+}
+
+std::string toText(const Event& event) { return json::toText(toJson(event)); }
+
+Event eventFromJson(const std::string& executionId, int64_t seq, const json::value& v) {
+  try {
+    if (!v.is_object()) throw InvalidArgumentError("not a JSON object");
+    Event event;
+    event.seq = seq;
+    auto [type, at] = readHeader(v.get_object(), seq, event.data);
+    auto known = eventTypeFromName(type);
+    if (!known) throw InvalidArgumentError("unknown event type '" + type + "'");
+    event.type = *known;
+    event.atMillis = at;
+    validateEventData(event.type, event.data);
+    return event;
+  } catch (const InvalidArgumentError& e) {
+    throw CorruptEventError(executionId, seq, e.what());
+  }
+}
+
+Event eventFromText(const std::string& executionId, int64_t seq, std::string_view text) {
+  json::value v;
+  try {
+    v = json::parse(text, "event text");
+  } catch (const InvalidArgumentError& e) {
+    throw CorruptEventError(executionId, seq, e.what());
+  }
+  return eventFromJson(executionId, seq, v);
+}
+
+namespace {
+Event make(EventType type, int64_t atMillis, json::object data) {
+  Event e;
+  e.type = type;
+  e.atMillis = atMillis;
+  e.data = std::move(data);
+  return e;
+}
+
+json::object errorObject(std::string_view code, std::string_view message) {
+  return json::object{{"code", code}, {"message", message}};
+}
+}  // namespace
+
+Event executionStarted(std::string_view workflow, json::value input,
+                       const std::optional<std::string>& subject, int64_t atMillis) {
+  json::object d{{"workflow", workflow}, {"input", std::move(input)}};
+  if (subject) d["subject"] = *subject;
+  return make(EventType::kExecutionStarted, atMillis, std::move(d));
+}
+
+Event stepCompleted(std::string_view stepId, std::string_view taskKind,
+                    std::string_view effectId, json::value output, int64_t atMillis) {
+  return make(EventType::kStepCompleted, atMillis,
+              {{"stepId", stepId},
+               {"taskKind", taskKind},
+               {"effectId", effectId},
+               {"output", std::move(output)}});
+}
+
+Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string_view effectId,
+                 std::string_view code, std::string_view message, bool retryable,
+                 int64_t atMillis) {
+  return make(EventType::kStepFailed, atMillis,
+              {{"stepId", stepId},
+               {"taskKind", taskKind},
+               {"effectId", effectId},
+               {"error", errorObject(code, message)},
+               {"retryable", retryable}});
+}
+
+Event executionParked(std::string_view reason, std::string_view waitingFor,
+                      std::string_view stepId, int64_t atMillis) {
+  json::object d{{"reason", reason}};
+  if (!waitingFor.empty()) d["waitingFor"] = waitingFor;
+  if (!stepId.empty()) d["stepId"] = stepId;
+  return make(EventType::kExecutionParked, atMillis, std::move(d));
+}
+
+Event signalReceived(std::string_view name, json::value payload, int64_t atMillis) {
+  return make(EventType::kSignalReceived, atMillis,
+              {{"name", name}, {"payload", std::move(payload)}});
+}
+
+Event executionCompleted(json::value output, int64_t atMillis) {
+  return make(EventType::kExecutionCompleted, atMillis, {{"output", std::move(output)}});
+}
+
+Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis) {
+  return make(EventType::kExecutionFailed, atMillis, {{"error", errorObject(code, message)}});
+}
+
+bool isKnownControlEventType(std::string_view type) {
+  for (auto t : kControlEventTypes) {
+    if (t == type) return true;
+  }
+  return false;
+}
+
+std::string toText(const ControlEvent& event) {
+  return json::toText(envelope(event.seq, event.type, event.atMillis, event.data));
+}
+
+ControlEvent controlEventFromText(int64_t seq, std::string_view text) {
+  try {
+    json::value v = json::parse(text, "control event text");
+    if (!v.is_object()) throw InvalidArgumentError("not a JSON object");
+    ControlEvent event;
+    event.seq = seq;
+    auto [type, at] = readHeader(v.get_object(), seq, event.data);
+    if (!isKnownControlEventType(type)) {
+      throw InvalidArgumentError("unknown control event type '" + type + "'");
+    }
+    event.type = std::move(type);
+    event.atMillis = at;
+    return event;
+  } catch (const InvalidArgumentError& e) {
+    throw CorruptEventError("(control log)", seq, e.what());
+  }
+}
+
+}  // namespace loom::kernel

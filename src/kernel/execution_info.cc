@@ -1,0 +1,103 @@
+#include "loom/kernel/execution_info.h"
+
+#include "loom/kernel/fold.h"
+
+namespace loom::kernel {
+namespace {
+
+constexpr int64_t kNullBytes = 4;
+
+// Bytes of the state with empty steps and signals, input and result counted by size.
+int64_t headerBytes(const ExecutionInfo& info) {
+  json::object header{{"workflow", info.workflow},
+                      {"subject", info.subject ? json::value(*info.subject) : json::value()},
+                      {"status", statusName(info.status)},
+                      {"input", nullptr},
+                      {"steps", json::object{}},
+                      {"signals", json::array{}},
+                      {"result", nullptr}};
+  return static_cast<int64_t>(json::textBytes(header)) - 2 * kNullBytes +
+         info.sizes.inputBytes + info.sizes.resultBytes;
+}
+
+void progress(ExecutionInfo& info) {
+  if (!isEnded(info.status)) info.status = ExecutionStatus::kRunning;
+}
+
+}  // namespace
+
+std::string_view statusName(ExecutionStatus status) {
+  switch (status) {
+    case ExecutionStatus::kRunning: return "running";
+    case ExecutionStatus::kParked: return "parked";
+    case ExecutionStatus::kCompleted: return "completed";
+    case ExecutionStatus::kFailed: return "failed";
+  }
+  return "running";
+}
+
+std::optional<ExecutionStatus> statusFromName(std::string_view name) {
+  for (auto s : {ExecutionStatus::kRunning, ExecutionStatus::kParked,
+                 ExecutionStatus::kCompleted, ExecutionStatus::kFailed}) {
+    if (statusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes) {
+  const auto& d = event.data;
+  const ExecutionStatus before = info.status;
+  info.nextSeq = event.seq + 1;
+  info.logBytes += textBytes;
+  switch (event.type) {
+    case EventType::kExecutionStarted:
+      info.workflow = d.at("workflow").get_string();
+      if (const auto* s = d.if_contains("subject"); s && s->is_string()) {
+        info.subject = std::string(s->get_string());
+      }
+      info.status = ExecutionStatus::kRunning;
+      info.startedAtMillis = event.atMillis;
+      info.sizes.inputBytes = static_cast<int64_t>(json::textBytes(d.at("input")));
+      break;
+    case EventType::kStepCompleted: {
+      info.steps += 1;
+      info.sizes.stepsCount += 1;
+      info.sizes.stepsBytes += static_cast<int64_t>(json::textBytes(d.at("stepId")) + 1 +
+                                                    json::textBytes(d.at("output")));
+      progress(info);
+      break;
+    }
+    case EventType::kStepFailed:
+      progress(info);
+      break;
+    case EventType::kExecutionParked:
+      info.status = ExecutionStatus::kParked;
+      break;
+    case EventType::kSignalReceived: {
+      json::object signal{{"name", d.at("name")}, {"payload", d.at("payload")}};
+      info.sizes.signalsCount += 1;
+      info.sizes.signalsBytes += static_cast<int64_t>(json::textBytes(signal));
+      progress(info);
+      break;
+    }
+    case EventType::kExecutionCompleted:
+      info.status = ExecutionStatus::kCompleted;
+      info.endedAtMillis = event.atMillis;
+      info.sizes.resultBytes = static_cast<int64_t>(json::textBytes(d.at("output")));
+      break;
+    case EventType::kExecutionFailed:
+      info.status = ExecutionStatus::kFailed;
+      info.endedAtMillis = event.atMillis;
+      info.sizes.resultBytes = static_cast<int64_t>(json::textBytes(d.at("error")));
+      break;
+  }
+  // The header changes only with status, input or result: skip re-measuring it on the hot
+  // path (a step of a running execution).
+  if (event.type != EventType::kStepCompleted || info.status != before ||
+      info.sizes.headerBytes == 0) {
+    info.sizes.headerBytes = headerBytes(info);
+  }
+  info.stateBytes = foldedStateBytes(info.sizes);
+}
+
+}  // namespace loom::kernel

@@ -1,0 +1,84 @@
+#include "loom/kernel/memory_event_store.h"
+
+#include "append_plan.h"
+#include "loom/kernel/filter.h"
+
+namespace loom::kernel {
+
+int64_t MemoryEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
+                                 std::vector<Event> events) {
+  std::unique_lock lock(mu_);
+  auto it = logs_.find(executionId);
+  std::optional<ExecutionInfo> current;
+  if (it != logs_.end()) current = it->second.info;
+  AppendPlan plan = planAppend(executionId, current, expectedNextSeq, std::move(events));
+  Log& log = it != logs_.end() ? it->second : logs_[executionId];
+  log.info = std::move(plan.after);
+  for (auto& e : plan.events) log.events.push_back(std::move(e));
+  return log.info.nextSeq;
+}
+
+void MemoryEventStore::scan(const std::string& executionId, int64_t fromSeq,
+                            const std::function<void(const Event&)>& visit) const {
+  // Copy under the lock in chunks, visit outside it: a visitor may call back into the store.
+  constexpr std::size_t kChunk = 256;
+  std::size_t index = fromSeq > 1 ? static_cast<std::size_t>(fromSeq - 1) : 0;
+  for (;;) {
+    std::vector<Event> chunk;
+    {
+      std::shared_lock lock(mu_);
+      auto it = logs_.find(executionId);
+      if (it == logs_.end()) return;
+      const auto& events = it->second.events;
+      for (std::size_t i = index; i < events.size() && chunk.size() < kChunk; ++i) {
+        chunk.push_back(events[i]);
+      }
+    }
+    if (chunk.empty()) return;
+    index += chunk.size();
+    for (const auto& e : chunk) visit(e);
+  }
+}
+
+std::optional<ExecutionInfo> MemoryEventStore::info(const std::string& executionId) const {
+  std::shared_lock lock(mu_);
+  auto it = logs_.find(executionId);
+  if (it == logs_.end()) return std::nullopt;
+  return it->second.info;
+}
+
+std::vector<ExecutionInfo> MemoryEventStore::list(const ExecutionFilter& filter) const {
+  std::shared_lock lock(mu_);
+  std::vector<ExecutionInfo> out;
+  for (auto it = logs_.upper_bound(filter.afterId); it != logs_.end(); ++it) {
+    if (!matches(filter, it->second.info)) continue;
+    out.push_back(it->second.info);
+    if (filter.limit != 0 && out.size() >= filter.limit) break;
+  }
+  return out;
+}
+
+bool MemoryEventStore::remove(const std::string& executionId) {
+  std::unique_lock lock(mu_);
+  return logs_.erase(executionId) > 0;
+}
+
+int64_t MemoryEventStore::appendControl(int64_t expectedNextSeq,
+                                        std::vector<ControlEvent> events) {
+  std::unique_lock lock(mu_);
+  planControlAppend(static_cast<int64_t>(control_.size()) + 1, expectedNextSeq, events);
+  for (auto& e : events) control_.push_back(std::move(e));
+  return static_cast<int64_t>(control_.size()) + 1;
+}
+
+std::vector<ControlEvent> MemoryEventStore::readControl(int64_t fromSeq) const {
+  std::shared_lock lock(mu_);
+  std::vector<ControlEvent> out;
+  for (std::size_t i = fromSeq > 1 ? static_cast<std::size_t>(fromSeq - 1) : 0;
+       i < control_.size(); ++i) {
+    out.push_back(control_[i]);
+  }
+  return out;
+}
+
+}  // namespace loom::kernel

@@ -1,0 +1,72 @@
+#include "loom/util/clock.h"
+
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "loom/util/error.h"
+
+namespace loom {
+namespace {
+
+class SystemClock : public Clock {
+ public:
+  int64_t nowMillis() const override {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  }
+  void sleepMillis(int64_t ms) const override {
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Clock> systemClock() {
+  static const auto clock = std::make_shared<const SystemClock>();
+  return clock;
+}
+
+int64_t ManualClock::nowMillis() const {
+  std::lock_guard lock(mu_);
+  return now_;
+}
+
+void ManualClock::sleepMillis(int64_t ms) const { advance(ms); }
+
+void ManualClock::advance(int64_t ms) const {
+  std::lock_guard lock(mu_);
+  now_ += ms;
+}
+
+std::string formatTimestamp(int64_t millis) {
+  time_t seconds = static_cast<time_t>(millis / 1000);
+  int ms = static_cast<int>(millis % 1000);
+  if (ms < 0) {
+    ms += 1000;
+    seconds -= 1;
+  }
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  return buf;
+}
+
+int64_t parseTimestamp(const std::string& text) {
+  std::tm tm{};
+  int ms = 0;
+  char z = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &z) != 8 ||
+      z != 'Z') {
+    throw InvalidArgumentError("not an RFC 3339 UTC timestamp with milliseconds: '" + text +
+                               "'");
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+}
+
+}  // namespace loom
