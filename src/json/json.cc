@@ -4,6 +4,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
 
+#include <algorithm>
+
 #include "loom/util/error.h"
 
 namespace loom::json {
@@ -17,6 +19,35 @@ std::size_t textBytes(const value& v) {
   std::size_t total = 0;
   while (!sr.done()) total += sr.read(buf, sizeof buf).size();
   return total;
+}
+
+std::size_t appendText(std::string& out, const value& v) {
+  boost::json::serializer sr;
+  sr.reset(&v);
+  std::size_t start = out.size();
+  while (!sr.done()) {
+    std::size_t used = out.size();
+    std::size_t room = std::max<std::size_t>(64, out.capacity() - used);
+    out.resize(used + room);
+    std::size_t n = sr.read(out.data() + used, room).size();
+    out.resize(used + n);
+  }
+  return out.size() - start;
+}
+
+std::size_t appendQuoted(std::string& out, std::string_view s) {
+  boost::json::string_view sv(s.data(), s.size());
+  boost::json::serializer sr;
+  sr.reset(sv);
+  std::size_t start = out.size();
+  while (!sr.done()) {
+    std::size_t used = out.size();
+    std::size_t room = std::max<std::size_t>(s.size() + 8, out.capacity() - used);
+    out.resize(used + room);
+    std::size_t n = sr.read(out.data() + used, room).size();
+    out.resize(used + n);
+  }
+  return out.size() - start;
 }
 
 value parse(std::string_view text, std::string_view what) {

@@ -43,8 +43,9 @@ AppendPlan planAppend(const std::string& executionId, const std::optional<Execut
                                  executionId + "': " + err.what());
     }
     e.seq = seq++;
-    plan.texts.push_back(toText(e));
-    applyEvent(plan.after, e, static_cast<int64_t>(plan.texts.back().size()));
+    int64_t outputBytes = -1;
+    plan.texts.push_back(toText(e, &outputBytes));
+    applyEvent(plan.after, e, static_cast<int64_t>(plan.texts.back().size()), outputBytes);
   }
   plan.events = std::move(events);
   return plan;

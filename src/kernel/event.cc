@@ -139,7 +139,35 @@ json::object toJson(const Event& event) {
   return envelope(event.seq, eventTypeName(event.type), event.atMillis, event.data);
 }
 
-std::string toText(const Event& event) { return json::toText(toJson(event)); }
+namespace {
+std::string renderEnvelope(int64_t seq, std::string_view type, int64_t atMillis,
+                           const json::object& data, int64_t* outputBytes) {
+  std::string out;
+  out.reserve(96 + data.size() * 24);
+  out += R"({"seq":)";
+  out += std::to_string(seq);
+  out += R"(,"type":")";
+  out += type;
+  out += R"(","at":")";
+  out += formatTimestamp(atMillis);
+  out += '"';
+  if (outputBytes) *outputBytes = -1;
+  for (const auto& kv : data) {
+    out += ',';
+    json::appendQuoted(out, kv.key());
+    out += ':';
+    std::size_t n = json::appendText(out, kv.value());
+    if (outputBytes && kv.key() == "output") *outputBytes = static_cast<int64_t>(n);
+  }
+  out += '}';
+  return out;
+}
+}  // namespace
+
+std::string toText(const Event& event, int64_t* outputBytes) {
+  return renderEnvelope(event.seq, eventTypeName(event.type), event.atMillis, event.data,
+                        outputBytes);
+}
 
 Event eventFromJson(const std::string& executionId, int64_t seq, const json::value& v) {
   try {
@@ -238,7 +266,7 @@ bool isKnownControlEventType(std::string_view type) {
 }
 
 std::string toText(const ControlEvent& event) {
-  return json::toText(envelope(event.seq, event.type, event.atMillis, event.data));
+  return renderEnvelope(event.seq, event.type, event.atMillis, event.data, nullptr);
 }
 
 ControlEvent controlEventFromText(int64_t seq, std::string_view text) {

@@ -44,7 +44,8 @@ std::optional<ExecutionStatus> statusFromName(std::string_view name) {
   return std::nullopt;
 }
 
-void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes) {
+void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
+                int64_t outputBytes) {
   const auto& d = event.data;
   const ExecutionStatus before = info.status;
   info.nextSeq = event.seq + 1;
@@ -62,8 +63,10 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes) {
     case EventType::kStepCompleted: {
       info.steps += 1;
       info.sizes.stepsCount += 1;
-      info.sizes.stepsBytes += static_cast<int64_t>(json::textBytes(d.at("stepId")) + 1 +
-                                                    json::textBytes(d.at("output")));
+      int64_t output = outputBytes >= 0 ? outputBytes
+                                        : static_cast<int64_t>(json::textBytes(d.at("output")));
+      info.sizes.stepsBytes +=
+          static_cast<int64_t>(json::textBytes(d.at("stepId"))) + 1 + output;
       progress(info);
       break;
     }
@@ -77,7 +80,8 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes) {
       json::object signal{{"name", d.at("name")}, {"payload", d.at("payload")}};
       info.sizes.signalsCount += 1;
       info.sizes.signalsBytes += static_cast<int64_t>(json::textBytes(signal));
-      progress(info);
+      // A signal does not run anything by itself: a parked execution stays parked until a
+      // runner resumes it.
       break;
     }
     case EventType::kExecutionCompleted:

@@ -41,7 +41,6 @@ void Fold::apply(const Event& event) {
     case EventType::kSignalReceived:
       state_["signals"].get_array().push_back(
           json::object{{"name", d.at("name")}, {"payload", d.at("payload")}});
-      state_["status"] = statusName(progressed(state_["status"].get_string()));
       break;
     case EventType::kExecutionCompleted:
       state_["status"] = "completed";

@@ -1,5 +1,6 @@
 #include "loom/util/clock.h"
 
+#include <climits>
 #include <cstdio>
 #include <ctime>
 #include <thread>
@@ -22,6 +23,8 @@ class SystemClock : public Clock {
 
 }  // namespace
 
+std::string formatTimestampSlow(int64_t millis);
+
 std::shared_ptr<const Clock> systemClock() {
   static const auto clock = std::make_shared<const SystemClock>();
   return clock;
@@ -40,6 +43,25 @@ void ManualClock::advance(int64_t ms) const {
 }
 
 std::string formatTimestamp(int64_t millis) {
+  // Timestamps are written on every append: reuse the formatted second within a thread.
+  thread_local int64_t cachedSecond = INT64_MIN;
+  thread_local std::string cachedPrefix;
+  int64_t second = millis >= 0 ? millis / 1000 : (millis - 999) / 1000;
+  if (second != cachedSecond) {
+    std::string full = formatTimestampSlow(second * 1000);
+    cachedPrefix = full.substr(0, full.size() - 4);  // up to and including the '.'
+    cachedSecond = second;
+  }
+  int ms = static_cast<int>(millis - second * 1000);
+  std::string out = cachedPrefix;
+  out += static_cast<char>('0' + ms / 100);
+  out += static_cast<char>('0' + ms / 10 % 10);
+  out += static_cast<char>('0' + ms % 10);
+  out += 'Z';
+  return out;
+}
+
+std::string formatTimestampSlow(int64_t millis) {
   time_t seconds = static_cast<time_t>(millis / 1000);
   int ms = static_cast<int>(millis % 1000);
   if (ms < 0) {

@@ -23,6 +23,10 @@ using boost::json::value;
 std::string toText(const value& v);
 // UTF-8 byte length of toText(v), without keeping the text.
 std::size_t textBytes(const value& v);
+// Appends toText(v) to `out` without a temporary string; returns the bytes appended.
+std::size_t appendText(std::string& out, const value& v);
+// Appends `s` as a JSON string literal (quoted, escaped); returns the bytes appended.
+std::size_t appendQuoted(std::string& out, std::string_view s);
 
 // Parses JSON text. On malformed text throws InvalidArgumentError whose message starts with
 // `what` (for example "--input") and says where the text went wrong.

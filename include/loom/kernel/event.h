@@ -36,7 +36,10 @@ struct Event {
 
 // {"seq":..,"type":..,"at":..,<data fields>}: the stored JSON of an event.
 json::object toJson(const Event& event);
-std::string toText(const Event& event);
+// The stored text, rendered without copying the event. When `outputBytes` is given it gets
+// the text length of the "output" member (-1 when there is none), which saves the stores a
+// second serialization when they measure folded-state size.
+std::string toText(const Event& event, int64_t* outputBytes = nullptr);
 // Parses and validates one stored event of `executionId`. `seq` is where the store found it
 // (it must match the text's own seq). Throws CorruptEventError on any defect.
 Event eventFromText(const std::string& executionId, int64_t seq, std::string_view text);

@@ -47,6 +47,8 @@ struct ExecutionInfo {
 
 // Updates `info` for one event about to be appended, whose stored text is `textBytes` long.
 // `info.id` must be set; for the first event of an execution, pass a default ExecutionInfo.
-void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes);
+// `outputBytes`, when >= 0, is the text length of the event's "output" (see toText).
+void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
+                int64_t outputBytes = -1);
 
 }  // namespace loom::kernel

@@ -1,0 +1,145 @@
+// Per-step cost of durable steps (issue "Foundation"): ctx.step on the memory store and on
+// SQLite, one commit per step and batched, group commit across concurrent executions, and
+// replay of a long log. Run: ./build/release/bench/loom_step_bench (docs/benchmarks.md).
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <unistd.h>
+
+#include "loom/kernel/memory_event_store.h"
+#include "loom/kernel/sqlite_event_store.h"
+#include "loom/workflow/runtime.h"
+
+namespace {
+
+using namespace loom;
+
+struct TempDir {
+  TempDir() {
+    path = std::filesystem::temp_directory_path() /
+           ("loom-bench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
+  static inline int counter = 0;
+};
+
+// A workflow of `steps` tiny steps.
+workflow::WorkflowRegistry& registry() {
+  static workflow::WorkflowRegistry r = [] {
+    workflow::WorkflowRegistry w;
+    w.add("bench.steps", "", [](workflow::WorkflowContext& ctx) {
+      int64_t n = ctx.input().at("steps").as_int64();
+      for (int64_t i = 0; i < n; ++i) {
+        ctx.step("s" + std::to_string(i), [i] { return json::value{{"i", i}}; });
+      }
+      return json::value(n);
+    });
+    return w;
+  }();
+  return r;
+}
+
+effects::TaskRegistry& tasks() {
+  static effects::TaskRegistry t;
+  return t;
+}
+
+void runSteps(benchmark::State& state, kernel::EventStore& store, int64_t stepsPerRun) {
+  workflow::WorkflowRuntime rt(store, registry(), tasks(), nullptr);
+  int64_t steps = 0;
+  for (auto _ : state) {
+    auto r = rt.start("bench.steps", json::value{{"steps", stepsPerRun}});
+    benchmark::DoNotOptimize(r);
+    steps += stepsPerRun;
+  }
+  state.SetItemsProcessed(steps);
+  state.counters["ns/step"] = benchmark::Counter(
+      static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_StepMemory(benchmark::State& state) {
+  kernel::MemoryEventStore store;
+  runSteps(state, store, 1000);
+}
+BENCHMARK(BM_StepMemory)->Unit(benchmark::kMillisecond);
+
+void BM_StepSqlite(benchmark::State& state) {
+  TempDir dir;
+  kernel::SqliteEventStore store({(dir.path / "loom.db").string(),
+                                  state.range(0) ? kernel::Durability::kFull
+                                                 : kernel::Durability::kNormal});
+  runSteps(state, store, 200);
+}
+BENCHMARK(BM_StepSqlite)->Arg(1)->Arg(0)->ArgName("fsync")->Unit(benchmark::kMillisecond);
+
+// The store alone, handed 100 events per append (one transaction, one commit).
+void BM_AppendBatchedSqlite(benchmark::State& state) {
+  TempDir dir;
+  kernel::SqliteEventStore store({(dir.path / "loom.db").string(), kernel::Durability::kFull});
+  int64_t n = 0, events = 0;
+  for (auto _ : state) {
+    std::string id = "b" + std::to_string(n++);
+    std::vector<kernel::Event> batch{kernel::executionStarted("bench", nullptr, {}, 0)};
+    for (int i = 0; i < 99; ++i) {
+      batch.push_back(kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
+                                            json::value{{"i", i}}, 0));
+    }
+    store.append(id, 1, std::move(batch));
+    events += 100;
+  }
+  state.SetItemsProcessed(events);
+  state.counters["ns/step"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AppendBatchedSqlite)->Unit(benchmark::kMillisecond);
+
+// 64 executions at once on the worker pool, durable commits merged by group commit.
+void BM_GroupCommit64(benchmark::State& state) {
+  TempDir dir;
+  kernel::SqliteEventStore store({(dir.path / "loom.db").string(), kernel::Durability::kFull});
+  workflow::RuntimeOptions options;
+  options.workers = 64;
+  workflow::WorkflowRuntime rt(store, registry(), tasks(), nullptr, options);
+  int64_t steps = 0;
+  constexpr int64_t kPerRun = 100;
+  for (auto _ : state) {
+    std::vector<std::future<workflow::RunResult>> runs;
+    for (int i = 0; i < 64; ++i) {
+      runs.push_back(rt.startAsync("bench.steps", json::value{{"steps", kPerRun}}, {}));
+    }
+    for (auto& f : runs) f.get();
+    steps += 64 * kPerRun;
+  }
+  state.SetItemsProcessed(steps);
+  state.counters["commits"] = static_cast<double>(store.commits());
+}
+BENCHMARK(BM_GroupCommit64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Replay: resume of an execution whose 10,000 steps are all recorded (parked at the end).
+void BM_Replay10k(benchmark::State& state) {
+  TempDir dir;
+  kernel::SqliteEventStore store({(dir.path / "loom.db").string(), kernel::Durability::kNormal});
+  workflow::WorkflowRegistry wfs;
+  wfs.add("bench.replay", "", [](workflow::WorkflowContext& ctx) {
+    for (int64_t i = 0; i < 10000; ++i) {
+      ctx.step("s" + std::to_string(i), [i] { return json::value{{"i", i}}; });
+    }
+    return ctx.awaitSignal("never");
+  });
+  workflow::WorkflowRuntime rt(store, wfs, tasks(), nullptr);
+  auto r = rt.start("bench.replay", nullptr, {.id = "replay"});
+  for (auto _ : state) {
+    auto again = rt.resume("replay");
+    if (again.replayedSteps != 10000) state.SkipWithError("replay did not return 10,000 steps");
+  }
+}
+BENCHMARK(BM_Replay10k)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,90 @@
+// The WorkflowRuntime runs registered workflows as durable executions over an EventStore:
+// start appends EXECUTION_STARTED and runs the workflow; every step's output is appended
+// (and durable, as the store is configured) before the workflow sees it; a run that parks or
+// whose process dies is continued by resume, which replays the log and runs only what was
+// not recorded. A crash re-runs at most the one step that was in flight.
+//
+// Thread-safety: all methods are thread-safe. One execution runs on one thread at a time in
+// this process (a second concurrent run of the same id is refused with FailedPrecondition);
+// across processes the store's optimistic concurrency makes a second runner fail with
+// ConflictError before it records anything twice. The async methods run on a worker pool.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loom/effects/middleware.h"
+#include "loom/effects/task.h"
+#include "loom/json/json.h"
+#include "loom/kernel/event_store.h"
+#include "loom/util/clock.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::workflow {
+
+struct RuntimeOptions {
+  std::shared_ptr<const Clock> clock = systemClock();
+  // Worker threads for the *Async methods; 0 = hardware concurrency.
+  unsigned workers = 0;
+  // Applied to every effect input before it is journaled (secret redaction plugs in here).
+  std::function<json::value(json::value)> journalInputFilter;
+  // Journal each effect's input beside its output (STEP_COMPLETED.input).
+  bool journalEffectInputs = true;
+};
+
+struct RunOptions {
+  std::string id;  // empty: a fresh unique id
+  std::optional<std::string> subject;
+};
+
+struct RunResult {
+  std::string id;
+  kernel::ExecutionStatus status = kernel::ExecutionStatus::kRunning;
+  json::value output;      // completed: the workflow's output
+  json::value error;       // failed: {code, message}
+  std::string waitingFor;  // parked: the signal it waits for
+  std::string parkReason;  // parked: "signal", "effectStopped", "approval", ...
+  int64_t replayedSteps = 0;  // recorded steps returned from the log by this call
+  int64_t effectsRun = 0;     // steps actually executed by this call
+};
+
+class WorkflowRuntime {
+ public:
+  // The store, registries and chain must outlive the runtime.
+  WorkflowRuntime(kernel::EventStore& store, const WorkflowRegistry& workflows,
+                  const effects::TaskRegistry& tasks,
+                  std::shared_ptr<const effects::EffectChain> chain, RuntimeOptions options = {});
+  ~WorkflowRuntime();
+
+  // Starts workflow `name`. Throws NotFoundError for an unknown workflow and
+  // AlreadyExistsError when options.id names an existing execution (use resume).
+  RunResult start(std::string_view name, json::value input, const RunOptions& options = {});
+
+  // Continues an execution from its log. An ended execution returns its recorded result and
+  // runs nothing. Throws NotFoundError for an unknown id.
+  RunResult resume(const std::string& executionId);
+
+  // Records signal `name` with `payload` for the execution, then resumes it if it is parked.
+  // Throws FailedPreconditionError when the execution has ended.
+  RunResult signal(const std::string& executionId, std::string_view name, json::value payload);
+
+  std::future<RunResult> startAsync(std::string name, json::value input, RunOptions options);
+  std::future<RunResult> resumeAsync(std::string executionId);
+
+  kernel::EventStore& store() { return store_; }
+  const effects::EffectChain& chain() const { return *chain_; }
+
+ private:
+  class Impl;
+  kernel::EventStore& store_;
+  std::shared_ptr<const effects::EffectChain> chain_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A fresh execution id: 26 characters, sortable by creation time, unique across processes.
+std::string newExecutionId(const Clock& clock);
+
+}  // namespace loom::workflow

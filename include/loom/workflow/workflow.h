@@ -1,0 +1,77 @@
+// Workflows: C++ functions registered by name that ask their context for journaled steps.
+// Workflow code must be deterministic given the values its steps return (it is re-run from
+// the top on every resume; recorded steps return their recorded values instead of running).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/json/json.h"
+#include "loom/util/function_ref.h"
+
+namespace loom::workflow {
+
+// What a workflow sees of its execution. One context per run of the workflow function; not
+// thread-safe (one execution runs on one thread at a time).
+class WorkflowContext {
+ public:
+  virtual ~WorkflowContext() = default;
+
+  virtual const std::string& executionId() const = 0;
+  virtual const std::optional<std::string>& subject() const = 0;
+  virtual const json::value& input() const = 0;
+
+  // A journaled step (task kind "flow", effect id = step id). When the log holds the step's
+  // STEP_COMPLETED, returns the recorded output without calling `fn`. Otherwise runs `fn`
+  // through the middleware chain and appends its output before returning it. A step whose
+  // recorded failure is final rethrows it (StepFailedError). Using a step id twice in one run
+  // throws DuplicateStepError.
+  virtual json::value step(std::string_view stepId, FunctionRef<json::value()> fn) = 0;
+
+  // A journaled call of the registered effect `effectId` with `input`, as step() does; the
+  // EffectContext carries the task's kind. Throws NotFoundError for an unknown effect id.
+  virtual json::value effect(std::string_view stepId, std::string_view effectId,
+                             json::value input) = 0;
+
+  // Runs the effect through the same chain but journals nothing (no step id): on a resume it
+  // runs again. Unknown effect ids throw NotFoundError.
+  virtual json::value invokeTransient(std::string_view effectId, json::value input) = 0;
+
+  // The payload of the next signal `name` sent to this execution (the k-th call for a name
+  // gets the k-th signal). When none has arrived the run parks (EXECUTION_PARKED) and the
+  // workflow function is unwound; `signal` resumes it.
+  virtual json::value awaitSignal(std::string_view name) = 0;
+
+  // Parks the run for `reason` (e.g. "approval") naming `stepId`, waiting for signal
+  // `signalName`; returns the signal's payload once it has arrived. awaitSignal with a reason.
+  virtual json::value park(std::string_view reason, std::string_view stepId,
+                           std::string_view signalName) = 0;
+
+  // True while the run is returning recorded values (no unrecorded step reached yet).
+  virtual bool replaying() const = 0;
+};
+
+using WorkflowFn = std::function<json::value(WorkflowContext&)>;
+
+struct Workflow {
+  std::string name;
+  std::string description;
+  WorkflowFn fn;
+};
+
+// Workflows by name. Fill it before the runtime starts, then read-only (thread-safe reads).
+class WorkflowRegistry {
+ public:
+  // Throws AlreadyExistsError for a second registration of `name`.
+  void add(std::string name, std::string description, WorkflowFn fn);
+  const Workflow* find(std::string_view name) const;
+  std::vector<const Workflow*> all() const;
+
+ private:
+  std::map<std::string, Workflow, std::less<>> workflows_;
+};
+
+}  // namespace loom::workflow

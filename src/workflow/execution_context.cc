@@ -1,0 +1,143 @@
+#include "execution_context.h"
+
+#include "loom/util/error.h"
+#include "loom/workflow/errors.h"
+
+namespace loom::workflow {
+
+using kernel::Event;
+using kernel::EventType;
+
+ExecutionContext::ExecutionContext(const RunEnvironment& env, std::string executionId,
+                                   ReplayLog& log)
+    : env_(env), executionId_(std::move(executionId)), log_(log) {}
+
+void ExecutionContext::append(Event event) {
+  constexpr int kMaxAbsorbed = 1000;
+  for (int round = 0;; ++round) {
+    try {
+      log_.nextSeq = env_.store.append(executionId_, log_.nextSeq, {event});
+      return;
+    } catch (const ConflictError&) {
+      bool onlySignals = true;
+      env_.store.scan(executionId_, log_.nextSeq, [&](const Event& e) {
+        if (e.type != EventType::kSignalReceived) onlySignals = false;
+        if (onlySignals) log_.apply(e);
+      });
+      if (!onlySignals || round >= kMaxAbsorbed) {
+        throw ConflictError("execution '" + executionId_ +
+                            "' was appended to by another runner; it is running elsewhere "
+                            "(stop that runner, then `loom resume " + executionId_ + "`)");
+      }
+    }
+  }
+}
+
+json::value ExecutionContext::step(std::string_view stepId, FunctionRef<json::value()> fn) {
+  StepCall call{stepId, stepId, effects::kKindFlow, nullptr};
+  return runStep(call, json::value(),
+                 [&](const effects::EffectContext&, json::value) { return fn(); });
+}
+
+json::value ExecutionContext::effect(std::string_view stepId, std::string_view effectId,
+                                     json::value input) {
+  const effects::Task* task = env_.tasks.find(effectId);
+  if (task == nullptr) {
+    throw NotFoundError("step '" + std::string(stepId) + "' calls effect '" +
+                        std::string(effectId) + "', which is not registered");
+  }
+  StepCall call{stepId, effectId, task->definition.kind,
+                env_.options.journalEffectInputs ? &input : nullptr};
+  json::value copy = call.input ? input : json::value();
+  if (call.input) call.input = &copy;
+  return runStep(call, std::move(input), [task](const effects::EffectContext& ctx,
+                                                json::value in) { return task->fn(ctx, std::move(in)); });
+}
+
+json::value ExecutionContext::runStep(const StepCall& call, json::value input,
+                                      effects::Terminal terminal) {
+  std::string stepId(call.stepId);
+  if (!usedStepIds_.insert(stepId).second) throw DuplicateStepError(stepId);
+  int attempt = 1;
+  if (auto it = log_.steps.find(stepId); it != log_.steps.end()) {
+    RecordedStep& recorded = it->second;
+    if (recorded.completed) {
+      ++replayedSteps_;
+      return std::move(recorded.output);  // each step id is used once per run
+    }
+    if (!recorded.retryable) {
+      throw StepFailedError(stepId, errorCodeFromName(recorded.errorCode),
+                            recorded.errorMessage);
+    }
+    attempt = recorded.failedAttempts + 1;
+  }
+  replaying_ = false;
+  json::value output = invokeChain(call, attempt, std::move(input), terminal);
+  Event event = kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output,
+                                      env_.options.clock->nowMillis());
+  if (call.input) {
+    event.data["input"] = env_.options.journalInputFilter
+                              ? env_.options.journalInputFilter(*call.input)
+                              : *call.input;
+  }
+  if (attempt > 1) event.data["attempt"] = attempt;
+  append(std::move(event));
+  ++effectsRun_;
+  return output;
+}
+
+json::value ExecutionContext::invokeChain(const StepCall& call, int attempt, json::value input,
+                                          effects::Terminal terminal) {
+  effects::EffectContext ctx{executionId_, std::string(call.stepId), std::string(call.effectId),
+                             std::string(call.taskKind), log_.subject, attempt, false};
+  try {
+    return env_.chain.invoke(ctx, std::move(input), terminal);
+  } catch (const ParkRequest&) {
+    throw;
+  } catch (const ConflictError&) {
+    throw;  // the log moved under us: nothing to record
+  } catch (const Error& e) {
+    bool stopped = e.code() == ErrorCode::kStopped;
+    recordFailure(call, errorCodeName(e.code()), e.what(), stopped);
+    if (stopped) throw ParkRequest{"effectStopped", "", std::string(call.stepId)};
+    throw StepFailedError(std::string(call.stepId), e.code(), e.what());
+  } catch (const std::exception& e) {
+    recordFailure(call, errorCodeName(ErrorCode::kInternal), e.what(), false);
+    throw StepFailedError(std::string(call.stepId), ErrorCode::kInternal, e.what());
+  }
+}
+
+void ExecutionContext::recordFailure(const StepCall& call, std::string_view code,
+                                     std::string_view message, bool retryable) {
+  append(kernel::stepFailed(call.stepId, call.taskKind, call.effectId, code, message, retryable,
+                            env_.options.clock->nowMillis()));
+}
+
+json::value ExecutionContext::invokeTransient(std::string_view effectId, json::value input) {
+  const effects::Task* task = env_.tasks.find(effectId);
+  effects::EffectContext ctx{executionId_, "", std::string(effectId),
+                             task ? task->definition.kind : "", log_.subject, 1, true};
+  if (task == nullptr) {
+    throw NotFoundError("invokeTransient of effect '" + std::string(effectId) +
+                        "', which is not registered");
+  }
+  return env_.chain.invoke(ctx, std::move(input),
+                           [task](const effects::EffectContext& c, json::value in) {
+                             return task->fn(c, std::move(in));
+                           });
+}
+
+json::value ExecutionContext::awaitSignal(std::string_view name) {
+  return park("signal", "", name);
+}
+
+json::value ExecutionContext::park(std::string_view reason, std::string_view stepId,
+                                   std::string_view signalName) {
+  auto& cursor = signalCursor_[std::string(signalName)];
+  auto it = log_.signals.find(signalName);
+  if (it != log_.signals.end() && cursor < it->second.size()) return it->second[cursor++];
+  replaying_ = false;
+  throw ParkRequest{std::string(reason), std::string(signalName), std::string(stepId)};
+}
+
+}  // namespace loom::workflow

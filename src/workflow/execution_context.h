@@ -1,0 +1,80 @@
+// The WorkflowContext of one run: replays recorded steps from the ReplayLog, runs the others
+// through the middleware chain and journals them. Internal to the runtime.
+#pragma once
+
+#include <map>
+#include <string>
+#include <unordered_set>
+
+#include "loom/effects/middleware.h"
+#include "loom/effects/task.h"
+#include "loom/kernel/event_store.h"
+#include "loom/workflow/runtime.h"
+#include "loom/workflow/workflow.h"
+#include "replay_log.h"
+
+namespace loom::workflow {
+
+// Thrown through the workflow function to park the run. Deliberately not a std::exception,
+// so workflow code that catches std::exception does not swallow it.
+struct ParkRequest {
+  std::string reason;
+  std::string waitingFor;
+  std::string stepId;
+};
+
+struct RunEnvironment {
+  kernel::EventStore& store;
+  const effects::TaskRegistry& tasks;
+  const effects::EffectChain& chain;
+  const RuntimeOptions& options;
+};
+
+class ExecutionContext : public WorkflowContext {
+ public:
+  ExecutionContext(const RunEnvironment& env, std::string executionId, ReplayLog& log);
+
+  const std::string& executionId() const override { return executionId_; }
+  const std::optional<std::string>& subject() const override { return log_.subject; }
+  const json::value& input() const override { return log_.input; }
+  json::value step(std::string_view stepId, FunctionRef<json::value()> fn) override;
+  json::value effect(std::string_view stepId, std::string_view effectId,
+                     json::value input) override;
+  json::value invokeTransient(std::string_view effectId, json::value input) override;
+  json::value awaitSignal(std::string_view name) override;
+  json::value park(std::string_view reason, std::string_view stepId,
+                   std::string_view signalName) override;
+  bool replaying() const override { return replaying_; }
+
+  // Appends one event at the log's end. A concurrent SIGNAL_RECEIVED appended by `signal` is
+  // absorbed (added to the replay log) and the append retried; any other concurrent writer
+  // is a ConflictError.
+  void append(kernel::Event event);
+
+  int64_t replayedSteps() const { return replayedSteps_; }
+  int64_t effectsRun() const { return effectsRun_; }
+
+ private:
+  struct StepCall {
+    std::string_view stepId;
+    std::string_view effectId;
+    std::string_view taskKind;
+    const json::value* input;  // journaled when set
+  };
+  json::value runStep(const StepCall& call, json::value input, effects::Terminal terminal);
+  json::value invokeChain(const StepCall& call, int attempt, json::value input,
+                          effects::Terminal terminal);
+  void recordFailure(const StepCall& call, std::string_view code, std::string_view message,
+                     bool retryable);
+
+  const RunEnvironment& env_;
+  std::string executionId_;
+  ReplayLog& log_;
+  std::unordered_set<std::string> usedStepIds_;
+  std::map<std::string, std::size_t, std::less<>> signalCursor_;
+  bool replaying_ = true;
+  int64_t replayedSteps_ = 0;
+  int64_t effectsRun_ = 0;
+};
+
+}  // namespace loom::workflow

@@ -1,0 +1,40 @@
+// What a run needs from its execution's log: recorded step outcomes by step id, signals by
+// name, the start fields and how the log ends. Built by one scan of the log.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/kernel/event_store.h"
+
+namespace loom::workflow {
+
+struct RecordedStep {
+  bool completed = false;
+  json::value output;     // completed
+  std::string errorCode;  // failed
+  std::string errorMessage;
+  bool retryable = false;  // failed, and may run again on resume (it was stopped)
+  int failedAttempts = 0;  // STEP_FAILED records for this step
+};
+
+struct ReplayLog {
+  std::string workflow;
+  json::value input;
+  std::optional<std::string> subject;
+  std::unordered_map<std::string, RecordedStep> steps;
+  std::map<std::string, std::vector<json::value>, std::less<>> signals;
+  std::optional<kernel::EventType> lastType;  // the newest event's type
+  json::object lastParked;                     // its data, when it is EXECUTION_PARKED
+  int64_t nextSeq = 1;
+
+  // Adds one event (in seq order).
+  void apply(const kernel::Event& event);
+  // Scans the whole log of `executionId`.
+  static ReplayLog load(const kernel::EventStore& store, const std::string& executionId);
+};
+
+}  // namespace loom::workflow

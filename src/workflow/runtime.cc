@@ -1,0 +1,264 @@
+#include "loom/workflow/runtime.h"
+
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "execution_context.h"
+#include "loom/util/error.h"
+#include "loom/util/worker_pool.h"
+
+namespace loom::workflow {
+
+using kernel::EventType;
+using kernel::ExecutionStatus;
+
+namespace {
+
+// Marks an execution as running in this process for the lifetime of the guard.
+class ActiveSet {
+ public:
+  class Guard {
+   public:
+    Guard(ActiveSet& set, std::string id) : set_(set), id_(std::move(id)) {}
+    ~Guard() {
+      std::lock_guard lock(set_.mu_);
+      set_.ids_.erase(id_);
+    }
+
+   private:
+    ActiveSet& set_;
+    std::string id_;
+  };
+
+  Guard enter(const std::string& id) {
+    std::lock_guard lock(mu_);
+    if (!ids_.insert(id).second) {
+      throw FailedPreconditionError("execution '" + id +
+                                    "' is already running in this process");
+    }
+    return Guard(*this, id);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> ids_;  // GUARDED_BY(mu_)
+};
+
+RunResult endedResult(const std::string& id, const ReplayLog& log, ExecutionStatus status,
+                      const kernel::EventStore& store) {
+  RunResult r;
+  r.id = id;
+  r.status = status;
+  // The result sits in the last event; read it rather than keep it in every replay.
+  store.scan(id, log.nextSeq - 1, [&](const kernel::Event& e) {
+    if (e.type == EventType::kExecutionCompleted) r.output = e.data.at("output");
+    if (e.type == EventType::kExecutionFailed) r.error = e.data.at("error");
+  });
+  return r;
+}
+
+bool sameParking(const ReplayLog& log, const ParkRequest& park) {
+  if (log.lastType != EventType::kExecutionParked) return false;
+  auto field = [&](std::string_view key) {
+    const auto* v = log.lastParked.if_contains(key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  return field("reason") == park.reason && field("waitingFor") == park.waitingFor &&
+         field("stepId") == park.stepId;
+}
+
+}  // namespace
+
+class WorkflowRuntime::Impl {
+ public:
+  Impl(kernel::EventStore& store, const WorkflowRegistry& workflows,
+       const effects::TaskRegistry& tasks, const effects::EffectChain& chain,
+       RuntimeOptions options)
+      : store_(store), workflows_(workflows), tasks_(tasks), chain_(chain),
+        options_(std::move(options)) {}
+
+  RunResult run(const std::string& id) {
+    auto guard = active_.enter(id);
+    auto info = store_.info(id);
+    if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
+    ReplayLog log = ReplayLog::load(store_, id);
+    if (kernel::isEnded(info->status)) return endedResult(id, log, info->status, store_);
+    const Workflow* wf = workflows_.find(log.workflow);
+    if (wf == nullptr) {
+      throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
+                                    "', which this program does not register");
+    }
+    return execute(*wf, id, log);
+  }
+
+  RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log) {
+    RunEnvironment env{store_, tasks_, chain_, options_};
+    ExecutionContext ctx(env, id, log);
+    RunResult r;
+    r.id = id;
+    try {
+      r.output = wf.fn(ctx);
+      ctx.append(kernel::executionCompleted(r.output, now()));
+      r.status = ExecutionStatus::kCompleted;
+    } catch (const ParkRequest& park) {
+      if (!sameParking(log, park)) {
+        ctx.append(kernel::executionParked(park.reason, park.waitingFor, park.stepId, now()));
+      }
+      r.status = ExecutionStatus::kParked;
+      r.parkReason = park.reason;
+      r.waitingFor = park.waitingFor;
+    } catch (const ConflictError&) {
+      throw;  // another runner owns the log: record nothing
+    } catch (const Error& e) {
+      fail(ctx, r, errorCodeName(e.code()), e.what());
+    } catch (const std::exception& e) {
+      fail(ctx, r, errorCodeName(ErrorCode::kInternal), e.what());
+    }
+    r.replayedSteps = ctx.replayedSteps();
+    r.effectsRun = ctx.effectsRun();
+    return r;
+  }
+
+  RunResult start(std::string_view name, json::value input, const RunOptions& options) {
+    const Workflow* wf = workflows_.find(name);
+    if (wf == nullptr) {
+      throw NotFoundError("no workflow '" + std::string(name) +
+                          "' is registered (see `loom run --help` for the list)");
+    }
+    std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
+    auto guard = active_.enter(id);
+    try {
+      store_.append(id, 1, {kernel::executionStarted(name, input, options.subject, now())});
+    } catch (const ConflictError&) {
+      throw AlreadyExistsError("execution '" + id + "' already exists; to continue it run `loom "
+                               "resume " + id + "`");
+    }
+    ReplayLog log;
+    log.workflow = std::string(name);
+    log.input = std::move(input);
+    log.subject = options.subject;
+    log.nextSeq = 2;
+    return execute(*wf, id, log);
+  }
+
+  RunResult signal(const std::string& id, std::string_view name, json::value payload) {
+    for (int round = 0;; ++round) {
+      auto info = store_.info(id);
+      if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
+      if (kernel::isEnded(info->status)) {
+        throw FailedPreconditionError("execution '" + id + "' has " +
+                                      std::string(kernel::statusName(info->status)) +
+                                      "; it takes no more signals");
+      }
+      try {
+        store_.append(id, info->nextSeq, {kernel::signalReceived(name, payload, now())});
+        break;
+      } catch (const ConflictError&) {
+        if (round >= 100) throw;  // a very busy log; the caller may retry
+      }
+    }
+    auto info = store_.info(id);
+    if (info && info->status == ExecutionStatus::kParked) return run(id);
+    RunResult r;  // running elsewhere: that runner absorbs the signal
+    r.id = id;
+    r.status = info ? info->status : ExecutionStatus::kRunning;
+    return r;
+  }
+
+  int64_t now() const { return options_.clock->nowMillis(); }
+
+  void fail(ExecutionContext& ctx, RunResult& r, std::string_view code,
+            std::string_view message) {
+    ctx.append(kernel::executionFailed(code, message, now()));
+    r.status = ExecutionStatus::kFailed;
+    r.error = json::object{{"code", code}, {"message", message}};
+  }
+
+  WorkerPool& pool() {
+    std::call_once(poolOnce_, [this] {
+      unsigned n = options_.workers ? options_.workers : std::thread::hardware_concurrency();
+      pool_ = std::make_unique<WorkerPool>(n ? n : 2);
+    });
+    return *pool_;
+  }
+
+ private:
+  kernel::EventStore& store_;
+  const WorkflowRegistry& workflows_;
+  const effects::TaskRegistry& tasks_;
+  const effects::EffectChain& chain_;
+  RuntimeOptions options_;
+  ActiveSet active_;
+  std::once_flag poolOnce_;
+  std::unique_ptr<WorkerPool> pool_;  // created on first async use; destroyed first
+};
+
+WorkflowRuntime::WorkflowRuntime(kernel::EventStore& store, const WorkflowRegistry& workflows,
+                                 const effects::TaskRegistry& tasks,
+                                 std::shared_ptr<const effects::EffectChain> chain,
+                                 RuntimeOptions options)
+    : store_(store),
+      chain_(chain ? std::move(chain) : std::make_shared<const effects::EffectChain>()),
+      impl_(std::make_unique<Impl>(store, workflows, tasks, *chain_, std::move(options))) {}
+
+WorkflowRuntime::~WorkflowRuntime() = default;
+
+RunResult WorkflowRuntime::start(std::string_view name, json::value input,
+                                 const RunOptions& options) {
+  return impl_->start(name, std::move(input), options);
+}
+
+RunResult WorkflowRuntime::resume(const std::string& executionId) {
+  return impl_->run(executionId);
+}
+
+RunResult WorkflowRuntime::signal(const std::string& executionId, std::string_view name,
+                                  json::value payload) {
+  return impl_->signal(executionId, name, std::move(payload));
+}
+
+std::future<RunResult> WorkflowRuntime::startAsync(std::string name, json::value input,
+                                                   RunOptions options) {
+  auto promise = std::make_shared<std::promise<RunResult>>();
+  auto future = promise->get_future();
+  impl_->pool().post([this, promise, name = std::move(name), input = std::move(input),
+                      options = std::move(options)]() mutable {
+    try {
+      promise->set_value(impl_->start(name, std::move(input), options));
+    } catch (...) {
+      promise->set_exception(std::current_exception());  // handed to the future's owner
+    }
+  });
+  return future;
+}
+
+std::future<RunResult> WorkflowRuntime::resumeAsync(std::string executionId) {
+  auto promise = std::make_shared<std::promise<RunResult>>();
+  auto future = promise->get_future();
+  impl_->pool().post([this, promise, id = std::move(executionId)] {
+    try {
+      promise->set_value(impl_->run(id));
+    } catch (...) {
+      promise->set_exception(std::current_exception());  // handed to the future's owner
+    }
+  });
+  return future;
+}
+
+std::string newExecutionId(const Clock& clock) {
+  static constexpr char kAlphabet[] = "0123456789abcdefghjkmnpqrstvwxyz";  // Crockford
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id(26, '0');
+  uint64_t t = static_cast<uint64_t>(clock.nowMillis());
+  for (int i = 9; i >= 0; --i, t >>= 5) id[i] = kAlphabet[t & 31];
+  uint64_t r1 = rng(), r2 = rng();
+  for (int i = 10; i < 26; ++i) {
+    uint64_t& r = i < 18 ? r1 : r2;
+    id[i] = kAlphabet[r & 31];
+    r >>= 5;
+  }
+  return id;
+}
+
+}  // namespace loom::workflow
