@@ -105,6 +105,8 @@ void validateEventData(EventType type, const json::object& data) {
     case EventType::kExecutionStarted:
       requireString(data, "workflow");
       json::require(data, "input");
+      // Optional, but metadata and fold only agree on a string (or null) subject.
+      json::optionalString(data, "subject");
       return;
     case EventType::kStepCompleted:
       requireString(data, "stepId");

@@ -40,16 +40,17 @@ json::value ExecutionContext::step(std::string_view stepId, FunctionRef<json::va
 }
 
 json::value ExecutionContext::effect(std::string_view stepId, std::string_view effectId,
-                                     json::value input) {
+                                     json::value input, const EffectOptions& options) {
   const effects::Task* task = env_.tasks.find(effectId);
   if (task == nullptr) {
     throw NotFoundError("step '" + std::string(stepId) + "' calls effect '" +
                         std::string(effectId) + "', which is not registered");
   }
+  // The journaled input is copied before the chain may move or change `input`.
+  json::value journaled;
+  if (env_.options.journalEffectInputs) journaled = options.journalInput ? *options.journalInput : input;
   StepCall call{stepId, effectId, task->definition.kind,
-                env_.options.journalEffectInputs ? &input : nullptr};
-  json::value copy = call.input ? input : json::value();
-  if (call.input) call.input = &copy;
+                env_.options.journalEffectInputs ? &journaled : nullptr};
   return runStep(call, std::move(input), [task](const effects::EffectContext& ctx,
                                                 json::value in) { return task->fn(ctx, std::move(in)); });
 }
@@ -72,15 +73,18 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
     attempt = recorded.failedAttempts + 1;
   }
   replaying_ = false;
+  int64_t startedAt = env_.options.clock->nowMillis();
   json::value output = invokeChain(call, attempt, std::move(input), terminal);
-  Event event = kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output,
-                                      env_.options.clock->nowMillis());
+  int64_t endedAt = env_.options.clock->nowMillis();
+  Event event =
+      kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output, endedAt);
   if (call.input) {
     event.data["input"] = env_.options.journalInputFilter
                               ? env_.options.journalInputFilter(*call.input)
                               : *call.input;
   }
   if (attempt > 1) event.data["attempt"] = attempt;
+  event.data["durationMs"] = endedAt - startedAt;
   append(std::move(event));
   ++effectsRun_;
   return output;

@@ -38,8 +38,9 @@ class ExecutionContext : public WorkflowContext {
   const std::optional<std::string>& subject() const override { return log_.subject; }
   const json::value& input() const override { return log_.input; }
   json::value step(std::string_view stepId, FunctionRef<json::value()> fn) override;
-  json::value effect(std::string_view stepId, std::string_view effectId,
-                     json::value input) override;
+  using WorkflowContext::effect;
+  json::value effect(std::string_view stepId, std::string_view effectId, json::value input,
+                     const EffectOptions& options) override;
   json::value invokeTransient(std::string_view effectId, json::value input) override;
   json::value awaitSignal(std::string_view name) override;
   json::value park(std::string_view reason, std::string_view stepId,

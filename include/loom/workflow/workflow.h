@@ -33,8 +33,16 @@ class WorkflowContext {
 
   // A journaled call of the registered effect `effectId` with `input`, as step() does; the
   // EffectContext carries the task's kind. Throws NotFoundError for an unknown effect id.
+  json::value effect(std::string_view stepId, std::string_view effectId, json::value input) {
+    return effect(stepId, effectId, std::move(input), EffectOptions{});
+  }
+  struct EffectOptions {
+    // Journal this value as the step's input instead of `input` (the agent loop journals a
+    // model's input as a delta from the previous turn). Must outlive the call.
+    const json::value* journalInput = nullptr;
+  };
   virtual json::value effect(std::string_view stepId, std::string_view effectId,
-                             json::value input) = 0;
+                             json::value input, const EffectOptions& options) = 0;
 
   // Runs the effect through the same chain but journals nothing (no step id): on a resume it
   // runs again. Unknown effect ids throw NotFoundError.

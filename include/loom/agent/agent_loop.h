@@ -1,0 +1,55 @@
+// agentLoop: the durable tool-calling agent (the record's agentLoop$). Turn i calls the model
+// as step `<name>#turn:<i>:model` (an `llm` effect under the model's id) with the transcript
+// and the tools; each tool call j runs as step `<name>#turn:<i>:tool:<j>` (a `tool` effect
+// under the tool's own name); results are written back into the transcript and the next turn
+// starts. It ends when the model answers without tool calls, or at maxTurns. Every step is
+// journaled, so a resume replays recorded turns without calling the model or any tool.
+// Usable inside any workflow (agentLoop) or as a whole workflow (registerAgentWorkflow).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/agent/model_input.h"
+#include "loom/agent/tool.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::agent {
+
+struct CompactionOptions {
+  int64_t triggerBytes = 0;  // compact when the transcript passes this many bytes
+  int64_t keepLastTurns = 2; // turns kept verbatim after the summary
+  std::string model;         // model id for the summary; empty = the loop's model
+};
+
+struct AgentOptions {
+  std::string model;                  // effect id of the model
+  std::vector<ToolDefinition> tools;  // offered to the model; each registered as a task
+  std::string system;                 // system prompt; empty = none
+  int64_t maxTurns = 50;
+  ModelInputMode modelInput = ModelInputMode::kDelta;
+  std::optional<CompactionOptions> compaction;
+  // Report-only state-growth warning (ADR 0137): once per run, through onWarn, when the
+  // transcript passes this many bytes. 0 = off.
+  int64_t warnTranscriptBytes = 0;
+  std::function<void(std::string_view)> onWarn;
+};
+
+// Runs the loop named `name` with the user's `prompt`. Returns
+// {"outcome": "answered" | "maxTurns", "answer": <last assistant content>, "turns": n}.
+// Throws FailedPreconditionError when a model or compaction output comes back as a
+// claim-check envelope (name the model out of execution.claimCheck.toolIds).
+json::value agentLoop(workflow::WorkflowContext& ctx, std::string_view name,
+                      const AgentOptions& options, const json::value& prompt);
+
+// The state-growth warning text for a transcript of `bytes` over `limit`.
+std::string stateGrowthWarning(std::string_view loop, int64_t bytes, int64_t limit);
+
+// Registers a workflow `name` whose input is {"prompt": ...} (or a bare string) and whose
+// body is agentLoop(ctx, name, options, prompt).
+void registerAgentWorkflow(workflow::WorkflowRegistry& workflows, std::string name,
+                           AgentOptions options);
+
+}  // namespace loom::agent

@@ -1,0 +1,25 @@
+// The folded state of an agent loop: what a resume reads, and what the record's table
+// measures as "State" (docs/spec/agent-state.md):
+//   {"loop": name,
+//    "frames": [{"stepId","tool","turn","output","meta":{"durationMs","attempt","outputBytes"}}],
+//    "turnOutputs": [<assistant message of each turn>],
+//    "_decisions": [{"turn", "decision": "callTools"|"answer"|"compact", "why"}],
+//    "transcriptBytes": <bytes of the transcript after the last recorded step>,
+//    "sawTaintFrom": [<origins of tainted results the loop wrote back>]}
+// Folded from an execution's events alone. Pure; thread-safe.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "loom/json/json.h"
+#include "loom/kernel/event.h"
+
+namespace loom::agent {
+
+json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop);
+
+// The loop names that appear in an execution's step ids, in order of first appearance.
+std::vector<std::string> agentLoopsOf(const std::vector<kernel::Event>& events);
+
+}  // namespace loom::agent

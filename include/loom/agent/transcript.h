@@ -1,0 +1,50 @@
+// The agent's transcript: the messages a model is called with, and writeBack, which turns a
+// tool's recorded result into the tool message the model reads. writeBack is a pure function
+// of (tool call id, result): the delta journal stores a reference to the tool step instead of
+// the message, and rebuilding applies writeBack to the recorded output again.
+// Tainted content (effects/taint.h) is fenced: wrapped in a delimiter naming its origin and
+// telling the model it is data, not instructions; the message keeps "taint": [origins].
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/json/json.h"
+
+namespace loom::agent {
+
+// {"role":"tool","toolCallId":id,"content":<result, rendered>} (+ "taint" when fenced).
+json::object writeBack(std::string_view toolCallId, const json::value& result);
+
+// The tool message for a call that produced no result (failed, denied, unknown tool).
+json::object toolErrorMessage(std::string_view toolCallId, json::value error);
+
+// The fenced text of an untrusted value.
+std::string fence(const json::value& value, const std::vector<std::string>& origins);
+
+// The message that replaces compacted history: the summary text (from the compaction step's
+// assistant message), fenced and marked tainted when any summarized message was tainted.
+json::object summaryMessage(const json::value& compactOutput, const json::array& summarized);
+
+// The taint origins a message carries ("taint" member), empty when none.
+std::vector<std::string> messageTaint(const json::value& message);
+
+// UTF-8 bytes of the messages' JSON text (what warnTranscriptBytes and triggerBytes count).
+int64_t transcriptBytes(const json::array& messages);
+
+// The messages of a run with their byte count kept up to date (no re-serialization per turn).
+class Transcript {
+ public:
+  void append(json::value message);
+  void replace(json::array messages);
+  const json::array& messages() const { return messages_; }
+  int64_t bytes() const { return bytes_; }
+  std::size_t size() const { return messages_.size(); }
+
+ private:
+  json::array messages_;
+  int64_t bytes_ = 2;  // "[]"
+};
+
+}  // namespace loom::agent

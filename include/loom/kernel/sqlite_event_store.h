@@ -1,0 +1,83 @@
+// The SQLite EventStore: the embedded default for execution logs (./.loom/ or --home). One
+// database file in WAL mode holds every execution's events, their metadata and the control
+// log; metadata is updated in the same transaction as the events, so the two never disagree.
+// Appends from many threads are merged by group commit: one leader commits every queued
+// append in one transaction (one fsync) and each caller still returns only once its own
+// events are durable; a bad request gets its own error without failing the others. Conflict
+// detection holds across processes sharing the file (the next seq is read inside the write
+// transaction). Reads use their own connections and run beside the writer (WAL readers).
+// Thread-safe: every method may be called from any thread concurrently, and a scan visitor
+// may call back into the store.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "loom/kernel/event_store.h"
+
+namespace loom::kernel {
+
+// How hard a commit is pushed to disk before append returns.
+enum class Durability {
+  // synchronous=FULL: the WAL is fsynced on every commit; a commit survives power loss.
+  kFull,
+  // synchronous=NORMAL in WAL mode: a commit survives a crash of the process, but the last
+  // commits may be lost on power loss or an OS crash (the WAL is fsynced at checkpoints).
+  kNormal,
+};
+
+// "full" or "normal" (the spelling of configuration and flags). Throws InvalidArgumentError
+// naming the accepted values for anything else.
+Durability durabilityFromName(std::string_view name);
+std::string_view durabilityName(Durability durability);
+
+struct SqliteEventStoreOptions {
+  std::string path;  // the database file; created with its tables when missing
+  Durability durability = Durability::kFull;
+  // How long a statement waits for a lock held by another connection or process before the
+  // call fails with UnavailableError.
+  int busyTimeoutMillis = 5000;
+};
+
+class SqliteEventStore : public EventStore {
+ public:
+  // Opens (creating when missing) the database at options.path. Throws
+  // FailedPreconditionError when it was written under a newer EVENT_SCHEMA (the message names
+  // both versions), DataLossError when the file is not a readable SQLite database,
+  // UnavailableError when another process keeps it locked past the busy timeout.
+  explicit SqliteEventStore(SqliteEventStoreOptions options);
+  // No call may be running when the store is destroyed.
+  ~SqliteEventStore() override;
+  SqliteEventStore(const SqliteEventStore&) = delete;
+  SqliteEventStore& operator=(const SqliteEventStore&) = delete;
+
+  // EventStore (see event_store.h for each contract). In addition, every method may throw
+  // UnavailableError (the database is locked past the busy timeout: retry), DataLossError
+  // (the file is corrupt) or InternalError (any other SQLite failure); messages name the
+  // database path and the operation. append, appendControl and remove go through group
+  // commit; if a group's COMMIT fails, every request of the group that wrote gets that error
+  // and nothing of the group is stored.
+  int64_t append(const std::string& executionId, int64_t expectedNextSeq,
+                 std::vector<Event> events) override;
+  void scan(const std::string& executionId, int64_t fromSeq,
+            const std::function<void(const Event&)>& visit) const override;
+  std::optional<ExecutionInfo> info(const std::string& executionId) const override;
+  std::vector<ExecutionInfo> list(const ExecutionFilter& filter) const override;
+  bool remove(const std::string& executionId) override;
+  int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) override;
+  std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const override;
+
+  // Write transactions this store has committed (groups holding at least one write), since it
+  // was opened. With group commit, concurrent appends make it smaller than their count.
+  int64_t commits() const;
+  const std::string& path() const;
+  Durability durability() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loom::kernel

@@ -1,0 +1,90 @@
+#include "loom/agent/agent_state.h"
+
+#include <algorithm>
+
+#include "loom/agent/model_input.h"
+#include "loom/agent/transcript.h"
+#include "loom/effects/step_ids.h"
+#include "loom/effects/taint.h"
+
+namespace loom::agent {
+namespace {
+
+using effects::AgentStepKind;
+
+json::object frameOf(const json::object& d, const effects::AgentStepId& id) {
+  json::object meta;
+  if (const auto* ms = d.if_contains("durationMs")) meta["durationMs"] = *ms;
+  meta["attempt"] = d.contains("attempt") ? d.at("attempt") : json::value(1);
+  meta["outputBytes"] = static_cast<int64_t>(json::textBytes(d.at("output")));
+  return json::object{{"stepId", d.at("stepId")}, {"tool", d.at("effectId")},
+                      {"turn", id.turn},          {"output", d.at("output")},
+                      {"meta", std::move(meta)}};
+}
+
+json::object decisionOf(const json::value& message, int64_t turn) {
+  const auto* calls = message.is_object() ? message.get_object().if_contains("toolCalls") : nullptr;
+  std::size_t n = calls && calls->is_array() ? calls->get_array().size() : 0;
+  if (n == 0) {
+    return json::object{{"turn", turn}, {"decision", "answer"},
+                        {"why", "the model answered without tool calls"}};
+  }
+  return json::object{{"turn", turn}, {"decision", "callTools"},
+                      {"why", "the model asked for " + std::to_string(n) + " tool call(s)"}};
+}
+
+void addOrigins(json::array& seen, const json::value& output) {
+  for (const auto& o : effects::taintOrigins(output)) {
+    if (std::find(seen.begin(), seen.end(), json::value(o)) == seen.end()) seen.emplace_back(o);
+  }
+}
+
+}  // namespace
+
+json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop) {
+  json::array frames, turnOutputs, decisions, sawTaintFrom;
+  std::string lastModelStep;
+  for (const auto& e : events) {
+    if (e.type != kernel::EventType::kStepCompleted) continue;
+    const auto& d = e.data;
+    auto id = effects::parseAgentStepId(std::string_view(d.at("stepId").as_string()));
+    if (!id || id->loop != loop) continue;
+    if (id->kind == AgentStepKind::kTool) {
+      frames.push_back(frameOf(d, *id));
+      addOrigins(sawTaintFrom, d.at("output"));
+    } else if (id->kind == AgentStepKind::kModel) {
+      turnOutputs.push_back(d.at("output"));
+      decisions.push_back(decisionOf(d.at("output"), id->turn));
+      lastModelStep = std::string(d.at("stepId").as_string());
+    } else {
+      decisions.push_back(json::object{{"turn", id->turn}, {"decision", "compact"},
+                                       {"why", "the transcript passed compaction.triggerBytes"}});
+    }
+  }
+  int64_t bytes = 0;
+  if (!lastModelStep.empty()) {
+    auto inputs = rebuildModelInputs(events, loop);
+    auto it = inputs.find(lastModelStep);
+    if (it != inputs.end()) bytes = transcriptBytes(it->second);
+  }
+  return json::object{{"loop", loop},
+                      {"frames", std::move(frames)},
+                      {"turnOutputs", std::move(turnOutputs)},
+                      {"_decisions", std::move(decisions)},
+                      {"transcriptBytes", bytes},
+                      {"sawTaintFrom", std::move(sawTaintFrom)}};
+}
+
+std::vector<std::string> agentLoopsOf(const std::vector<kernel::Event>& events) {
+  std::vector<std::string> loops;
+  for (const auto& e : events) {
+    if (e.type != kernel::EventType::kStepCompleted) continue;
+    auto id = effects::parseAgentStepId(std::string_view(e.data.at("stepId").as_string()));
+    if (id && std::find(loops.begin(), loops.end(), id->loop) == loops.end()) {
+      loops.push_back(id->loop);
+    }
+  }
+  return loops;
+}
+
+}  // namespace loom::agent

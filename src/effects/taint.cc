@@ -1,0 +1,67 @@
+#include "loom/effects/taint.h"
+
+#include <algorithm>
+
+namespace loom::effects {
+namespace {
+
+const json::object* wrapperOf(const json::value& v) {
+  const auto* o = v.if_object();
+  if (o == nullptr || o->size() != 2) return nullptr;
+  const auto* marker = o->if_contains(kTaintKey);
+  if (marker == nullptr || !marker->is_object() || !o->contains("value")) return nullptr;
+  const auto* origin = marker->get_object().if_contains("origin");
+  if (origin == nullptr || !origin->is_string()) return nullptr;
+  return o;
+}
+
+template <typename Visit>
+void walk(const json::value& v, const Visit& visit) {
+  if (visit(v)) return;
+  if (const auto* o = v.if_object()) {
+    for (const auto& kv : *o) walk(kv.value(), visit);
+  } else if (const auto* a = v.if_array()) {
+    for (const auto& e : *a) walk(e, visit);
+  }
+}
+
+}  // namespace
+
+json::value tainted(json::value value, std::string_view origin) {
+  return json::object{{kTaintKey, json::object{{"origin", origin}}}, {"value", std::move(value)}};
+}
+
+bool isTainted(const json::value& v) { return wrapperOf(v) != nullptr; }
+
+std::optional<std::string> taintOrigin(const json::value& v) {
+  const auto* o = wrapperOf(v);
+  if (o == nullptr) return std::nullopt;
+  return std::string(o->at(kTaintKey).at("origin").get_string());
+}
+
+const json::value& untainted(const json::value& v) {
+  const auto* o = wrapperOf(v);
+  return o ? o->at("value") : v;
+}
+
+bool containsTaint(const json::value& v) {
+  bool found = false;
+  walk(v, [&](const json::value& x) {
+    if (found || isTainted(x)) found = true;
+    return found;
+  });
+  return found;
+}
+
+std::vector<std::string> taintOrigins(const json::value& v) {
+  std::vector<std::string> out;
+  walk(v, [&](const json::value& x) {
+    if (auto origin = taintOrigin(x)) {
+      if (std::find(out.begin(), out.end(), *origin) == out.end()) out.push_back(*origin);
+    }
+    return false;  // keep looking inside: wrappers may nest
+  });
+  return out;
+}
+
+}  // namespace loom::effects

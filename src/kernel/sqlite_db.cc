@@ -1,0 +1,132 @@
+#include "sqlite_db.h"
+
+#include <sqlite3.h>
+
+#include "loom/util/error.h"
+
+namespace loom::kernel::sqlite {
+
+void throwError(int rc, const std::string& path, std::string_view op, std::string_view detail) {
+  std::string message = "sqlite database '" + path + "': " + std::string(op) +
+                        " failed: " + std::string(detail.empty() ? sqlite3_errstr(rc) : detail) +
+                        " (sqlite code " + std::to_string(rc) + ")";
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      throw UnavailableError(message + "; another writer holds the database, retry");
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      throw DataLossError(message);
+    default:
+      throw InternalError(message);
+  }
+}
+
+Db::Db(std::string path, int busyTimeoutMillis) : path_(std::move(path)) {
+  int rc =
+      sqlite3_open_v2(path_.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    // A handle comes back even on failure (unless out of memory): read its message, close it.
+    std::string detail = db_ != nullptr ? sqlite3_errmsg(db_) : "";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throwError(rc, path_, "open", detail);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, busyTimeoutMillis);
+}
+
+Db::~Db() {
+  statements_.clear();  // finalize before close, or close fails with SQLITE_BUSY
+  sqlite3_close(db_);
+}
+
+void Db::exec(const char* sql, std::string_view op) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail(rc, op);
+}
+
+int Db::execNoThrow(const char* sql) { return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); }
+
+Statement& Db::prepare(const char* sql) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) {
+    it = statements_.emplace(sql, std::make_unique<Statement>(*this, sql)).first;
+  }
+  return *it->second;
+}
+
+bool Db::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+int64_t Db::changes() const { return sqlite3_changes64(db_); }
+
+void Db::fail(int rc, std::string_view op) const {
+  // The connection's message is about its last call, which is the failed one only when it
+  // reports the same code.
+  throwError(rc, path_, op, sqlite3_extended_errcode(db_) == rc ? sqlite3_errmsg(db_) : "");
+}
+
+Statement::Statement(Db& db, const char* sql) : db_(db) {
+  int rc = sqlite3_prepare_v3(db.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  if (rc != SQLITE_OK) db.fail(rc, std::string("prepare '") + sql + "'");
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+void Statement::bind(int index, int64_t value) {
+  int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK) db_.fail(rc, "bind");
+}
+
+void Statement::bind(int index, std::string_view text) {
+  int rc =
+      sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK) db_.fail(rc, "bind");
+}
+
+void Statement::bind(int index, const std::optional<std::string>& text) {
+  if (text) {
+    bind(index, std::string_view(*text));
+    return;
+  }
+  int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK) db_.fail(rc, "bind");
+}
+
+void Statement::bind(int index, const std::optional<int64_t>& value) {
+  if (value) {
+    bind(index, *value);
+    return;
+  }
+  int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK) db_.fail(rc, "bind");
+}
+
+bool Statement::step(std::string_view op) {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  db_.fail(rc, op);
+}
+
+void Statement::reset() {
+  // sqlite3_reset repeats the error of the last step, which step() has already thrown.
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::string_view Statement::text(int column) const {
+  // Text first, then its length: the documented order for a stable pointer.
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  auto n = static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column));
+  return p == nullptr ? std::string_view() : std::string_view(p, n);
+}
+
+bool Statement::isNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+}  // namespace loom::kernel::sqlite

@@ -1,0 +1,108 @@
+// A small RAII layer over the SQLite C API for the kernel's SQLite store: a connection (Db), a
+// prepared statement (Statement) with a scope guard that resets it (StatementUse), and the
+// mapping of SQLite result codes to Loom errors (busy or locked: UnavailableError; corrupt or
+// not a database: DataLossError; anything else: InternalError), each message naming the
+// database path and the operation that failed.
+// Thread-safety: a Db and its statements are used by one thread at a time (connections are
+// opened with SQLITE_OPEN_NOMUTEX); the owner serializes access.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace loom::kernel::sqlite {
+
+// Throws the Loom error for SQLite result code `rc` (extended codes are fine). `detail` is
+// SQLite's message for the failure; empty means the generic text of `rc`.
+[[noreturn]] void throwError(int rc, const std::string& path, std::string_view op,
+                             std::string_view detail = {});
+
+class Statement;
+
+// One connection. Opening creates the file when missing.
+class Db {
+ public:
+  // Throws the mapped error when the file cannot be opened.
+  Db(std::string path, int busyTimeoutMillis);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+
+  // Runs one or more SQL statements that return no rows of interest. Throws on failure.
+  void exec(const char* sql, std::string_view op);
+  // Runs `sql` and returns the SQLite result code instead of throwing: for a rollback on an
+  // error path, where the first error is the one to report.
+  int execNoThrow(const char* sql);
+  // The statement for `sql`, prepared on first use and kept for the connection's life.
+  // `sql` must outlive the Db, a literal or a static (the cache is keyed by its address).
+  Statement& prepare(const char* sql);
+  // True while an explicit transaction is open (sqlite3_get_autocommit is 0).
+  bool inTransaction() const;
+  // Rows changed by the last INSERT, UPDATE or DELETE.
+  int64_t changes() const;
+
+  [[noreturn]] void fail(int rc, std::string_view op) const;
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::map<const char*, std::unique_ptr<Statement>> statements_;
+};
+
+// A prepared statement of one Db. Bound text is copied (SQLITE_TRANSIENT).
+class Statement {
+ public:
+  Statement(Db& db, const char* sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are 1-based, as in SQLite.
+  void bind(int index, int64_t value);
+  void bind(int index, std::string_view text);
+  void bind(int index, const std::optional<std::string>& text);  // nullopt binds NULL
+  void bind(int index, const std::optional<int64_t>& value);     // nullopt binds NULL
+
+  // Advances to the next row: true when there is one, false when done. Throws the mapped
+  // error naming `op`.
+  bool step(std::string_view op);
+  // Forgets bindings and the current position, ending any read the statement holds open.
+  void reset();
+
+  // Columns are 0-based, as in SQLite. text() is valid until the next step or reset.
+  int64_t int64(int column) const;
+  std::string_view text(int column) const;
+  bool isNull(int column) const;
+
+ private:
+  Db& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Resets a statement when the scope ends, so no exit path (an exception from a visitor
+// included) leaves it mid-step holding a read transaction open.
+class StatementUse {
+ public:
+  explicit StatementUse(Statement& statement) : statement_(statement) {}
+  ~StatementUse() { statement_.reset(); }
+  StatementUse(const StatementUse&) = delete;
+  StatementUse& operator=(const StatementUse&) = delete;
+
+  Statement* operator->() const { return &statement_; }
+  Statement& operator*() const { return statement_; }
+
+ private:
+  Statement& statement_;
+};
+
+}  // namespace loom::kernel::sqlite

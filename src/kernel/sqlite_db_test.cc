@@ -1,0 +1,130 @@
+#include "sqlite_db.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "loom/util/error.h"
+#include "sqlite_group_commit.h"
+
+namespace loom::kernel::sqlite {
+namespace {
+
+template <typename E>
+void expectMapped(int rc, const char* codeName) {
+  try {
+    throwError(rc, "/data/loom.db", "append event");
+    ADD_FAILURE() << "no error thrown for " << codeName;
+  } catch (const E& e) {
+    std::string what = e.what();
+    EXPECT_NE(std::string::npos, what.find("/data/loom.db")) << what;
+    EXPECT_NE(std::string::npos, what.find("append event")) << what;
+  } catch (const Error& e) {
+    ADD_FAILURE() << codeName << " mapped to the wrong error: " << e.what();
+  }
+}
+
+TEST(SqliteDbTest, ErrorsMapByWhatTheCallerShouldDo) {
+  expectMapped<UnavailableError>(SQLITE_BUSY, "SQLITE_BUSY");
+  expectMapped<UnavailableError>(SQLITE_BUSY_SNAPSHOT, "SQLITE_BUSY_SNAPSHOT");
+  expectMapped<UnavailableError>(SQLITE_LOCKED, "SQLITE_LOCKED");
+  expectMapped<DataLossError>(SQLITE_CORRUPT, "SQLITE_CORRUPT");
+  expectMapped<DataLossError>(SQLITE_NOTADB, "SQLITE_NOTADB");
+  expectMapped<InternalError>(SQLITE_IOERR_FSYNC, "SQLITE_IOERR_FSYNC");
+  expectMapped<InternalError>(SQLITE_CONSTRAINT_PRIMARYKEY, "SQLITE_CONSTRAINT_PRIMARYKEY");
+}
+
+class SqliteDbFileTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    std::error_code ec;  // best effort cleanup of a temp directory
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
+                               ("loom-sqlite-db-test-" + std::to_string(::getpid()));
+  std::string path() {
+    std::filesystem::create_directories(dir_);
+    return (dir_ / "t.db").string();
+  }
+};
+
+TEST_F(SqliteDbFileTest, StatementsBindStepAndReset) {
+  Db db(path(), 1000);
+  db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, o TEXT)", "create");
+  {
+    StatementUse insert(db.prepare("INSERT INTO t (k, n, o) VALUES (?1, ?2, ?3)"));
+    insert->bind(1, std::string_view("a\0b", 3));  // text is length-delimited
+    insert->bind(2, std::optional<int64_t>());
+    insert->bind(3, std::optional<std::string>("x"));
+    EXPECT_FALSE(insert->step("insert"));
+    EXPECT_EQ(1, db.changes());
+  }
+  StatementUse select(db.prepare("SELECT k, n, o FROM t"));
+  ASSERT_TRUE(select->step("select"));
+  EXPECT_EQ(std::string_view("a\0b", 3), select->text(0));
+  EXPECT_TRUE(select->isNull(1));
+  EXPECT_EQ("x", select->text(2));
+  EXPECT_FALSE(select->step("select"));
+  // The same statement object comes back from the cache.
+  EXPECT_EQ(&*select, &db.prepare("SELECT k, n, o FROM t"));
+}
+
+TEST_F(SqliteDbFileTest, FailuresNameTheOperation) {
+  Db db(path(), 1000);
+  db.exec("CREATE TABLE t (k TEXT PRIMARY KEY)", "create");
+  db.exec("INSERT INTO t VALUES ('a')", "insert");
+  try {
+    db.exec("INSERT INTO t VALUES ('a')", "insert twice");
+    FAIL() << "duplicate key accepted";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("insert twice")) << e.what();
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("UNIQUE")) << e.what();
+  }
+  EXPECT_THROW(db.prepare("SELECT nope FROM t"), InternalError);
+  EXPECT_FALSE(db.inTransaction());
+}
+
+struct Numbered {
+  int id = 0;
+  int committedIn = -1;  // the group that committed it
+};
+
+TEST(GroupCommitQueueTest, MergesConcurrentRequestsAndCommitsEachOnce) {
+  constexpr int kThreads = 16;
+  constexpr int kPerThread = 20;
+  std::atomic<int> groups{0};
+  std::atomic<int> inCommit{0};
+  std::atomic<bool> overlapped{false};
+  GroupCommitQueue<Numbered> queue([&](const std::vector<Numbered*>& group) {
+    if (inCommit.fetch_add(1) != 0) overlapped = true;
+    int g = groups.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a slow fsync
+    for (Numbered* r : group) {
+      EXPECT_EQ(-1, r->committedIn) << "request " << r->id << " committed twice";
+      r->committedIn = g;
+    }
+    inCommit.fetch_sub(1);
+  });
+  std::vector<std::thread> threads;
+  std::atomic<int> uncommitted{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        Numbered r{t * kPerThread + i};
+        queue.submit(r);
+        if (r.committedIn < 0) uncommitted++;  // returned before its group committed
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(0, uncommitted.load());
+  EXPECT_FALSE(overlapped.load()) << "two groups committed at once";
+  EXPECT_LT(groups.load(), kThreads * kPerThread);
+}
+
+}  // namespace
+}  // namespace loom::kernel::sqlite

@@ -1,0 +1,333 @@
+#include "loom/kernel/sqlite_event_store.h"
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+
+#include "append_plan.h"
+#include "loom/util/error.h"
+#include "sqlite_db.h"
+#include "sqlite_group_commit.h"
+#include "sqlite_schema.h"
+
+namespace loom::kernel {
+namespace {
+
+using sqlite::Db;
+using sqlite::StatementUse;
+
+// One write handed to group commit, with its outcome.
+struct WriteRequest {
+  enum class Kind { kAppend, kControl, kRemove };
+  Kind kind = Kind::kAppend;
+  const std::string* executionId = nullptr;  // kAppend, kRemove
+  int64_t expectedNextSeq = 0;               // kAppend, kControl
+  std::vector<Event> events;                 // kAppend
+  std::vector<ControlEvent> control;         // kControl
+  // Outcome, written by the leader before the caller wakes.
+  int64_t nextSeq = 0;
+  bool removed = false;
+  bool wrote = false;  // its rows are in the group's transaction
+  std::exception_ptr error;
+};
+
+// Idle read connections kept for reuse; more are opened while calls overlap.
+constexpr std::size_t kMaxIdleReaders = 4;
+
+}  // namespace
+
+Durability durabilityFromName(std::string_view name) {
+  if (name == "full") return Durability::kFull;
+  if (name == "normal") return Durability::kNormal;
+  throw InvalidArgumentError("unknown durability '" + std::string(name) +
+                             "': expected \"full\" or \"normal\"");
+}
+
+std::string_view durabilityName(Durability durability) {
+  return durability == Durability::kFull ? "full" : "normal";
+}
+
+struct SqliteEventStore::Impl {
+  explicit Impl(SqliteEventStoreOptions o)
+      : options(std::move(o)),
+        writer(options.path, options.busyTimeoutMillis),
+        queue([this](const std::vector<WriteRequest*>& group) { commitGroup(group); }) {
+    writer.exec(options.durability == Durability::kFull ? "PRAGMA synchronous = FULL"
+                                                        : "PRAGMA synchronous = NORMAL",
+                "set synchronous");
+    sqlite::prepareSchema(writer);
+  }
+
+  // A read connection used by one call at a time, back to the pool when the lease ends.
+  class ReaderLease {
+   public:
+    ReaderLease(const Impl& impl, std::unique_ptr<Db> db) : impl_(impl), db_(std::move(db)) {}
+    ~ReaderLease() { impl_.returnReader(std::move(db_)); }
+    ReaderLease(const ReaderLease&) = delete;
+    ReaderLease& operator=(const ReaderLease&) = delete;
+    Db& operator*() const { return *db_; }
+    Db* operator->() const { return db_.get(); }
+
+   private:
+    const Impl& impl_;
+    std::unique_ptr<Db> db_;
+  };
+
+  ReaderLease reader() const {
+    {
+      std::lock_guard lock(readMu);
+      if (!idleReaders.empty()) {
+        std::unique_ptr<Db> db = std::move(idleReaders.back());
+        idleReaders.pop_back();
+        return ReaderLease(*this, std::move(db));
+      }
+    }
+    auto db = std::make_unique<Db>(options.path, options.busyTimeoutMillis);
+    db->exec("PRAGMA query_only = 1", "open read connection");
+    return ReaderLease(*this, std::move(db));
+  }
+
+  void returnReader(std::unique_ptr<Db> db) const {
+    std::lock_guard lock(readMu);
+    if (idleReaders.size() < kMaxIdleReaders) idleReaders.push_back(std::move(db));
+  }
+
+  // Hands `request` to group commit; rethrows its own error.
+  void submit(WriteRequest& request) {
+    queue.submit(request);
+    if (request.error) std::rethrow_exception(request.error);
+  }
+
+  // Runs on the leader: one transaction for the whole group.
+  void commitGroup(const std::vector<WriteRequest*>& group) {
+    // A COMMIT that failed and could not be rolled back may have left a transaction open.
+    if (writer.inTransaction()) writer.execNoThrow("ROLLBACK");
+    try {
+      writer.exec("BEGIN IMMEDIATE", "begin write transaction");
+    } catch (...) {
+      failGroup(group, std::current_exception());
+      return;
+    }
+    groupBroken = false;
+    bool wrote = false;
+    for (WriteRequest* r : group) {
+      try {
+        apply(*r);
+        wrote = wrote || r->wrote;
+      } catch (...) {
+        r->error = std::current_exception();
+        r->wrote = false;
+        // Some errors (I/O, full disk) roll the whole transaction back: the group fails.
+        if (groupBroken || !writer.inTransaction()) {
+          failGroup(group, r->error);
+          return;
+        }
+      }
+    }
+    try {
+      writer.exec("COMMIT", "commit write transaction");
+      if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
+    } catch (...) {
+      failGroup(group, std::current_exception());
+    }
+  }
+
+  // Rolls the group's transaction back; every request not already refused on its own gets
+  // `error` (its writes, if any, are gone with the transaction).
+  void failGroup(const std::vector<WriteRequest*>& group, const std::exception_ptr& error) {
+    // Rolling back is the only way on; a failure here is retried before the next BEGIN.
+    if (writer.inTransaction()) writer.execNoThrow("ROLLBACK");
+    for (WriteRequest* r : group) {
+      if (!r->error || r->wrote) r->error = error;
+      r->wrote = false;
+    }
+  }
+
+  // Runs `write` inside a savepoint, so a request failing halfway leaves nothing behind and
+  // the rest of the group can still commit.
+  template <typename Write>
+  void inSavepoint(Write&& write) {
+    writer.exec("SAVEPOINT request", "begin savepoint");
+    try {
+      write();
+      writer.exec("RELEASE request", "release savepoint");
+    } catch (...) {
+      if (!writer.inTransaction() ||
+          writer.execNoThrow("ROLLBACK TO request; RELEASE request") != SQLITE_OK) {
+        groupBroken = true;  // this request's rows may still be there: nobody may commit
+      }
+      throw;
+    }
+  }
+
+  void apply(WriteRequest& r) {
+    switch (r.kind) {
+      case WriteRequest::Kind::kAppend:
+        return applyAppend(r);
+      case WriteRequest::Kind::kControl:
+        return applyControl(r);
+      case WriteRequest::Kind::kRemove:
+        return applyRemove(r);
+    }
+  }
+
+  void applyAppend(WriteRequest& r) {
+    // Read inside the write transaction: correct against other processes too.
+    AppendPlan plan = planAppend(*r.executionId, sqlite::readInfo(writer, *r.executionId),
+                                 r.expectedNextSeq, std::move(r.events));
+    inSavepoint([&] {
+      StatementUse insert(
+          writer.prepare("INSERT INTO events (execution_id, seq, body) VALUES (?1, ?2, ?3)"));
+      for (std::size_t i = 0; i < plan.events.size(); ++i) {
+        insert->bind(1, std::string_view(*r.executionId));
+        insert->bind(2, plan.events[i].seq);
+        insert->bind(3, std::string_view(plan.texts[i]));
+        insert->step("append event");
+        insert->reset();
+      }
+      sqlite::writeInfo(writer, plan.after);
+    });
+    r.wrote = true;
+    r.nextSeq = plan.after.nextSeq;
+  }
+
+  void applyControl(WriteRequest& r) {
+    int64_t current = 1;
+    {
+      StatementUse next(writer.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM control"));
+      next->step("read control log seq");
+      current = next->int64(0);
+    }
+    std::vector<std::string> texts = planControlAppend(current, r.expectedNextSeq, r.control);
+    inSavepoint([&] {
+      StatementUse insert(writer.prepare("INSERT INTO control (seq, body) VALUES (?1, ?2)"));
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        insert->bind(1, r.control[i].seq);
+        insert->bind(2, std::string_view(texts[i]));
+        insert->step("append control event");
+        insert->reset();
+      }
+    });
+    r.wrote = true;
+    r.nextSeq = r.expectedNextSeq + static_cast<int64_t>(texts.size());
+  }
+
+  void applyRemove(WriteRequest& r) {
+    inSavepoint([&] {
+      StatementUse events(writer.prepare("DELETE FROM events WHERE execution_id = ?1"));
+      events->bind(1, std::string_view(*r.executionId));
+      events->step("remove events");
+      bool hadEvents = writer.changes() > 0;
+      StatementUse meta(writer.prepare("DELETE FROM executions WHERE id = ?1"));
+      meta->bind(1, std::string_view(*r.executionId));
+      meta->step("remove execution metadata");
+      r.removed = hadEvents || writer.changes() > 0;
+    });
+    r.wrote = r.removed;
+  }
+
+  const SqliteEventStoreOptions options;
+  Db writer;  // used only by the group's leader (GroupCommitQueue serializes leaders)
+  bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
+  sqlite::GroupCommitQueue<WriteRequest> queue;
+  std::atomic<int64_t> commits{0};
+  mutable std::mutex readMu;
+  mutable std::vector<std::unique_ptr<Db>> idleReaders;  // GUARDED_BY(readMu)
+};
+
+SqliteEventStore::SqliteEventStore(SqliteEventStoreOptions options) {
+  if (options.path.empty() || options.path == ":memory:") {
+    throw InvalidArgumentError("sqlite event store needs a database file path, not '" +
+                               options.path + "'");
+  }
+  impl_ = std::make_unique<Impl>(std::move(options));
+}
+
+SqliteEventStore::~SqliteEventStore() = default;
+
+int64_t SqliteEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
+                                 std::vector<Event> events) {
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kAppend;
+  r.executionId = &executionId;
+  r.expectedNextSeq = expectedNextSeq;
+  r.events = std::move(events);
+  impl_->submit(r);
+  return r.nextSeq;
+}
+
+void SqliteEventStore::scan(const std::string& executionId, int64_t fromSeq,
+                            const std::function<void(const Event&)>& visit) const {
+  auto db = impl_->reader();
+  StatementUse select(db->prepare(
+      "SELECT seq, body FROM events WHERE execution_id = ?1 AND seq >= ?2 ORDER BY seq"));
+  select->bind(1, std::string_view(executionId));
+  select->bind(2, fromSeq);
+  while (select->step("scan events")) {
+    visit(eventFromText(executionId, select->int64(0), select->text(1)));
+  }
+}
+
+std::optional<ExecutionInfo> SqliteEventStore::info(const std::string& executionId) const {
+  auto db = impl_->reader();
+  return sqlite::readInfo(*db, executionId);
+}
+
+std::vector<ExecutionInfo> SqliteEventStore::list(const ExecutionFilter& filter) const {
+  // One statement for every filter: an absent field binds NULL and matches everything.
+  static const std::string kSql =
+      std::string("SELECT ") + sqlite::kExecutionColumns +
+      " FROM executions WHERE id > ?1 AND (?2 IS NULL OR workflow = ?2)"
+      " AND (?3 IS NULL OR subject = ?3) AND (?4 IS NULL OR status = ?4)"
+      " AND (?5 IS NULL OR (ended_at IS NOT NULL AND ended_at < ?5)) ORDER BY id LIMIT ?6";
+  auto db = impl_->reader();
+  StatementUse select(db->prepare(kSql.c_str()));
+  select->bind(1, std::string_view(filter.afterId));
+  select->bind(2, filter.workflow);
+  select->bind(3, filter.subject);
+  select->bind(
+      4, filter.status ? std::optional<std::string>(statusName(*filter.status)) : std::nullopt);
+  select->bind(5, filter.endedBeforeMillis);
+  select->bind(6, filter.limit == 0 ? int64_t{-1} : static_cast<int64_t>(filter.limit));
+  std::vector<ExecutionInfo> out;
+  while (select->step("list executions")) out.push_back(sqlite::infoFromRow(*select));
+  return out;
+}
+
+bool SqliteEventStore::remove(const std::string& executionId) {
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kRemove;
+  r.executionId = &executionId;
+  impl_->submit(r);
+  return r.removed;
+}
+
+int64_t SqliteEventStore::appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) {
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kControl;
+  r.expectedNextSeq = expectedNextSeq;
+  r.control = std::move(events);
+  impl_->submit(r);
+  return r.nextSeq;
+}
+
+std::vector<ControlEvent> SqliteEventStore::readControl(int64_t fromSeq) const {
+  auto db = impl_->reader();
+  StatementUse select(db->prepare("SELECT seq, body FROM control WHERE seq >= ?1 ORDER BY seq"));
+  select->bind(1, fromSeq);
+  std::vector<ControlEvent> out;
+  while (select->step("read control log")) {
+    out.push_back(controlEventFromText(select->int64(0), select->text(1)));
+  }
+  return out;
+}
+
+int64_t SqliteEventStore::commits() const { return impl_->commits.load(std::memory_order_relaxed); }
+
+const std::string& SqliteEventStore::path() const { return impl_->options.path; }
+
+Durability SqliteEventStore::durability() const { return impl_->options.durability; }
+
+}  // namespace loom::kernel

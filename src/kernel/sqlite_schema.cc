@@ -1,0 +1,161 @@
+#include "sqlite_schema.h"
+
+#include <charconv>
+
+#include "loom/kernel/version.h"
+#include "loom/util/error.h"
+
+namespace loom::kernel::sqlite {
+namespace {
+
+constexpr const char* kCreateMeta =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+
+constexpr const char* kCreateTables = R"sql(
+CREATE TABLE IF NOT EXISTS executions (
+  id TEXT PRIMARY KEY,
+  workflow TEXT NOT NULL,
+  subject TEXT,
+  status TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  next_seq INTEGER NOT NULL,
+  steps INTEGER NOT NULL,
+  log_bytes INTEGER NOT NULL,
+  state_bytes INTEGER NOT NULL,
+  header_bytes INTEGER NOT NULL,
+  steps_bytes INTEGER NOT NULL,
+  steps_count INTEGER NOT NULL,
+  signals_bytes INTEGER NOT NULL,
+  signals_count INTEGER NOT NULL,
+  input_bytes INTEGER NOT NULL,
+  result_bytes INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS executions_by_workflow ON executions (workflow);
+CREATE INDEX IF NOT EXISTS executions_by_subject ON executions (subject);
+CREATE TABLE IF NOT EXISTS events (
+  execution_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (execution_id, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS control (seq INTEGER PRIMARY KEY, body TEXT NOT NULL);
+)sql";
+
+// Checks the recorded EVENT_SCHEMA, recording ours in a new database.
+void checkEventSchema(Db& db) {
+  StatementUse select(db.prepare("SELECT value FROM meta WHERE key = 'event_schema'"));
+  if (!select->step("read meta.event_schema")) {
+    StatementUse insert(db.prepare("INSERT INTO meta (key, value) VALUES ('event_schema', ?1)"));
+    insert->bind(1, std::string_view(std::to_string(EVENT_SCHEMA)));
+    insert->step("write meta.event_schema");
+    return;
+  }
+  std::string_view text = select->text(0);
+  int version = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw DataLossError("sqlite database '" + db.path() + "': meta.event_schema is '" +
+                        std::string(text) + "', not a version number");
+  }
+  if (version > EVENT_SCHEMA || version < EVENT_SCHEMA_OLDEST_READABLE) {
+    throw FailedPreconditionError(
+        "sqlite database '" + db.path() + "' was written under EVENT_SCHEMA " +
+        std::to_string(version) + " but this build reads EVENT_SCHEMA " +
+        std::to_string(EVENT_SCHEMA_OLDEST_READABLE) + " to " + std::to_string(EVENT_SCHEMA) +
+        (version > EVENT_SCHEMA ? "; upgrade Loom to open it" : ""));
+  }
+}
+
+}  // namespace
+
+const char* const kExecutionColumns =
+    "id, workflow, subject, status, started_at, ended_at, next_seq, steps, log_bytes, "
+    "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, "
+    "input_bytes, result_bytes";
+
+void prepareSchema(Db& db) {
+  // journal_mode is persistent in the file and cannot change inside a transaction.
+  db.exec("PRAGMA journal_mode = WAL", "set WAL mode");
+  db.exec("BEGIN IMMEDIATE", "begin schema transaction");
+  try {
+    db.exec(kCreateMeta, "create table meta");
+    checkEventSchema(db);
+    db.exec(kCreateTables, "create tables");
+    db.exec("COMMIT", "commit schema");
+  } catch (...) {
+    // The error being thrown is the one to report; a failed rollback leaves nothing to undo.
+    if (db.inTransaction()) db.execNoThrow("ROLLBACK");
+    throw;
+  }
+}
+
+ExecutionInfo infoFromRow(const Statement& row) {
+  ExecutionInfo info;
+  info.id = std::string(row.text(0));
+  info.workflow = std::string(row.text(1));
+  if (!row.isNull(2)) info.subject = std::string(row.text(2));
+  auto status = statusFromName(row.text(3));
+  if (!status) {
+    throw DataLossError("execution '" + info.id + "' has an unknown status '" +
+                        std::string(row.text(3)) + "' in its metadata row");
+  }
+  info.status = *status;
+  info.startedAtMillis = row.int64(4);
+  if (!row.isNull(5)) info.endedAtMillis = row.int64(5);
+  info.nextSeq = row.int64(6);
+  info.steps = row.int64(7);
+  info.logBytes = row.int64(8);
+  info.stateBytes = row.int64(9);
+  info.sizes.headerBytes = row.int64(10);
+  info.sizes.stepsBytes = row.int64(11);
+  info.sizes.stepsCount = row.int64(12);
+  info.sizes.signalsBytes = row.int64(13);
+  info.sizes.signalsCount = row.int64(14);
+  info.sizes.inputBytes = row.int64(15);
+  info.sizes.resultBytes = row.int64(16);
+  return info;
+}
+
+void writeInfo(Db& db, const ExecutionInfo& info) {
+  StatementUse upsert(db.prepare(
+      "INSERT INTO executions (id, workflow, subject, status, started_at, ended_at, "
+      "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
+      "signals_bytes, signals_count, input_bytes, result_bytes) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
+      // workflow, subject and started_at are fixed by EXECUTION_STARTED: leaving them out
+      // of the update leaves their indexes untouched on every append.
+      "ON CONFLICT (id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at, "
+      "next_seq = excluded.next_seq, steps = excluded.steps, log_bytes = excluded.log_bytes, "
+      "state_bytes = excluded.state_bytes, header_bytes = excluded.header_bytes, "
+      "steps_bytes = excluded.steps_bytes, steps_count = excluded.steps_count, "
+      "signals_bytes = excluded.signals_bytes, signals_count = excluded.signals_count, "
+      "input_bytes = excluded.input_bytes, result_bytes = excluded.result_bytes"));
+  upsert->bind(1, std::string_view(info.id));
+  upsert->bind(2, std::string_view(info.workflow));
+  upsert->bind(3, info.subject);
+  upsert->bind(4, statusName(info.status));
+  upsert->bind(5, info.startedAtMillis);
+  upsert->bind(6, info.endedAtMillis);
+  upsert->bind(7, info.nextSeq);
+  upsert->bind(8, info.steps);
+  upsert->bind(9, info.logBytes);
+  upsert->bind(10, info.stateBytes);
+  upsert->bind(11, info.sizes.headerBytes);
+  upsert->bind(12, info.sizes.stepsBytes);
+  upsert->bind(13, info.sizes.stepsCount);
+  upsert->bind(14, info.sizes.signalsBytes);
+  upsert->bind(15, info.sizes.signalsCount);
+  upsert->bind(16, info.sizes.inputBytes);
+  upsert->bind(17, info.sizes.resultBytes);
+  upsert->step("write execution metadata");
+}
+
+std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId) {
+  static const std::string kSql =
+      std::string("SELECT ") + kExecutionColumns + " FROM executions WHERE id = ?1";
+  StatementUse select(db.prepare(kSql.c_str()));
+  select->bind(1, std::string_view(executionId));
+  if (!select->step("read execution metadata")) return std::nullopt;
+  return infoFromRow(*select);
+}
+
+}  // namespace loom::kernel::sqlite

@@ -1,0 +1,40 @@
+// The SQLite event store's schema: its tables, the EVENT_SCHEMA check on open, and the codec
+// between an executions row and ExecutionInfo. Tables:
+//   meta(key PK, value)                    -- 'event_schema' = the EVENT_SCHEMA that wrote it
+//   executions(id PK, workflow, subject, status, started_at, ended_at, next_seq, steps,
+//              log_bytes, state_bytes, <the FoldSizes fields>)
+//   events(execution_id, seq, body, PK(execution_id, seq)) WITHOUT ROWID
+//   control(seq PK, body)
+// Thread-safety: free functions over a Db the caller uses exclusively.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "loom/kernel/execution_info.h"
+#include "sqlite_db.h"
+
+namespace loom::kernel::sqlite {
+
+// Puts the database in WAL mode, creates the tables when missing and records EVENT_SCHEMA in
+// a new database. Throws FailedPreconditionError naming both versions when the database was
+// written under an EVENT_SCHEMA this build cannot read (newer, or older than the oldest
+// readable); the mapped SQLite error otherwise. Run on the write connection before any other.
+void prepareSchema(Db& db);
+
+// The executions columns in row order, for SELECT lists.
+extern const char* const kExecutionColumns;
+// The number of kExecutionColumns.
+inline constexpr int kExecutionColumnCount = 17;
+
+// Reads the ExecutionInfo of the current row, whose columns start with kExecutionColumns.
+ExecutionInfo infoFromRow(const Statement& row);
+
+// Inserts or updates the executions row of `info` (an update keeps workflow, subject and
+// started_at, which EXECUTION_STARTED fixed).
+void writeInfo(Db& db, const ExecutionInfo& info);
+
+// The metadata of `executionId` as `db` sees it; nullopt when it does not exist.
+std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId);
+
+}  // namespace loom::kernel::sqlite

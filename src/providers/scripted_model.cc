@@ -1,0 +1,136 @@
+#include "loom/providers/scripted_model.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "loom/effects/step_ids.h"
+#include "loom/util/error.h"
+#include "toml_json.h"
+
+namespace loom::providers {
+namespace {
+
+json::value substituteTurn(const json::value& v, int64_t turn) {
+  if (const auto* s = v.if_string()) {
+    if (*s == "{turn}") return turn;
+    std::string text(*s);
+    for (auto at = text.find("{turn}"); at != std::string::npos; at = text.find("{turn}")) {
+      text.replace(at, 6, std::to_string(turn));
+    }
+    return json::value(text);
+  }
+  if (const auto* o = v.if_object()) {
+    json::object out;
+    for (const auto& kv : *o) out[kv.key()] = substituteTurn(kv.value(), turn);
+    return out;
+  }
+  if (const auto* a = v.if_array()) {
+    json::array out;
+    for (const auto& e : *a) out.push_back(substituteTurn(e, turn));
+    return out;
+  }
+  return v;
+}
+
+json::value toolCallsMessage(const json::array& calls, int64_t turn) {
+  json::array out;
+  for (std::size_t j = 0; j < calls.size(); ++j) {
+    const auto& c = calls[j].as_object();
+    json::value args = c.contains("arguments") ? substituteTurn(c.at("arguments"), turn)
+                                               : json::value(json::object{});
+    out.push_back(json::object{{"id", "call_" + std::to_string(turn) + "_" + std::to_string(j)},
+                               {"name", c.at("name")},
+                               {"arguments", std::move(args)}});
+  }
+  return json::object{{"role", "assistant"}, {"toolCalls", std::move(out)}};
+}
+
+json::value answerMessage(const json::value& answer) {
+  return json::object{{"role", "assistant"}, {"content", answer}, {"finishReason", "stop"}};
+}
+
+void checkCalls(const json::value& calls, const std::string& where) {
+  if (!calls.is_array()) throw InvalidArgumentError(where + ".toolCalls must be an array");
+  for (const auto& c : calls.get_array()) {
+    if (!c.is_object() || !c.get_object().contains("name") || !c.at("name").is_string()) {
+      throw InvalidArgumentError(where + ".toolCalls: each call needs a string \"name\"");
+    }
+  }
+}
+
+}  // namespace
+
+ScriptedModel::ScriptedModel(std::string id, json::value script)
+    : id_(std::move(id)), script_(std::move(script)) {
+  if (!script_.is_object()) throw InvalidArgumentError("a model script must be an object");
+  const auto& o = script_.get_object();
+  if (const auto* turns = o.if_contains("turns")) {
+    if (!turns->is_array()) throw InvalidArgumentError("script.turns must be an array");
+    for (std::size_t i = 0; i < turns->get_array().size(); ++i) {
+      const auto& t = turns->get_array()[i];
+      std::string where = "script.turns[" + std::to_string(i) + "]";
+      if (!t.is_object()) throw InvalidArgumentError(where + " must be an object");
+      if (const auto* c = t.get_object().if_contains("toolCalls")) checkCalls(*c, where);
+      else if (!t.get_object().contains("answer")) {
+        throw InvalidArgumentError(where + " needs \"toolCalls\" or \"answer\"");
+      }
+    }
+    explicitTurns_ = static_cast<int64_t>(turns->get_array().size());
+  }
+  if (const auto* g = o.if_contains("generate")) {
+    if (!g->is_object() || !g->get_object().contains("turns") || !g->at("turns").is_int64()) {
+      throw InvalidArgumentError("script.generate needs an integer \"turns\"");
+    }
+    checkCalls(g->get_object().contains("toolCalls") ? g->at("toolCalls") : json::array{},
+               "script.generate");
+  }
+  if (!o.contains("turns") && !o.contains("generate")) {
+    throw InvalidArgumentError("a model script needs \"turns\" or \"generate\"");
+  }
+}
+
+json::value ScriptedModel::turnMessage(int64_t turn) const {
+  const auto& o = script_.get_object();
+  if (turn <= explicitTurns_) {
+    const auto& t = o.at("turns").get_array()[static_cast<std::size_t>(turn - 1)].get_object();
+    if (const auto* c = t.if_contains("toolCalls")) return toolCallsMessage(c->get_array(), turn);
+    return answerMessage(t.at("answer"));
+  }
+  if (const auto* g = o.if_contains("generate")) {
+    const auto& gen = g->get_object();
+    if (turn <= gen.at("turns").as_int64() && gen.contains("toolCalls")) {
+      return toolCallsMessage(gen.at("toolCalls").get_array(), turn);
+    }
+    return answerMessage(gen.contains("answer") ? gen.at("answer") : json::value("Done."));
+  }
+  return answerMessage(json::value("Done."));
+}
+
+json::value ScriptedModel::complete(const effects::EffectContext& ctx, const json::value& request) {
+  calls_.fetch_add(1);
+  const auto* purpose = request.is_object() ? request.get_object().if_contains("purpose") : nullptr;
+  if (purpose && purpose->is_string() && purpose->get_string() == "compact") {
+    const auto& o = script_.get_object();
+    std::size_t n = request.at("messages").as_array().size();
+    json::value text = o.contains("summary") ? o.at("summary")
+                                             : json::value("Earlier: " + std::to_string(n) +
+                                                           " messages of tool calls and results.");
+    return json::object{{"role", "assistant"}, {"content", text}};
+  }
+  auto step = effects::parseAgentStepId(ctx.stepId);
+  int64_t turn = step ? step->turn : 1;
+  return turnMessage(turn);
+}
+
+json::value ScriptedModel::loadScript(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw NotFoundError("cannot read model script '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (path.size() >= 5 && path.substr(path.size() - 5) == ".toml") {
+    return tomlToJson(text.str(), path);
+  }
+  return json::parse(text.str(), "model script '" + path + "'");
+}
+
+}  // namespace loom::providers
