@@ -1,0 +1,24 @@
+// The `loom` command line as a library: run, resume, signal and inspect durable executions
+// stored under a Loom home folder (--home, LOOM_HOME, default ./.loom). The stock `loom`
+// binary registers the example workflows and calls main(); a program that embeds Loom
+// registers its own workflows and tasks and calls main() to get the same subcommands
+// (docs/cli.md lists them). Not thread-safe: call it once, from the program's main thread.
+#pragma once
+
+#include "loom/effects/task.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::cli {
+
+// Exit codes of main(); docs/cli.md explains them.
+inline constexpr int kExitOk = 0;       // success; also a run that parked (waits for a signal)
+inline constexpr int kExitFailure = 1;  // a runtime error, or a run that ended `failed`
+inline constexpr int kExitUsage = 2;    // bad command line: unknown flag, bad JSON, ...
+
+// Parses argv, runs one subcommand against the registries and returns the process exit code.
+// Results go to stdout; every error goes to stderr as one line "loom: <message>". Throws
+// nothing: every error is reported and mapped to an exit code.
+int main(int argc, char** argv, const workflow::WorkflowRegistry& workflows,
+         const effects::TaskRegistry& tasks);
+
+}  // namespace loom::cli

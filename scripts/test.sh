@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what the build needs (scripts/bootstrap.sh), configures and builds everything with
+# the release preset (warnings are errors), then runs every test. Exits non-zero on the first
+# failure. LOOM_BUILD_JOBS caps the parallel compile jobs (default: the number of CPUs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/bootstrap.sh
+cmake --preset release
+cmake --build --preset release --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
+ctest --preset release

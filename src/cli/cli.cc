@@ -1,0 +1,131 @@
+// loom::cli::main: builds the CLI11 application from the subcommand table, parses, runs the
+// chosen subcommand and maps every outcome to an exit code and at most one stderr line.
+#include "loom/cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "command.h"
+#include "loom/kernel/version.h"
+
+#ifndef LOOM_VERSION
+#error "LOOM_VERSION must be defined by the build (src/cli/CMakeLists.txt)"
+#endif
+
+namespace loom::cli {
+
+namespace {
+
+constexpr Subcommand kSubcommands[] = {
+    {"run", "Start a workflow as a new durable execution and run it until it ends or parks",
+     setupRun},
+    {"resume", "Continue an execution from its log: recorded steps replay, the rest run",
+     setupResume},
+    {"signal", "Record a signal for an execution, then resume it if it is parked", setupSignal},
+    {"ls", "List the executions in the home folder", setupLs},
+    {"log", "Print the events of one execution's log", setupLog},
+    {"state", "Print the folded state of one execution", setupState},
+    {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
+};
+
+struct Program {
+  CLI::App app;
+  std::vector<std::pair<CLI::App*, Action>> actions;
+};
+
+// "`loom run --help`" when the parse got as far as a subcommand, "`loom --help`" otherwise.
+std::string helpHint(const Program& program) {
+  for (const auto& [command, action] : program.actions) {
+    if (command->count() > 0) return "`loom " + command->get_name() + " --help`";
+  }
+  return "`loom --help`";
+}
+
+void buildProgram(Program& program, Session& session) {
+  CLI::App& app = program.app;
+  app.name("loom");
+  app.description(std::string(kAbout));
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand: `loom ls --home DIR`
+  app.set_version_flag("--version", versionText(), "Print the Loom version and exit");
+  GlobalOptions& global = session.options();
+  app.add_option("--home", global.home,
+                 "The Loom home folder, which holds loom.db (default ./.loom)")
+      ->envname("LOOM_HOME")
+      ->type_name("DIR");
+  app.add_option("--durability", global.durability,
+                 "full (default) or normal; see `loom run --help` for how to choose")
+      ->type_name("MODE");
+  for (const Subcommand& row : kSubcommands) {
+    CLI::App* command = app.add_subcommand(std::string(row.name), std::string(row.help));
+    program.actions.emplace_back(command, row.setup(*command, session));
+  }
+  app.footer(std::string(kExitCodesHelp));  // after the subcommands, which would inherit it
+}
+
+}  // namespace
+
+void printError(std::string_view message) {
+  std::string line(message);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';  // one line per error, whatever the message holds
+  }
+  std::cerr << "loom: " << line << std::endl;
+}
+
+json::value parseFlagJson(const std::string& text, std::string_view flag) {
+  try {
+    return json::parse(text, flag);
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(std::string(e.what()) +
+                     "; pass one JSON value, quoted for the shell, e.g. '{\"steps\": 3}'");
+  }
+}
+
+std::span<const Subcommand> subcommands() { return kSubcommands; }
+
+std::string versionText() {
+  return std::string("loom ") + LOOM_VERSION + " (KERNEL_ABI " + std::to_string(KERNEL_ABI) +
+         ", EVENT_SCHEMA " + std::to_string(EVENT_SCHEMA) + ")";
+}
+
+int main(int argc, char** argv, const workflow::WorkflowRegistry& workflows,
+         const effects::TaskRegistry& tasks) {
+  try {
+    Session session(workflows, tasks, std::cout);
+    Program program;
+    buildProgram(program, session);
+    try {
+      program.app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return program.app.exit(e, std::cout, std::cerr);
+    } catch (const CLI::CallForAllHelp& e) {
+      return program.app.exit(e, std::cout, std::cerr);
+    } catch (const CLI::CallForVersion& e) {
+      return program.app.exit(e, std::cout, std::cerr);
+    } catch (const CLI::ParseError& e) {
+      printError(std::string(e.what()) + "; see " + helpHint(program));
+      return kExitUsage;
+    }
+    for (auto& [command, action] : program.actions) {
+      if (command->parsed()) return action();
+    }
+    printError("no subcommand given; see `loom --help`");  // require_subcommand prevents this
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    printError(e.what());
+    return kExitUsage;
+  } catch (const Error& e) {
+    printError(e.what());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    printError(std::string("internal error: ") + e.what() +
+               "; this is a bug in Loom, please report it with the command you ran");
+    return kExitFailure;
+  }
+}
+
+}  // namespace loom::cli

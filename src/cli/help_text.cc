@@ -1,0 +1,30 @@
+// Help text shared by `loom --help`, `loom run --help` and docs/cli.md.
+#include "command.h"
+
+namespace loom::cli {
+
+const std::string_view kAbout =
+    "Loom runs workflows as durable executions. Every step's output is recorded in the "
+    "execution's log (in loom.db in the home folder) before the workflow sees it, so a run that "
+    "stops, crashes or waits for a signal is continued by `loom resume`, which replays the "
+    "recorded steps instead of running them again.";
+
+const std::string_view kExitCodesHelp =
+    "Exit codes:\n"
+    "  0  success, including a run that parked (it waits for a signal: `loom signal`)\n"
+    "  1  failure: a runtime error, or a run that ended `failed` (see `loom log <id>`)\n"
+    "  2  usage error: unknown subcommand or flag, missing argument, malformed JSON argument\n"
+    "Every error is one line on stderr, \"loom: <message>\", that says what to do next.";
+
+const std::string_view kDurabilityHelp =
+    "Durability (the global flag --durability MODE, before or after the subcommand):\n"
+    "  full    (default) every commit is fsynced before the workflow goes on, so a recorded\n"
+    "          step survives a process crash and a power loss. Concurrent commits in one\n"
+    "          process share one fsync (group commit).\n"
+    "  normal  a commit survives a crash of the loom process (kill -9), but the last commits\n"
+    "          can be lost on a power loss or an OS crash; a resume then runs those steps\n"
+    "          again. Faster where fsync is slow.\n"
+    "Choose full when a step must not run twice after a power cut (it pays, sends, deploys);\n"
+    "choose normal for throughput when re-running the last few steps is harmless.";
+
+}  // namespace loom::cli

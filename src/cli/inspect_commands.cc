@@ -1,0 +1,141 @@
+// The subcommands that read the home's event store without running anything: ls, log, state.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "loom/kernel/fold.h"
+#include "loom/util/clock.h"
+#include "text.h"
+
+namespace loom::cli {
+namespace {
+
+// Longest event type name ("EXECUTION_COMPLETED"), so the data column lines up.
+constexpr std::size_t kTypeWidth = 19;
+// Human `loom log` shows at most this much of an event's data; --json shows all of it.
+constexpr std::size_t kMaxDataBytes = 240;
+
+json::value timestampOrNull(const std::optional<int64_t>& millis) {
+  return millis ? json::value(formatTimestamp(*millis)) : json::value(nullptr);
+}
+
+json::object infoJson(const kernel::ExecutionInfo& info) {
+  return json::object{
+      {"id", info.id},
+      {"workflow", info.workflow},
+      {"status", kernel::statusName(info.status)},
+      {"subject", info.subject ? json::value(*info.subject) : json::value(nullptr)},
+      {"steps", info.steps},
+      {"logBytes", info.logBytes},
+      {"stateBytes", info.stateBytes},
+      {"startedAt", formatTimestamp(info.startedAtMillis)},
+      {"endedAt", timestampOrNull(info.endedAtMillis)},
+  };
+}
+
+// The execution's metadata; a NotFoundError that says how to find the right id otherwise.
+kernel::ExecutionInfo requireExecution(Session& session, const std::string& id) {
+  auto info = session.store(false).info(id);
+  if (!info) {
+    throw NotFoundError("no execution '" + id + "' in " + session.databasePath().string() +
+                        "; list the executions with `loom ls`");
+  }
+  return *info;
+}
+
+struct IdArgs {
+  std::string id;
+  bool json = false;
+};
+
+std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, std::string_view jsonHelp) {
+  auto args = std::make_shared<IdArgs>();
+  command.add_option("ID", args->id, "The execution's id (see `loom ls`)")
+      ->required()
+      ->type_name("");
+  command.add_flag("--json", args->json, std::string(jsonHelp));
+  return args;
+}
+
+}  // namespace
+
+Action setupLs(CLI::App& command, Session& session) {
+  auto asJson = std::make_shared<bool>(false);
+  command.add_flag("--json", *asJson,
+                   "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
+                   "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
+                   "endedAt null while not ended)");
+  return [&session, asJson] {
+    auto infos = session.store(false).list(kernel::ExecutionFilter{});
+    if (*asJson) {
+      json::array all;
+      for (const auto& info : infos) all.push_back(infoJson(info));
+      session.out() << json::toText(all) << std::endl;
+      return kExitOk;
+    }
+    if (infos.empty()) {
+      session.out() << "no executions in " << session.databasePath().string()
+                    << "; start one with `loom run <workflow>`" << std::endl;
+      return kExitOk;
+    }
+    std::vector<std::vector<std::string>> rows = {{"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS",
+                                                   "LOG BYTES", "STATE BYTES", "STARTED", "ENDED"}};
+    for (const auto& info : infos) {
+      rows.push_back({info.id, info.workflow, std::string(kernel::statusName(info.status)),
+                      info.subject.value_or("-"), std::to_string(info.steps),
+                      std::to_string(info.logBytes), std::to_string(info.stateBytes),
+                      formatTimestamp(info.startedAtMillis),
+                      info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-"});
+    }
+    session.out() << alignedTable(rows) << std::flush;
+    return kExitOk;
+  };
+}
+
+Action setupLog(CLI::App& command, Session& session) {
+  auto args = addIdArgs(command,
+                        "Print one JSON array of the stored event objects "
+                        "{\"seq\",\"type\",\"at\",...}, complete");
+  command.footer("Text output shows one event per line: seq, time, type and its data\n(cut to " +
+                 std::to_string(kMaxDataBytes) + " bytes; --json shows everything).");
+  return [&session, args] {
+    requireExecution(session, args->id);
+    std::ostream& out = session.out();
+    bool first = true;
+    if (args->json) out << '[';
+    session.store(false).scan(args->id, 1, [&](const kernel::Event& event) {
+      if (args->json) {
+        out << (first ? "" : ",") << kernel::toText(event);
+      } else {
+        std::string type(kernel::eventTypeName(event.type));
+        type.resize(std::max(type.size(), kTypeWidth), ' ');
+        out << event.seq << "  " << formatTimestamp(event.atMillis) << "  " << type << "  "
+            << truncateUtf8(json::toText(event.data), kMaxDataBytes, " ...") << '\n';
+      }
+      first = false;
+    });
+    if (args->json) out << ']' << '\n';
+    out.flush();
+    return kExitOk;
+  };
+}
+
+Action setupState(CLI::App& command, Session& session) {
+  auto args = addIdArgs(command, "Print the folded state as one line of compact JSON");
+  command.footer(
+      "The folded state is what a resume reads: {\"workflow\",\"subject\",\"status\",\"input\","
+      "\n\"steps\": {stepId: output}, \"signals\": [{\"name\",\"payload\"}], \"result\"}.");
+  return [&session, args] {
+    requireExecution(session, args->id);
+    kernel::Fold fold;
+    session.store(false).scan(args->id, 1, [&](const kernel::Event& e) { fold.apply(e); });
+    json::value state = fold.state();
+    session.out() << (args->json ? json::toText(state) : prettyJson(state)) << std::endl;
+    return kExitOk;
+  };
+}
+
+}  // namespace loom::cli

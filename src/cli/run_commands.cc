@@ -1,0 +1,189 @@
+// The subcommands that run executions: run, resume, signal. Each prints the RunResult as
+// human text or, with --json, as exactly one JSON object on stdout.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "command.h"
+
+namespace loom::cli {
+namespace {
+
+using kernel::ExecutionStatus;
+
+constexpr std::string_view kJsonHelp = "Print exactly one JSON object instead of text";
+
+json::object resultJson(const workflow::RunResult& r, bool withCounts) {
+  json::object o{{"id", r.id}, {"status", kernel::statusName(r.status)}, {"output", r.output}};
+  if (r.status == ExecutionStatus::kFailed) o["error"] = r.error;
+  if (r.status == ExecutionStatus::kParked) o["waitingFor"] = r.waitingFor;
+  if (withCounts) {
+    o["replayedSteps"] = r.replayedSteps;
+    o["effectsRun"] = r.effectsRun;
+  }
+  return o;
+}
+
+// "<code>: <message>" of a recorded error {code, message}; its JSON text if it has another shape.
+std::string errorText(const json::value& error) {
+  const auto* o = error.if_object();
+  const auto* code = o ? o->if_contains("code") : nullptr;
+  const auto* message = o ? o->if_contains("message") : nullptr;
+  if (code && code->is_string() && message && message->is_string()) {
+    return std::string(code->get_string()) + ": " + std::string(message->get_string());
+  }
+  return json::toText(error);
+}
+
+void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts) {
+  out << "id:       " << r.id << "\n";
+  out << "status:   " << kernel::statusName(r.status);
+  switch (r.status) {
+    case ExecutionStatus::kCompleted:
+      out << "\noutput:   " << json::toText(r.output) << "\n";
+      break;
+    case ExecutionStatus::kParked:
+      if (!r.waitingFor.empty()) {
+        out << ", waiting for signal \"" << r.waitingFor << "\"";
+        out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";
+        out << "next:     loom signal " << r.id << " " << r.waitingFor << " '<JSON payload>'\n";
+      } else {
+        out << " (" << r.parkReason << ")\n";
+        out << "next:     fix the cause, then loom resume " << r.id << "\n";
+      }
+      break;
+    case ExecutionStatus::kFailed:
+      out << "\nerror:    " << errorText(r.error) << "\n";
+      break;
+    case ExecutionStatus::kRunning:
+      out << " (another process is running it and will see the signal)\n";
+      break;
+  }
+  if (withCounts) {
+    out << "replayed: " << r.replayedSteps << " recorded steps; ran " << r.effectsRun
+        << " effects\n";
+  }
+}
+
+// Prints `r` and returns the exit code: 1 for a failed run (with its stderr line), else 0.
+int report(Session& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
+  if (asJson) {
+    session.out() << json::toText(resultJson(r, withCounts)) << std::endl;
+  } else {
+    printHuman(session.out(), r, withCounts);
+    session.out().flush();
+  }
+  if (r.status != ExecutionStatus::kFailed) return kExitOk;
+  printError("execution " + r.id + " failed (" + errorText(r.error) + "); see `loom log " + r.id +
+             "` for its events");
+  return kExitFailure;
+}
+
+std::string workflowList(const workflow::WorkflowRegistry& workflows) {
+  std::string list;
+  for (const workflow::Workflow* wf : workflows.all()) {
+    if (!list.empty()) list += ", ";
+    list += wf->name;
+  }
+  return list.empty() ? "(none)" : list;
+}
+
+std::string workflowTable(const workflow::WorkflowRegistry& workflows) {
+  std::string text = "Workflows this program registers:\n";
+  for (const workflow::Workflow* wf : workflows.all()) {
+    text += "  " + wf->name + "\n      " + wf->description + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+Action setupRun(CLI::App& command, Session& session) {
+  struct Args {
+    std::string workflow;
+    std::string id;
+    std::string subject;
+    std::string input = "null";
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("WORKFLOW", args->workflow, "The registered workflow to run")
+      ->required()
+      ->type_name("");
+  command
+      .add_option("--id", args->id,
+                  "The execution id (default: a fresh one); an existing id is refused, "
+                  "continue that execution with `loom resume ID`")
+      ->type_name("ID");
+  CLI::Option* subject = command
+                             .add_option("--subject", args->subject,
+                                         "The data subject the execution holds "
+                                         "data on (for export and erasure)")
+                             ->type_name("S");
+  command.add_option("--input", args->input, "The workflow's input as JSON text (default null)")
+      ->type_name("JSON");
+  command.add_flag("--json", args->json,
+                   std::string(kJsonHelp) +
+                       ": {\"id\",\"status\",\"output\"}, plus \"error\" "
+                       "when failed, \"waitingFor\" when parked");
+  command.footer(workflowTable(session.workflows()) + "\n" + std::string(kDurabilityHelp));
+  return [&session, args, subject] {
+    json::value input = parseFlagJson(args->input, "--input");
+    if (session.workflows().find(args->workflow) == nullptr) {
+      throw NotFoundError("no workflow '" + args->workflow +
+                          "' is registered; registered: " + workflowList(session.workflows()));
+    }
+    workflow::RunOptions options{.id = args->id};
+    if (subject->count() > 0) options.subject = args->subject;
+    auto result = session.runtime(true).start(args->workflow, std::move(input), options);
+    return report(session, result, args->json, false);
+  };
+}
+
+Action setupResume(CLI::App& command, Session& session) {
+  struct Args {
+    std::string id;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ID", args->id, "The execution to continue")->required()->type_name("");
+  command.add_flag("--json", args->json,
+                   std::string(kJsonHelp) +
+                       ": as `loom run --json`, plus \"replayedSteps\" "
+                       "and \"effectsRun\"");
+  command.footer(
+      "Run it in a fresh process after a crash or a stop: recorded steps return their recorded\n"
+      "outputs without running; at most the one step that was in flight when the process died\n"
+      "runs again. An ended execution prints its recorded result and runs nothing.");
+  return [&session, args] {
+    return report(session, session.runtime(false).resume(args->id), args->json, true);
+  };
+}
+
+Action setupSignal(CLI::App& command, Session& session) {
+  struct Args {
+    std::string id;
+    std::string name;
+    std::string payload = "null";
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ID", args->id, "The execution to signal")->required()->type_name("");
+  command.add_option("NAME", args->name, "The signal's name (what the workflow awaits)")
+      ->required()
+      ->type_name("");
+  command.add_option("PAYLOAD", args->payload, "The signal's payload as JSON text (default null)")
+      ->type_name("");
+  command.add_flag("--json", args->json, std::string(kJsonHelp) + ", as `loom resume --json`");
+  command.footer(
+      "The signal is recorded in the execution's log first, so it is never lost; a parked\n"
+      "execution is then resumed in this process. An execution that has ended takes no signals.");
+  return [&session, args] {
+    json::value payload = parseFlagJson(args->payload, "PAYLOAD");
+    auto result = session.runtime(false).signal(args->id, args->name, std::move(payload));
+    return report(session, result, args->json, true);
+  };
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,24 @@
+// Human-readable text for the `loom` command line: indented JSON and aligned tables.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/json/json.h"
+
+namespace loom::cli {
+
+// JSON text indented by two spaces per level, one member or element per line.
+std::string prettyJson(const json::value& v);
+
+// Rows of cells as columns padded to their widest cell (two spaces between columns, no
+// trailing spaces), one line per row. Widths count UTF-8 code points.
+std::string alignedTable(const std::vector<std::vector<std::string>>& rows);
+
+// `text` cut to at most `maxBytes` bytes at a UTF-8 character boundary, with `suffix` appended
+// when something was cut.
+std::string truncateUtf8(std::string_view text, std::size_t maxBytes, std::string_view suffix);
+
+}  // namespace loom::cli

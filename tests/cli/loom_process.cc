@@ -1,0 +1,149 @@
+#include "cli/loom_process.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace loom::testing {
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "loom-cli-test-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp failed for " + pattern);
+  }
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);  // best effort: a leftover temp folder is harmless
+}
+
+json::value Outcome::json() const {
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "expected one line: " << out;
+  try {
+    return json::parse(out, "loom stdout");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what() << "\nstdout: " << out << "\nstderr: " << err;
+    return nullptr;
+  }
+}
+
+std::string loomBinary() {
+  const char* dir = std::getenv("LOOM_TEST_BIN_DIR");
+  if (dir == nullptr) {
+    throw std::runtime_error(
+        "LOOM_TEST_BIN_DIR is not set; run the tests with ctest, or set "
+        "it to the build folder that holds the loom binary");
+  }
+  return (std::filesystem::path(dir) / "loom").string();
+}
+
+Child::Child(const std::vector<std::string>& args, const TempDir& dir,
+             const std::vector<std::string>& env) {
+  static int counter = 0;
+  ++counter;
+  outPath_ = dir / ("child-" + std::to_string(counter) + ".out");
+  errPath_ = dir / ("child-" + std::to_string(counter) + ".err");
+  std::string binary = loomBinary();
+  std::vector<std::string> argvText = {binary};
+  argvText.insert(argvText.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argvText) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> envText;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    bool overridden = false;
+    for (const auto& mine : env) {
+      auto name = mine.substr(0, mine.find('=') + 1);
+      if (entry.substr(0, name.size()) == name) overridden = true;
+    }
+    if (!overridden) envText.emplace_back(entry);
+  }
+  envText.insert(envText.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : envText) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    // The child: only async-signal-safe calls until exec.
+    int out = ::open(outPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
+    ::execve(binary.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+}
+
+Child::~Child() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status_, 0);
+  }
+}
+
+bool Child::exited() {
+  if (reaped_) return true;
+  pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_) reaped_ = true;
+  return reaped_;
+}
+
+void Child::kill(int signal) {
+  if (!reaped_) ::kill(pid_, signal);
+}
+
+Outcome Child::wait(int timeoutMs) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (!exited()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "loom did not end within " << timeoutMs << " ms; killing it";
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status_, 0);
+      reaped_ = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  Outcome o;
+  if (WIFEXITED(status_)) o.exitCode = WEXITSTATUS(status_);
+  if (WIFSIGNALED(status_)) o.termSignal = WTERMSIG(status_);
+  o.out = readFile(outPath_);
+  o.err = readFile(errPath_);
+  return o;
+}
+
+Outcome runLoom(const std::vector<std::string>& args, const TempDir& dir,
+                const std::vector<std::string>& env) {
+  Child child(args, dir, env);
+  return child.wait();
+}
+
+std::vector<std::string> readLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace loom::testing

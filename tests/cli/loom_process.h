@@ -1,0 +1,70 @@
+// Test helpers that run the real `loom` binary ($LOOM_TEST_BIN_DIR/loom) as a child process
+// (fork/exec), capture its stdout and stderr in files, and can SIGKILL it mid-run. Each test
+// gets a fresh temporary folder for its Loom home and witness files. Not thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "loom/json/json.h"
+
+namespace loom::testing {
+
+// A fresh folder under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(std::string_view name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct Outcome {
+  int exitCode = -1;   // when the process exited
+  int termSignal = 0;  // when a signal ended it
+  std::string out;
+  std::string err;
+  // The stdout text parsed as exactly one JSON value (test failure otherwise).
+  json::value json() const;
+};
+
+class Child {
+ public:
+  // Starts `loom args...` with stdout and stderr going to files in `dir`, in this process's
+  // environment plus `env` ("NAME=value" entries, which win).
+  Child(const std::vector<std::string>& args, const TempDir& dir,
+        const std::vector<std::string>& env = {});
+  ~Child();  // SIGKILLs and reaps a child nobody waited for
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // True once the child has ended (reaps it).
+  bool exited();
+  void kill(int signal);
+  // Waits for the child to end (SIGKILLs it after `timeoutMs`, and the test fails).
+  Outcome wait(int timeoutMs = 60'000);
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = 0;
+  bool reaped_ = false;
+  std::string outPath_;
+  std::string errPath_;
+};
+
+std::string loomBinary();
+// Runs `loom args...` to completion.
+Outcome runLoom(const std::vector<std::string>& args, const TempDir& dir,
+                const std::vector<std::string>& env = {});
+// The lines of a text file (no trailing empty line); empty when the file does not exist.
+std::vector<std::string> readLines(const std::string& path);
+
+}  // namespace loom::testing
