@@ -125,10 +125,18 @@ json::value ExecutionContext::invokeTransient(std::string_view effectId, json::v
     throw NotFoundError("invokeTransient of effect '" + std::string(effectId) +
                         "', which is not registered");
   }
-  return env_.chain.invoke(ctx, std::move(input),
-                           [task](const effects::EffectContext& c, json::value in) {
-                             return task->fn(c, std::move(in));
-                           });
+  try {
+    return env_.chain.invoke(ctx, std::move(input),
+                             [task](const effects::EffectContext& c, json::value in) {
+                               return task->fn(c, std::move(in));
+                             });
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kStopped) throw;
+    // Stopped by the kill switch: park like a stopped step (nothing to record, no step id),
+    // so that resume after `loom unkill` runs the call again.
+    replaying_ = false;
+    throw ParkRequest{"effectStopped", "", ""};
+  }
 }
 
 json::value ExecutionContext::awaitSignal(std::string_view name) {

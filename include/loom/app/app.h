@@ -1,0 +1,73 @@
+// Boot: composes a Loom app from a validated, frozen Config (DESIGN §3 step 1). It re-checks
+// the config, builds every middleware, and only then creates the home folder and opens the
+// stores; so a config that fails validation opens and creates nothing. The middleware chain
+// is built ONCE here, outermost first: kill switch -> (claim-check, when configured) ->
+// secret redaction (when security.redact is set) -> every execution.effectMiddleware entry
+// in order -> the effect. The App owns what boot built; the registries it was given must
+// outlive it. Thread-safety: App's accessors are thread-safe (the runtime and stores are).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+#include "loom/app/config.h"
+#include "loom/effects/middleware.h"
+#include "loom/effects/task.h"
+#include "loom/kernel/event_store.h"
+#include "loom/middleware/kill_switch_store.h"
+#include "loom/util/clock.h"
+#include "loom/workflow/runtime.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::app {
+
+struct BootOptions {
+  // The runtime's and the kill switch's clock (a ManualClock in tests).
+  std::shared_ptr<const Clock> clock = systemClock();
+  // Worker threads of the runtime's *Async methods; 0 = hardware concurrency.
+  unsigned workers = 0;
+};
+
+class App {
+ public:
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  const Config& config() const { return *config_; }
+  // The home folder (storage.home), which holds loom.db.
+  const std::filesystem::path& home() const { return home_; }
+  kernel::EventStore& store() { return *store_; }
+  workflow::WorkflowRuntime& runtime() { return *runtime_; }
+  const effects::EffectChain& chain() const { return *chain_; }
+  // The operator's stops; killing here is seen by this app's chain at once and by other
+  // processes using the same home within a second.
+  middleware::KillSwitchStore& killSwitch() { return *killSwitch_; }
+  // Reports a warning through observability.onWarn (stderr when unset).
+  void warn(std::string_view message) const;
+
+ private:
+  friend std::unique_ptr<App> boot(std::shared_ptr<const Config>, workflow::WorkflowRegistry&,
+                                   effects::TaskRegistry&, BootOptions);
+  App() = default;
+
+  // Declaration order is destruction order reversed: the runtime goes first.
+  std::shared_ptr<const Config> config_;
+  std::filesystem::path home_;
+  std::unique_ptr<kernel::EventStore> store_;
+  std::shared_ptr<middleware::KillSwitchStore> killSwitch_;
+  std::shared_ptr<const effects::EffectChain> chain_;
+  std::unique_ptr<workflow::WorkflowRuntime> runtime_;
+};
+
+// Composes the app. Throws ConfigValidationError when `config` is null or invalid (nothing
+// is created), ConfigError when a security.redact environment secret is too short (nothing
+// is created), FailedPreconditionError when the home cannot be created, and what the stores
+// throw when they cannot be opened (see sqlite_event_store.h, kill_switch_store.h).
+// `workflows` and `tasks` must outlive the App; registering after boot is not supported.
+std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
+                          workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
+                          BootOptions options = {});
+
+}  // namespace loom::app

@@ -1,0 +1,83 @@
+// The option table: one row per configuration option (path, type, default, allowed values or
+// range, description, and whether this build supports it). It drives the validation of
+// loom.toml (unknown keys, wrong types, out-of-range values, flat spellings, options a later
+// version adds) and of a C++ Config, describeConfig, and the generated docs/config.md, so
+// code and docs cannot drift. Adding an option is adding a row (and its Config field).
+// Thread-safety: the table is built once and read-only.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "loom/app/config.h"
+
+namespace loom::app {
+
+enum class OptionType {
+  kGroup,       // a top-level group: [execution]
+  kTable,       // a nested table: [storage.eventStore]
+  kTableArray,  // entries [[security.redact]]; their options are rows "<path>[].<key>"
+  kMiddleware,  // execution.effectMiddleware: C++ Middleware objects; TOML [[...]] with kind
+  kString,
+  kInteger,
+  kNumber,  // integer or floating point
+  kBoolean,
+  kStringList,
+  kCallback,  // a C++ std::function
+};
+
+enum class Support {
+  kSupported,  // validated and used
+  kCppOnly,    // settable from C++ only; in loom.toml it is a ConfigError
+  kNotYet,     // reserved for a later version; setting it is a ConfigError
+};
+
+using OptionValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+// The options given in one [[...]] entry, by key.
+using OptionEntry = std::vector<std::pair<std::string, OptionValue>>;
+
+struct OptionRow {
+  std::string path;  // "storage.eventStore.durability"; entry options: "security.redact[].name"
+  OptionType type = OptionType::kString;
+  std::string defaultText;           // as docs/config.md shows it; empty: none
+  std::vector<std::string> allowed;  // the accepted values of a string (list) option
+  std::optional<double> min;         // range of an integer or number option
+  std::optional<double> max;
+  std::string description;
+  Support support = Support::kSupported;
+  std::string arrivesWith;  // kNotYet: the work that adds it (shown in errors and docs)
+  std::string onlyFor;      // entry options: the `kind` they belong to; empty: every kind
+  bool required = false;    // entry options that must be given; strings that must be non-empty
+
+  // Binding to Config. Scalar options have get and set (set by the TOML loader; get checked
+  // against allowed/min/max by validateConfig); table arrays have addEntry (called with an
+  // entry whose keys and types were checked); show renders the value for describeConfig.
+  std::function<void(Config&, OptionValue)> set;
+  std::function<OptionValue(const Config&)> get;
+  std::function<void(Config&, const OptionEntry&, const std::string& entryPath, ConfigIssues&)>
+      addEntry;
+  std::function<std::string(const Config&)> show;
+};
+
+// Every row, groups first in the order execution, security, compliance, storage,
+// observability, then the agent-app sections; each table's rows follow it.
+const std::vector<OptionRow>& optionTable();
+// The row at `path` (entry options as "<array>[].<key>"), nullptr when there is none.
+const OptionRow* findOption(std::string_view path);
+
+// Checks `value` against the row's allowed values and range; returns what is wrong
+// ("expected one of \"full\", \"normal\"; got \"fast\"") or nullopt when it is fine.
+std::optional<std::string> checkOptionValue(const OptionRow& row, const OptionValue& value);
+// Human name of a row's type for messages and docs ("string", "array of tables", ...).
+std::string_view optionTypeName(OptionType type);
+// `value` as TOML-ish text: "full" quoted, numbers plain, lists in brackets.
+std::string optionValueText(const OptionValue& value);
+
+// docs/config.md: the reference of every option, generated from optionTable().
+std::string configReferenceMarkdown();
+
+}  // namespace loom::app

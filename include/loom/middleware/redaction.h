@@ -1,0 +1,54 @@
+// Secret redaction (`security.redact`): scrubs configured secrets from every effect result
+// before any outer layer (claim-check, the journal, the workflow) sees it. Every string
+// anywhere in the result's JSON is checked, object keys included; each match becomes
+// "[REDACTED:<name>]". Literal secrets (values and environment variables) are applied
+// longest first, then patterns in configured order. The error message of an effect that
+// throws is scrubbed too (the runtime journals it). Inputs pass to the effect unchanged (it
+// may need the secret); boot installs redact() as RuntimeOptions::journalInputFilter, so the
+// journaled copy of each input is scrubbed as well.
+// Thread-safety: immutable after construction; invoke and redact may run on many threads.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "loom/effects/middleware.h"
+#include "loom/middleware/redaction_config.h"
+#include "loom/middleware/warn_sink.h"
+#include "loom/util/error.h"
+
+namespace loom::middleware {
+
+class RedactionMiddleware : public effects::Middleware {
+ public:
+  // Validates the rules (ConfigError listing every problem, paths "security.redact[i]..."),
+  // reads each `env` variable now and compiles each pattern once. An unset variable is
+  // reported through `onWarn` (nothing to redact for it); a set one shorter than
+  // kMinSecretChars is a ConfigError.
+  explicit RedactionMiddleware(const std::vector<RedactionRule>& rules, WarnSink onWarn = {});
+
+  std::string_view name() const override { return kRedactionName; }
+  // Returns redact(next(...)); an exception from next whose message holds a secret is
+  // rethrown as a loom::Error with the same code and a scrubbed message.
+  json::value invoke(const effects::EffectContext& ctx, json::value input,
+                     const effects::Next& next) override;
+
+  // `v` with every secret replaced, in every string and object key.
+  json::value redact(json::value v) const;
+  // Replaces every secret in `text`; returns whether anything was replaced.
+  bool redactText(std::string& text) const;
+  std::size_t ruleCount() const { return rules_.size(); }
+
+ private:
+  struct CompiledRule {
+    std::string marker;
+    std::string literal;  // a value or an environment variable's value
+    std::optional<std::regex> pattern;
+  };
+  void redactInPlace(json::value& v) const;
+  std::vector<CompiledRule> rules_;
+};
+
+}  // namespace loom::middleware

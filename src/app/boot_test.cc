@@ -1,0 +1,216 @@
+// boot: nothing is composed from an invalid config; the chain's order; the kill switch and
+// redaction through a booted app.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "loom/app/app.h"
+#include "loom/app/config_file.h"
+#include "loom/workflow/errors.h"
+#include "middleware/test_support.h"
+
+namespace loom::app {
+namespace {
+
+using loom::testing::Recorder;
+using loom::testing::TempDir;
+using loom::testing::Trace;
+
+TEST(Boot, AnInvalidConfigOpensAndCreatesNothing) {
+  TempDir dir;
+  auto home = dir.path() / "home";
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+
+  // Frozen without defineConfig: boot validates again.
+  Config bad;
+  bad.storage.home = home.string();
+  bad.storage.eventStore.durability = "fast";
+  EXPECT_THROW(boot(std::make_shared<const Config>(bad), workflows, tasks), ConfigValidationError);
+  EXPECT_THROW(boot(nullptr, workflows, tasks), ConfigValidationError);
+
+  // A secret environment variable that is too short is found at boot, still before the home.
+  ::setenv("LOOM_BOOT_TEST_SHORT", "ab", 1);
+  Config shortSecret;
+  shortSecret.storage.home = home.string();
+  shortSecret.security.redact = {{.name = "s", .env = "LOOM_BOOT_TEST_SHORT"}};
+  EXPECT_THROW(boot(defineConfig(shortSecret), workflows, tasks), ConfigError);
+  ::unsetenv("LOOM_BOOT_TEST_SHORT");
+
+  // A bad loom.toml fails at load, before boot can run.
+  auto toml = dir.path() / "loom.toml";
+  std::ofstream(toml) << "[storage]\nhome = \"" << home.string() << "\"\ndurability = 1\n";
+  EXPECT_THROW(loadConfigFile(toml), ConfigValidationError);
+
+  EXPECT_FALSE(std::filesystem::exists(home));
+  EXPECT_FALSE(std::filesystem::exists(home / "loom.db"));
+}
+
+struct EchoWorld {
+  EchoWorld() {
+    tasks.add({"echo", "tool"}, [this](const effects::EffectContext&, json::value in) {
+      ++echoes;
+      return json::value(json::object{{"token", "s3cr3t-value-1"}, {"in", in}});
+    });
+    workflows.add("wf", "", [](workflow::WorkflowContext& ctx) {
+      return ctx.effect("call", "echo", json::value(json::object{{"q", 1}}));
+    });
+  }
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  int echoes = 0;
+};
+
+TEST(Boot, TheChainIsBuiltOnceKillSwitchOutermostThenRedactionThenUserMiddleware) {
+  TempDir dir;
+  EchoWorld world;
+  auto trace = std::make_shared<Trace>();
+  auto a = std::make_shared<Recorder>("a", trace);
+  auto b = std::make_shared<Recorder>("b", trace);
+  Config config;
+  config.storage.home = dir.path().string();
+  config.storage.eventStore.kind = "memory";
+  config.security.redact = {{.name = "tok", .value = "s3cr3t-value-1"}};
+  config.execution.effectMiddleware = {a, b};
+  auto app = boot(defineConfig(config), world.workflows, world.tasks);
+
+  EXPECT_EQ(app->chain().layerNames(),
+            (std::vector<std::string>{"killSwitch", "redaction", "a", "b"}));
+  EXPECT_EQ(&app->runtime().chain(), &app->chain());  // the one chain, built at boot
+
+  auto r = app->runtime().start("wf", json::value(nullptr), {.id = "run-1"});
+  ASSERT_EQ(r.status, kernel::ExecutionStatus::kCompleted) << json::toText(r.error);
+  // Inward: each layer sees the input as the layers outside it left it.
+  // Outward: the user middleware (inside redaction) see the real result; what leaves the
+  // chain (the journal, the workflow) is scrubbed.
+  EXPECT_EQ(
+      trace->snapshot(),
+      (std::vector<std::string>{
+          R"(a in {"q":1})", R"(b in {"q":1,"path":["+a"]})",
+          R"(b out {"token":"s3cr3t-value-1","in":{"q":1,"path":["+a","+b"]}})",
+          R"(a out {"token":"s3cr3t-value-1","in":{"q":1,"path":["+a","+b"]},"seenBy":["b"]})"}));
+  EXPECT_EQ(r.output.at("token"), "[REDACTED:tok]");
+  EXPECT_EQ(json::toText(r.output.at("seenBy")), R"(["b","a"])");
+  for (const auto& e : app->store().read("run-1")) {
+    EXPECT_EQ(kernel::toText(e).find("s3cr3t"), std::string::npos) << kernel::toText(e);
+  }
+
+  // Kill switch outermost: a stopped effect reaches no layer at all.
+  app->killSwitch().kill("echo");
+  auto parked = app->runtime().start("wf", json::value(nullptr), {.id = "run-2"});
+  EXPECT_EQ(parked.status, kernel::ExecutionStatus::kParked);
+  EXPECT_EQ(parked.parkReason, "effectStopped");
+  EXPECT_EQ(a->calls, 1);
+  EXPECT_EQ(world.echoes, 1);
+  app->killSwitch().unkill("echo");
+  auto resumed = app->runtime().resume("run-2");
+  EXPECT_EQ(resumed.status, kernel::ExecutionStatus::kCompleted);
+  EXPECT_EQ(a->calls, 2);
+}
+
+TEST(Boot, AKillFromAnotherProcessIsSeenWithinTheRefreshWindow) {
+  TempDir dir;
+  EchoWorld world;
+  Config config;
+  config.storage.home = dir.path().string();
+  config.storage.eventStore.durability = "normal";
+  auto clock = std::make_shared<ManualClock>();
+  auto app = boot(defineConfig(config), world.workflows, world.tasks, {.clock = clock});
+  EXPECT_EQ(app->runtime().start("wf", json::value(nullptr)).status,
+            kernel::ExecutionStatus::kCompleted);
+
+  // `loom kill echo` in another process: another store on the same home database.
+  middleware::KillSwitchStore cli({.path = (app->home() / "loom.db").string(), .clock = clock});
+  cli.kill("echo");
+  clock->advance(middleware::kKillSwitchRefreshMillis);
+  auto r = app->runtime().start("wf", json::value(nullptr), {.id = "stopped"});
+  EXPECT_EQ(r.status, kernel::ExecutionStatus::kParked);
+  EXPECT_EQ(world.echoes, 1);
+  cli.unkill("echo");
+  clock->advance(middleware::kKillSwitchRefreshMillis);
+  EXPECT_EQ(app->runtime().resume("stopped").status, kernel::ExecutionStatus::kCompleted);
+  EXPECT_EQ(app->killSwitch().list().size(), 0u);
+}
+
+// Every byte of every file under `dir`.
+std::string allBytesUnder(const std::filesystem::path& dir) {
+  std::string all;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    all += bytes.str();
+  }
+  return all;
+}
+
+// Runs a workflow whose effect takes secrets as input, returns secrets (in values and keys)
+// and fails with a secret in its error, through an app booted on a SQLite home.
+void runLeakyWorkflow(const std::filesystem::path& home, bool redact,
+                      const std::function<void(const std::string&)>& checkWhileOpen) {
+  effects::TaskRegistry tasks;
+  tasks.add({"leaky", "tool"}, [](const effects::EffectContext&, json::value in) {
+    return json::value(
+        json::object{{"echo", in}, {"token", "tok_abcdefgh"}, {"literal-secret-123", "as a key"}});
+  });
+  tasks.add({"failing", "tool"}, [](const effects::EffectContext&, json::value) -> json::value {
+    throw UnavailableError("upstream rejected literal-secret-123");
+  });
+  workflow::WorkflowRegistry workflows;
+  workflows.add("leaky", "", [](workflow::WorkflowContext& ctx) {
+    json::object input{{"password", "literal-secret-123"},
+                       {"apiKey", std::getenv("LOOM_BOOT_TEST_TOKEN")}};
+    json::value first = ctx.effect("leak", "leaky", input);
+    std::string error;
+    try {
+      ctx.effect("fail", "failing", input);
+    } catch (const workflow::StepFailedError& e) {
+      error = e.what();
+    }
+    return json::value(json::object{{"first", first}, {"error", error}});
+  });
+  Config config;
+  config.storage.home = home.string();
+  if (redact) {
+    config.security.redact = {{.name = "literal", .value = "literal-secret-123"},
+                              {.name = "env", .env = "LOOM_BOOT_TEST_TOKEN"},
+                              {.name = "token", .pattern = "tok_[a-z0-9]{8}"}};
+  }
+  auto app = boot(defineConfig(config), workflows, tasks);
+  auto r = app->runtime().start("leaky", json::value(nullptr));
+  ASSERT_EQ(r.status, kernel::ExecutionStatus::kCompleted) << json::toText(r.error);
+  if (redact) {
+    EXPECT_EQ(r.output.at("first").at("token"), "[REDACTED:token]");
+    EXPECT_EQ(r.output.at("first").at("echo").at("apiKey"), "[REDACTED:env]");
+    EXPECT_TRUE(r.output.at("first").as_object().contains("[REDACTED:literal]"));
+    EXPECT_NE(std::string(r.output.at("error").as_string()).find("[REDACTED:literal]"),
+              std::string::npos);
+  }
+  checkWhileOpen(allBytesUnder(home));  // the WAL file too
+}
+
+TEST(Boot, RedactedSecretsAppearInNoFileOfTheHome) {
+  ::setenv("LOOM_BOOT_TEST_TOKEN", "env-secret-abcdef", 1);
+  const std::vector<std::string> secrets = {"literal-secret-123", "env-secret-abcdef",
+                                            "tok_abcdefgh"};
+  TempDir redacted;
+  runLeakyWorkflow(redacted.path(), true, [&](const std::string& bytes) {
+    for (const auto& s : secrets) EXPECT_EQ(bytes.find(s), std::string::npos) << s;
+  });
+  std::string closed = allBytesUnder(redacted.path());
+  EXPECT_NE(closed.find("[REDACTED:token]"), std::string::npos);  // the log is there...
+  for (const auto& s : secrets) EXPECT_EQ(closed.find(s), std::string::npos) << s;
+
+  // The control: without redaction the same bytes do hold every secret, so the grep works.
+  TempDir plain;
+  runLeakyWorkflow(plain.path(), false, [](const std::string&) {});
+  std::string leaked = allBytesUnder(plain.path());
+  for (const auto& s : secrets) EXPECT_NE(leaked.find(s), std::string::npos) << s;
+  ::unsetenv("LOOM_BOOT_TEST_TOKEN");
+}
+
+}  // namespace
+}  // namespace loom::app

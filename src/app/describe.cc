@@ -1,0 +1,37 @@
+// describeConfig, chainLayerNames and checkConfigFile: what `loom config check` prints.
+#include "loom/app/config_file.h"
+#include "loom/app/options.h"
+#include "loom/middleware/kill_switch_config.h"
+
+namespace loom::app {
+
+std::vector<std::string> chainLayerNames(const Config& config) {
+  std::vector<std::string> names{std::string(middleware::kKillSwitchName)};
+  // (claim-check goes here once execution.claimCheck is supported; see boot.cc)
+  if (!config.security.redact.empty()) names.emplace_back(middleware::kRedactionName);
+  for (const auto& m : config.execution.effectMiddleware) {
+    names.emplace_back(m ? std::string(m->name()) : "<null>");
+  }
+  return names;
+}
+
+std::string describeConfig(const Config& config) {
+  std::string out;
+  for (const OptionRow& row : optionTable()) {
+    if (row.show) out += row.path + " = " + row.show(config) + "\n";
+  }
+  out += "chain, outermost first: ";
+  for (const auto& name : chainLayerNames(config)) out += name + " -> ";
+  return out + "effect\n";
+}
+
+ConfigCheck checkConfigFile(const std::filesystem::path& path) {
+  try {
+    auto config = loadConfigFile(path);
+    return {true, path.string() + ": valid\n" + describeConfig(*config)};
+  } catch (const ConfigError& e) {
+    return {false, std::string(e.what()) + "\n"};  // the problems are the answer
+  }
+}
+
+}  // namespace loom::app

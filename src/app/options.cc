@@ -1,0 +1,362 @@
+// The option table. Each row is one option of loom::app::Config (or of a loom.toml entry);
+// adding an option is adding a row here and its field in config.h.
+#include "loom/app/options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "effect_middleware_entry.h"
+#include "loom/middleware/retry_config.h"
+#include "loom/middleware/timeout_config.h"
+
+namespace loom::app {
+namespace {
+
+// Binds a string field of Config to a row.
+template <typename Field>
+void bindString(OptionRow& row, Field field) {
+  row.set = [field](Config& c, OptionValue v) { field(c) = std::get<std::string>(std::move(v)); };
+  row.get = [field](const Config& c) { return OptionValue(field(c)); };
+}
+
+std::vector<std::string> errorCodeNames() {
+  std::vector<std::string> names;
+  for (int i = 0; i <= static_cast<int>(ErrorCode::kStepFailed); ++i) {
+    names.emplace_back(errorCodeName(static_cast<ErrorCode>(i)));
+  }
+  return names;
+}
+
+std::string showRedactRules(const Config& c) {
+  std::string out = "[";
+  for (const auto& rule : c.security.redact) {
+    if (out.size() > 1) out += ", ";
+    out += "{name = \"" + rule.name + "\", ";
+    if (!rule.value.empty()) {
+      out += "value = <hidden, " + std::to_string(rule.value.size()) + " characters>}";
+    } else if (!rule.env.empty()) {
+      out += "env = \"" + rule.env + "\"}";
+    } else {
+      out += "pattern = " + optionValueText(rule.pattern) + "}";
+    }
+  }
+  return out + "]";
+}
+
+void addRedactEntry(Config& c, const OptionEntry& entry, const std::string&, ConfigIssues&) {
+  middleware::RedactionRule rule;
+  for (const auto& [key, value] : entry) {
+    const std::string& text = std::get<std::string>(value);
+    if (key == "name") rule.name = text;
+    if (key == "value") rule.value = text;
+    if (key == "env") rule.env = text;
+    if (key == "pattern") rule.pattern = text;
+  }
+  c.security.redact.push_back(std::move(rule));
+}
+
+std::vector<OptionRow> buildTable() {
+  namespace mw = loom::middleware;
+  std::vector<OptionRow> rows;
+  auto row = [&rows](std::string path, OptionType type, std::string description) -> OptionRow& {
+    OptionRow& r = rows.emplace_back();
+    r.path = std::move(path);
+    r.type = type;
+    r.description = std::move(description);
+    return r;
+  };
+  auto notYet = [&](std::string path, OptionType type, std::string what, std::string by) {
+    OptionRow& r = row(std::move(path), type, std::move(what));
+    r.support = Support::kNotYet;
+    r.arrivesWith = std::move(by);
+  };
+
+  // execution ---------------------------------------------------------------------------
+  row("execution", OptionType::kGroup, "How effects run: the middleware chain and the journal.");
+  {
+    OptionRow& r = row("execution.effectMiddleware", OptionType::kMiddleware,
+                       "User middleware, outermost first. The chain is built once at boot: "
+                       "kill switch, claim-check (when configured), secret redaction, then "
+                       "these entries, then the effect. C++: `shared_ptr<effects::Middleware>` "
+                       "objects. loom.toml: `[[execution.effectMiddleware]]` tables whose "
+                       "`kind` picks a ready-made middleware. A timeout must be the last entry.");
+    r.defaultText = "[]";
+    r.addEntry = addEffectMiddlewareEntry;
+    r.show = showEffectMiddleware;
+  }
+  {
+    OptionRow& r = row("execution.effectMiddleware[].kind", OptionType::kString,
+                       "Which ready-made middleware this entry builds.");
+    r.allowed = {std::string(mw::kRetryName), std::string(mw::kTimeoutName)};
+    r.required = true;
+  }
+  auto retryRow = [&](std::string key, OptionType type, std::string dflt, double min, double max,
+                      std::string description) -> OptionRow& {
+    OptionRow& r = row("execution.effectMiddleware[]." + key, type, std::move(description));
+    r.defaultText = std::move(dflt);
+    r.min = min;
+    r.max = max;
+    r.onlyFor = mw::kRetryName;
+    return r;
+  };
+  retryRow("attempts", OptionType::kInteger, "3", 1, mw::kRetryMaxAttempts,
+           "Tries in all, the first included (1 never retries).");
+  retryRow("initialDelayMs", OptionType::kInteger, "100", 0, mw::kRetryMaxDelayMillis,
+           "Delay before the second try, in milliseconds.");
+  retryRow("multiplier", OptionType::kNumber, "2", 1, mw::kRetryMaxMultiplier,
+           "Each later delay is this many times the previous one.");
+  retryRow("maxDelayMs", OptionType::kInteger, "10000", 0, mw::kRetryMaxDelayMillis,
+           "Cap of any one delay, in milliseconds; at least initialDelayMs.");
+  retryRow("jitter", OptionType::kNumber, "0.2", 0, 1,
+           "Each delay is scaled by a random factor in [1 - jitter, 1].");
+  {
+    OptionRow& r = row("execution.effectMiddleware[].retryOn", OptionType::kStringList,
+                       "Error codes worth another try; any other error fails at once.");
+    r.defaultText = "[\"unavailable\", \"deadlineExceeded\"]";
+    r.allowed = errorCodeNames();
+    r.onlyFor = mw::kRetryName;
+  }
+  {
+    OptionRow& r = row("execution.effectMiddleware[].ms", OptionType::kInteger,
+                       "How long one call may take, in milliseconds. A call that takes longer "
+                       "fails with deadlineExceeded and keeps running in the background.");
+    r.defaultText = "30000";
+    r.min = 1;
+    r.max = static_cast<double>(mw::kTimeoutMaxMillis);
+    r.onlyFor = mw::kTimeoutName;
+  }
+  row("execution.journal", OptionType::kTable, "How steps are journaled.");
+  {
+    OptionRow& r = row("execution.journal.modelInput", OptionType::kString,
+                       "How an agent's model turn journals its input: `delta` records what was "
+                       "appended since the previous turn, `full` the whole transcript.");
+    r.defaultText = "\"delta\"";
+    r.allowed = {"delta", "full"};
+    bindString(
+        r, [](auto& c) -> auto& { return c.execution.journal.modelInput; });
+  }
+  notYet("execution.claimCheck", OptionType::kTable,
+         "Offloads the results of the listed agent tools to the content store (ADR 0140).",
+         "the claim-check work, ADR 0140");
+
+  // security ----------------------------------------------------------------------------
+  row("security", OptionType::kGroup, "Secrets and (later) encryption.");
+  {
+    OptionRow& r = row("security.redact", OptionType::kTableArray,
+                       "Secret redaction rules. Every match in an effect's result (every "
+                       "string, object keys too) and in each journaled input becomes "
+                       "`[REDACTED:<name>]`. Each rule gives exactly one of `value`, `env`, "
+                       "`pattern`.");
+    r.defaultText = "[]";
+    r.addEntry = addRedactEntry;
+    r.show = showRedactRules;
+  }
+  {
+    OptionRow& r = row("security.redact[].name", OptionType::kString,
+                       "Shown in the marker; 1 to 64 of A-Z a-z 0-9 _ . -, unique.");
+    r.required = true;
+  }
+  row("security.redact[].value", OptionType::kString, "A literal secret, at least 4 characters.");
+  row("security.redact[].env", OptionType::kString,
+      "An environment variable whose value (read at boot) is the secret.");
+  row("security.redact[].pattern", OptionType::kString,
+      "A regular expression (ECMAScript) that must not match the empty string.");
+  notYet("security.crypto", OptionType::kTable, "Per-subject sealing of log payloads.",
+         "the compliance work, ADR 0143");
+  notYet("security.keys", OptionType::kTable, "The key store of per-subject data keys.",
+         "the compliance work, ADR 0143");
+
+  // compliance --------------------------------------------------------------------------
+  row("compliance", OptionType::kGroup,
+      "Erasure and export of a data subject's data (nothing here is supported yet).");
+  notYet("compliance.erase", OptionType::kTable, "Erasure of a data subject (GDPR Art. 17).",
+         "the compliance work");
+
+  // storage -----------------------------------------------------------------------------
+  row("storage", OptionType::kGroup, "Where Loom keeps its data.");
+  {
+    OptionRow& r = row("storage.home", OptionType::kString,
+                       "The home folder, created at boot. It holds `loom.db` (the SQLite "
+                       "event store and the kill switch, which lives there whatever the "
+                       "event store kind).");
+    r.defaultText = "\".loom\"";
+    r.required = true;
+    bindString(
+        r, [](auto& c) -> auto& { return c.storage.home; });
+  }
+  row("storage.eventStore", OptionType::kTable, "The execution logs.");
+  {
+    OptionRow& r = row("storage.eventStore.kind", OptionType::kString,
+                       "`sqlite`: `<home>/loom.db`; `memory`: in the process, lost at exit.");
+    r.defaultText = "\"sqlite\"";
+    r.allowed = {"sqlite", "memory"};
+    bindString(
+        r, [](auto& c) -> auto& { return c.storage.eventStore.kind; });
+  }
+  {
+    OptionRow& r = row("storage.eventStore.durability", OptionType::kString,
+                       "`full`: every commit is fsynced (survives power loss); `normal`: "
+                       "survives a process crash, may lose the last commits on power loss.");
+    r.defaultText = "\"full\"";
+    r.allowed = {"full", "normal"};
+    bindString(
+        r, [](auto& c) -> auto& { return c.storage.eventStore.durability; });
+  }
+  notYet("storage.contentStore", OptionType::kTable, "The content store of offloaded blobs.",
+         "the content store work");
+  notYet("storage.retention", OptionType::kTable,
+         "Discarding (and archiving) the logs of ended executions.", "the sweep work");
+
+  // observability -----------------------------------------------------------------------
+  row("observability", OptionType::kGroup, "Warnings and logging.");
+  {
+    OptionRow& r = row("observability.onWarn", OptionType::kCallback,
+                       "Receives report-only warnings; must be thread-safe. Without it "
+                       "warnings go to stderr.");
+    r.defaultText = "stderr";
+    r.support = Support::kCppOnly;
+    r.show = [](const Config& c) {
+      return std::string(c.observability.onWarn ? "<C++ callback>" : "<stderr>");
+    };
+  }
+  {
+    OptionRow& r =
+        row("observability.logLevel", OptionType::kString, "The least severe level logged.");
+    r.defaultText = "\"info\"";
+    r.allowed = {"error", "warn", "info", "debug"};
+    bindString(
+        r, [](auto& c) -> auto& { return c.observability.logLevel; });
+  }
+
+  // agent apps --------------------------------------------------------------------------
+  notYet("agent", OptionType::kTable,
+         "An agent app's loop: name, maxTurns, "
+         "warnTranscriptBytes.",
+         "the agent work");
+  notYet("model", OptionType::kTable, "An agent app's model.", "the agent work");
+  notYet("tools", OptionType::kTableArray, "An agent app's tools (and [[tools.mcp]] servers).",
+         "the agent work");
+
+  for (OptionRow& r : rows) {
+    if (!r.show && r.get) {
+      r.show = [get = r.get](const Config& c) { return optionValueText(get(c)); };
+    }
+  }
+  return rows;
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string numberText(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+std::string rangeText(const OptionRow& row) {
+  std::string kind = row.type == OptionType::kInteger ? "an integer" : "a number";
+  return kind + " from " + numberText(*row.min) + " to " + numberText(*row.max);
+}
+
+std::string allowedText(const std::vector<std::string>& allowed) {
+  std::string out;
+  for (const auto& a : allowed) out += (out.empty() ? "" : ", ") + quoted(a);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<OptionRow>& optionTable() {
+  static const std::vector<OptionRow> table = buildTable();
+  return table;
+}
+
+const OptionRow* findOption(std::string_view path) {
+  static const auto index = [] {
+    std::map<std::string, const OptionRow*, std::less<>> m;
+    for (const auto& r : optionTable()) m.emplace(r.path, &r);
+    return m;
+  }();
+  auto it = index.find(path);
+  return it == index.end() ? nullptr : it->second;
+}
+
+std::optional<std::string> checkOptionValue(const OptionRow& row, const OptionValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) {
+    if (row.required && s->empty()) return std::string("expected a non-empty string");
+    if (!row.allowed.empty() &&
+        std::find(row.allowed.begin(), row.allowed.end(), *s) == row.allowed.end()) {
+      return "expected one of " + allowedText(row.allowed) + "; got " + quoted(*s);
+    }
+    return std::nullopt;
+  }
+  if (const auto* list = std::get_if<std::vector<std::string>>(&value)) {
+    for (const auto& s : *list) {
+      if (!row.allowed.empty() &&
+          std::find(row.allowed.begin(), row.allowed.end(), s) == row.allowed.end()) {
+        return "expected each element to be one of " + allowedText(row.allowed) + "; got " +
+               quoted(s);
+      }
+    }
+    return std::nullopt;
+  }
+  double number = 0;
+  if (const auto* i = std::get_if<int64_t>(&value)) number = static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&value)) number = *d;
+  if (std::holds_alternative<bool>(value) || !row.min || !row.max) return std::nullopt;
+  if (!(number >= *row.min && number <= *row.max)) {
+    return "expected " + rangeText(row) + "; got " + optionValueText(value);
+  }
+  return std::nullopt;
+}
+
+std::string_view optionTypeName(OptionType type) {
+  switch (type) {
+    case OptionType::kGroup:
+      return "group";
+    case OptionType::kTable:
+      return "table";
+    case OptionType::kTableArray:
+      return "array of tables";
+    case OptionType::kMiddleware:
+      return "middleware list";
+    case OptionType::kString:
+      return "string";
+    case OptionType::kInteger:
+      return "integer";
+    case OptionType::kNumber:
+      return "number";
+    case OptionType::kBoolean:
+      return "boolean";
+    case OptionType::kStringList:
+      return "array of strings";
+    case OptionType::kCallback:
+      return "C++ callback";
+  }
+  return "unknown";
+}
+
+std::string optionValueText(const OptionValue& value) {
+  struct Visitor {
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const { return numberText(d); }
+    std::string operator()(const std::string& s) const { return quoted(s); }
+    std::string operator()(const std::vector<std::string>& list) const {
+      std::string out = "[";
+      for (const auto& s : list) out += (out.size() > 1 ? ", " : "") + quoted(s);
+      return out + "]";
+    }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+}  // namespace loom::app

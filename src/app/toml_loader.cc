@@ -1,0 +1,333 @@
+// loom.toml -> Config, checked key by key against the option table.
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "loom/app/config_file.h"
+#include "loom/app/options.h"
+#include "loom/middleware/timeout_config.h"
+
+namespace loom::app {
+namespace {
+
+std::string lastSegment(std::string_view path) {
+  auto dot = path.rfind('.');
+  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+}
+
+// Rows outside entries whose last path segment is `key`: where a misplaced key belongs.
+std::vector<std::string> placesOf(std::string_view key) {
+  std::vector<std::string> out;
+  for (const OptionRow& row : optionTable()) {
+    if (row.path.find("[]") == std::string::npos && row.path.find('.') != std::string::npos &&
+        lastSegment(row.path) == key) {
+      out.push_back(row.path);
+    }
+  }
+  return out;
+}
+
+// The keys a table (or an entry, prefix "x[]") accepts.
+std::string childKeys(std::string_view prefix) {
+  std::string out;
+  for (const OptionRow& row : optionTable()) {
+    std::string_view p = row.path;
+    bool child = prefix.empty()
+                     ? p.find('.') == std::string_view::npos
+                     : p.size() > prefix.size() + 1 && p.starts_with(prefix) &&
+                           p[prefix.size()] == '.' &&
+                           p.substr(prefix.size() + 1).find('.') == std::string_view::npos;
+    if (child) out += (out.empty() ? "" : ", ") + lastSegment(p);
+  }
+  return out;
+}
+
+std::string joinOr(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+std::string got(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table:
+      return "got a table";
+    case toml::node_type::array:
+      return "got an array";
+    case toml::node_type::string:
+      return "got the string " + optionValueText(std::string(n.as_string()->get()));
+    case toml::node_type::integer:
+      return "got the integer " + std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point:
+      return "got the number " + optionValueText(n.as_floating_point()->get());
+    case toml::node_type::boolean:
+      return n.as_boolean()->get() ? "got true" : "got false";
+    default:
+      return "got a date/time";
+  }
+}
+
+std::string expected(const OptionRow& row) {
+  switch (row.type) {
+    case OptionType::kGroup:
+    case OptionType::kTable:
+      return "expected a table ([" + row.path + "])";
+    case OptionType::kTableArray:
+    case OptionType::kMiddleware:
+      return "expected an array of tables ([[" + row.path + "]])";
+    case OptionType::kInteger:
+      return "expected an integer";
+    case OptionType::kNumber:
+      return "expected a number";
+    case OptionType::kBoolean:
+      return "expected a boolean (true or false)";
+    case OptionType::kStringList:
+      return "expected an array of strings";
+    default:
+      return "expected a string";
+  }
+}
+
+// The value of a scalar node as the row's type, or nullopt when the type is wrong.
+std::optional<OptionValue> convert(const toml::node& n, OptionType type) {
+  switch (type) {
+    case OptionType::kString:
+      if (const auto* s = n.as_string()) return OptionValue(std::string(s->get()));
+      return std::nullopt;
+    case OptionType::kInteger:
+      if (const auto* i = n.as_integer()) return OptionValue(static_cast<int64_t>(i->get()));
+      return std::nullopt;
+    case OptionType::kNumber:
+      if (const auto* i = n.as_integer()) return OptionValue(static_cast<double>(i->get()));
+      if (const auto* d = n.as_floating_point()) return OptionValue(d->get());
+      return std::nullopt;
+    case OptionType::kBoolean:
+      if (const auto* b = n.as_boolean()) return OptionValue(b->get());
+      return std::nullopt;
+    case OptionType::kStringList: {
+      const auto* a = n.as_array();
+      if (a == nullptr) return std::nullopt;
+      std::vector<std::string> out;
+      for (const auto& element : *a) {
+        const auto* s = element.as_string();
+        if (s == nullptr) return std::nullopt;
+        out.emplace_back(s->get());
+      }
+      return OptionValue(std::move(out));
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+class Loader {
+ public:
+  Loader(Config& config, ConfigIssues& issues) : config_(config), issues_(issues) {}
+
+  void table(const toml::table& t, const std::string& prefix) {
+    for (const auto& [key, node] : t) {
+      std::string k(key.str());
+      std::string path = prefix.empty() ? k : prefix + "." + k;
+      const OptionRow* row = findOption(path);
+      if (row == nullptr) {
+        unknown(path, k, prefix);
+      } else if (usable(*row, path)) {
+        option(*row, node, path);
+      }
+    }
+  }
+
+  bool entriesShifted() const { return entriesShifted_; }
+
+ private:
+  void add(std::string path, std::string message) {
+    issues_.push_back({std::move(path), std::move(message)});
+  }
+
+  void unknown(const std::string& path, const std::string& key, const std::string& prefix) {
+    std::vector<std::string> places = placesOf(key);
+    if (prefix.empty() && !places.empty()) {
+      add(path,
+          "a grouped option cannot be written at the top level; write it as " + joinOr(places));
+    } else if (!places.empty()) {
+      add(path, "unknown option; did you mean " + joinOr(places) + "?");
+    } else if (prefix.empty()) {
+      add(path, "unknown top-level key; expected one of the groups " + childKeys(""));
+    } else {
+      add(path, "unknown option; " + prefix + " accepts " + childKeys(prefix));
+    }
+  }
+
+  bool usable(const OptionRow& row, const std::string& path) {
+    if (row.support == Support::kNotYet) {
+      add(path,
+          "not supported by this build yet (it arrives with " + row.arrivesWith + "); remove it");
+      return false;
+    }
+    if (row.support == Support::kCppOnly) {
+      add(path, "can only be set from C++ (a " + std::string(optionTypeName(row.type)) +
+                    " in the Config passed to defineConfig), not in a TOML file; remove it");
+      return false;
+    }
+    return true;
+  }
+
+  void option(const OptionRow& row, const toml::node& node, const std::string& path) {
+    switch (row.type) {
+      case OptionType::kGroup:
+      case OptionType::kTable:
+        if (const auto* t = node.as_table()) {
+          table(*t, path);
+        } else {
+          add(path, expected(row) + ", " + got(node));
+        }
+        return;
+      case OptionType::kTableArray:
+      case OptionType::kMiddleware:
+        entries(row, node, path);
+        return;
+      default: {
+        auto value = convert(node, row.type);
+        if (!value) {
+          add(path, expected(row) + ", " + got(node));
+        } else if (row.set) {
+          row.set(config_, std::move(*value));
+        }
+      }
+    }
+  }
+
+  void entries(const OptionRow& row, const toml::node& node, const std::string& path) {
+    const auto* array = node.as_array();
+    if (array == nullptr) {
+      add(path, expected(row) + ", " + got(node));
+      return;
+    }
+    std::size_t built = 0;
+    std::optional<std::size_t> timeoutAt;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      std::string entryPath = path + "[" + std::to_string(i) + "]";
+      const auto* t = (*array)[i].as_table();
+      if (t == nullptr) {
+        add(entryPath, "expected a table, " + got((*array)[i]));
+        continue;
+      }
+      std::size_t before = issues_.size();
+      OptionEntry entry = entryOptions(row, *t, entryPath);
+      if (issues_.size() != before) continue;
+      row.addEntry(config_, entry, entryPath, issues_);
+      if (issues_.size() != before) continue;
+      ++built;
+      if (row.type == OptionType::kMiddleware && !timeoutAt &&
+          std::get<std::string>(entry.front().second) == middleware::kTimeoutName &&
+          i + 1 != array->size()) {
+        timeoutAt = i;
+        add(entryPath,
+            "a timeout must be the last (innermost) entry: a timed-out call keeps "
+            "running and must not re-enter the middleware after it; move it to "
+            "the end");
+      }
+    }
+    if (row.type == OptionType::kMiddleware) entriesShifted_ = built != array->size() || timeoutAt;
+  }
+
+  // The checked options of one entry; `kind` (when the entry has one) comes first.
+  OptionEntry entryOptions(const OptionRow& row, const toml::table& t,
+                           const std::string& entryPath) {
+    std::string prefix = row.path + "[]";
+    OptionEntry entry;
+    std::string kind;
+    if (const OptionRow* kindRow = findOption(prefix + ".kind")) {
+      const toml::node* node = t.get("kind");
+      std::optional<OptionValue> value = node ? convert(*node, kindRow->type) : std::nullopt;
+      std::optional<std::string> problem =
+          value ? checkOptionValue(*kindRow, *value) : std::nullopt;
+      if (!node || !value || problem) {
+        add(entryPath + ".kind",
+            problem ? *problem
+                    : std::string(node ? "expected a string, " + got(*node) : "missing") +
+                          "; expected kind = " + joinOr(kindRow->allowed));
+        return entry;
+      }
+      kind = std::get<std::string>(*value);
+      entry.emplace_back("kind", std::move(*value));
+    }
+    for (const auto& [key, node] : t) {
+      std::string k(key.str());
+      if (k == "kind" && !kind.empty()) continue;
+      std::string path = entryPath + "." + k;
+      const OptionRow* option = findOption(prefix + "." + k);
+      if (option == nullptr) {
+        add(path,
+            "unknown option of a [[" + row.path + "]] entry; expected one of " + childKeys(prefix));
+        continue;
+      }
+      if (!option->onlyFor.empty() && option->onlyFor != kind) {
+        add(path, "applies only to kind = \"" + option->onlyFor + "\", not to \"" + kind +
+                      "\"; remove it");
+        continue;
+      }
+      auto value = convert(node, option->type);
+      if (!value) {
+        add(path, expected(*option) + ", " + got(node));
+      } else if (auto problem = checkOptionValue(*option, *value)) {
+        add(path, *problem);
+      } else {
+        entry.emplace_back(k, std::move(*value));
+      }
+    }
+    return entry;
+  }
+
+  Config& config_;
+  ConfigIssues& issues_;
+  bool entriesShifted_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<const Config> parseConfigToml(std::string_view text, std::string_view origin) {
+  Config config;
+  ConfigIssues issues;
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string(origin));
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    issues.push_back({"", "not valid TOML at line " + std::to_string(at.line) + ", column " +
+                              std::to_string(at.column) + ": " + std::string(e.description())});
+    throw ConfigValidationError(std::string(origin), std::move(issues));
+  }
+  Loader loader(config, issues);
+  loader.table(root, "");
+  for (ConfigIssue& issue : validateConfig(config)) {
+    // When an entry was not built, the built list's indices are not the file's: the loader
+    // has checked the entries' order itself.
+    if (loader.entriesShifted() && issue.path.starts_with("execution.effectMiddleware[")) {
+      continue;
+    }
+    issues.push_back(std::move(issue));
+  }
+  if (!issues.empty()) throw ConfigValidationError(std::string(origin), std::move(issues));
+  return std::make_shared<const Config>(std::move(config));
+}
+
+std::shared_ptr<const Config> loadConfigFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    std::string reason =
+        std::filesystem::exists(path, ec) ? "it cannot be read (permissions?)" : "no such file";
+    throw ConfigValidationError(
+        path.string(), {{"", "cannot read the config file " + path.string() + ": " + reason}});
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseConfigToml(text.str(), path.string());
+}
+
+}  // namespace loom::app

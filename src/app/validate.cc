@@ -1,0 +1,78 @@
+#include "loom/app/config.h"
+#include "loom/app/options.h"
+#include "loom/middleware/kill_switch_config.h"
+#include "loom/middleware/timeout.h"
+
+namespace loom::app {
+namespace {
+
+std::string validationMessage(const std::string& origin, const ConfigIssues& issues) {
+  std::string out = "invalid configuration (" + origin + "): " + std::to_string(issues.size()) +
+                    (issues.size() == 1 ? " problem" : " problems") +
+                    "; nothing was opened or created. Fix each one:";
+  for (const auto& issue : issues) {
+    out += "\n  ";
+    out += issue.path.empty() ? issue.message : issue.path + ": " + issue.message;
+  }
+  return out;
+}
+
+// The names the built-in layers use; a user middleware may not take one, so a chain's
+// layerNames() and find() stay unambiguous.
+constexpr std::string_view kReservedNames[] = {middleware::kKillSwitchName, "claimCheck",
+                                               middleware::kRedactionName};
+
+void validateEffectMiddleware(const Config& config, ConfigIssues& issues) {
+  const auto& list = config.execution.effectMiddleware;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    std::string path = "execution.effectMiddleware[" + std::to_string(i) + "]";
+    if (!list[i]) {
+      issues.push_back({path, "expected a middleware, got a null pointer"});
+      continue;
+    }
+    std::string_view name = list[i]->name();
+    if (name.empty()) issues.push_back({path, "expected a middleware with a non-empty name()"});
+    for (std::string_view reserved : kReservedNames) {
+      if (name == reserved) {
+        issues.push_back({path, "the name \"" + std::string(name) +
+                                    "\" belongs to a built-in layer; rename this middleware"});
+      }
+    }
+    if (dynamic_cast<const middleware::TimeoutMiddleware*>(list[i].get()) && i + 1 != list.size()) {
+      issues.push_back({path,
+                        "a timeout must be the last (innermost) entry: a timed-out call "
+                        "keeps running and must not re-enter the middleware after it; "
+                        "move it to the end"});
+    }
+  }
+}
+
+}  // namespace
+
+ConfigValidationError::ConfigValidationError(std::string origin, ConfigIssues issues)
+    : ConfigError(validationMessage(origin, issues)),
+      origin_(std::move(origin)),
+      issues_(std::move(issues)) {}
+
+ConfigIssues validateConfig(const Config& config) {
+  ConfigIssues issues;
+  for (const OptionRow& row : optionTable()) {
+    if (!row.get) continue;
+    if (auto problem = checkOptionValue(row, row.get(config))) {
+      issues.push_back({row.path, *problem});
+    }
+  }
+  validateEffectMiddleware(config, issues);
+  ConfigIssues redact =
+      middleware::validateRedactionRules(config.security.redact, "security.redact");
+  issues.insert(issues.end(), redact.begin(), redact.end());
+  return issues;
+}
+
+std::shared_ptr<const Config> defineConfig(Config config) {
+  ConfigIssues issues = validateConfig(config);
+  if (!issues.empty()) throw ConfigValidationError("defineConfig", std::move(issues));
+  return std::make_shared<const Config>(std::move(config));
+}
+
+}  // namespace loom::app

@@ -1,0 +1,42 @@
+#include "loom/middleware/retry.h"
+
+#include <algorithm>
+
+namespace loom::middleware {
+
+RetryMiddleware::RetryMiddleware(RetryConfig config)
+    : config_(std::move(config)), rng_(config_.seed != 0 ? config_.seed : std::random_device{}()) {
+  ConfigIssues issues = validateRetryConfig(config_, "retry");
+  if (!issues.empty()) throw ConfigError("invalid retry middleware:\n" + formatIssues(issues));
+}
+
+json::value RetryMiddleware::invoke(const effects::EffectContext& ctx, json::value input,
+                                    const effects::Next& next) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      // The last try may consume the input; earlier ones work on a copy.
+      return attempt < config_.attempts ? next(ctx, input) : next(ctx, std::move(input));
+    } catch (const Error& e) {
+      if (attempt >= config_.attempts || !retryable(e.code())) throw;
+    }
+    config_.clock->sleepMillis(delayBeforeRetry(attempt));
+  }
+}
+
+int64_t RetryMiddleware::delayBeforeRetry(int attempt) {
+  int64_t nominal = retryNominalDelayMillis(config_, attempt);
+  if (config_.jitter <= 0.0 || nominal == 0) return nominal;
+  double u = 0;
+  {
+    std::lock_guard lock(rngMu_);
+    u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+  }
+  double scaled = static_cast<double>(nominal) * (1.0 - config_.jitter * u);
+  return std::clamp<int64_t>(static_cast<int64_t>(scaled), 0, nominal);
+}
+
+bool RetryMiddleware::retryable(ErrorCode code) const {
+  return std::find(config_.retryOn.begin(), config_.retryOn.end(), code) != config_.retryOn.end();
+}
+
+}  // namespace loom::middleware
