@@ -14,17 +14,18 @@ int64_t MemoryEventStore::append(const std::string& executionId, int64_t expecte
   AppendPlan plan = planAppend(executionId, current, expectedNextSeq, std::move(events));
   Log& log = it != logs_.end() ? it->second : logs_[executionId];
   log.info = std::move(plan.after);
-  for (auto& e : plan.events) log.events.push_back(std::move(e));
+  for (auto& e : plan.events) log.events.push_back(std::make_shared<const Event>(std::move(e)));
   return log.info.nextSeq;
 }
 
 void MemoryEventStore::scan(const std::string& executionId, int64_t fromSeq,
                             const std::function<void(const Event&)>& visit) const {
-  // Copy under the lock in chunks, visit outside it: a visitor may call back into the store.
+  // Take references under the lock in chunks, visit outside it: a visitor may call back into
+  // the store.
   constexpr std::size_t kChunk = 256;
   std::size_t index = fromSeq > 1 ? static_cast<std::size_t>(fromSeq - 1) : 0;
   for (;;) {
-    std::vector<Event> chunk;
+    std::vector<std::shared_ptr<const Event>> chunk;
     {
       std::shared_lock lock(mu_);
       auto it = logs_.find(executionId);
@@ -36,7 +37,7 @@ void MemoryEventStore::scan(const std::string& executionId, int64_t fromSeq,
     }
     if (chunk.empty()) return;
     index += chunk.size();
-    for (const auto& e : chunk) visit(e);
+    for (const auto& e : chunk) visit(*e);
   }
 }
 

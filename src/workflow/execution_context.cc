@@ -2,6 +2,7 @@
 
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
+#include "replay_snapshot.h"
 
 namespace loom::workflow {
 
@@ -10,13 +11,25 @@ using kernel::EventType;
 
 ExecutionContext::ExecutionContext(const RunEnvironment& env, std::string executionId,
                                    ReplayLog& log)
-    : env_(env), executionId_(std::move(executionId)), log_(log) {}
+    : env_(env),
+      executionId_(std::move(executionId)),
+      log_(log),
+      trackState_(writesSnapshots(env.options)) {}
 
 void ExecutionContext::append(Event event) {
   constexpr int kMaxAbsorbed = 1000;
   for (int round = 0;; ++round) {
     try {
-      log_.nextSeq = env_.store.append(executionId_, log_.nextSeq, {event});
+      int64_t next = env_.store.append(executionId_, log_.nextSeq, {event});
+      if (!trackState_) {
+        log_.nextSeq = next;
+        return;
+      }
+      event.seq = next - 1;
+      bool ended = event.type == EventType::kExecutionCompleted ||
+                   event.type == EventType::kExecutionFailed;
+      log_.apply(std::move(event));
+      if (!ended) maybeWriteSnapshot(env_.options, executionId_, log_);
       return;
     } catch (const ConflictError&) {
       bool onlySignals = true;
@@ -64,7 +77,8 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
     RecordedStep& recorded = it->second;
     if (recorded.completed) {
       ++replayedSteps_;
-      return std::move(recorded.output);  // each step id is used once per run
+      if (trackState_) return recorded.output;  // the snapshot needs it still
+      return std::move(recorded.output);        // each step id is used once per run
     }
     if (!recorded.retryable) {
       throw StepFailedError(stepId, errorCodeFromName(recorded.errorCode),
@@ -72,7 +86,7 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
     }
     attempt = recorded.failedAttempts + 1;
   }
-  replaying_ = false;
+  endReplay();
   int64_t startedAt = env_.options.clock->nowMillis();
   json::value output = invokeChain(call, attempt, std::move(input), terminal);
   int64_t endedAt = env_.options.clock->nowMillis();
@@ -134,9 +148,15 @@ json::value ExecutionContext::invokeTransient(std::string_view effectId, json::v
     if (e.code() != ErrorCode::kStopped) throw;
     // Stopped by the kill switch: park like a stopped step (nothing to record, no step id),
     // so that resume after `loom unkill` runs the call again.
-    replaying_ = false;
+    endReplay();
     throw ParkRequest{"effectStopped", "", ""};
   }
+}
+
+void ExecutionContext::endReplay() {
+  if (!replaying_) return;
+  replaying_ = false;
+  if (env_.options.onReplayEnd) env_.options.onReplayEnd(executionId_);
 }
 
 json::value ExecutionContext::awaitSignal(std::string_view name) {
@@ -148,7 +168,7 @@ json::value ExecutionContext::park(std::string_view reason, std::string_view ste
   auto& cursor = signalCursor_[std::string(signalName)];
   auto it = log_.signals.find(signalName);
   if (it != log_.signals.end() && cursor < it->second.size()) return it->second[cursor++];
-  replaying_ = false;
+  endReplay();
   throw ParkRequest{std::string(reason), std::string(signalName), std::string(stepId)};
 }
 

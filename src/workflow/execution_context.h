@@ -46,10 +46,13 @@ class ExecutionContext : public WorkflowContext {
   json::value park(std::string_view reason, std::string_view stepId,
                    std::string_view signalName) override;
   bool replaying() const override { return replaying_; }
+  // Leaves replay (once): the run reached a step, park or end the log does not record.
+  void endReplay();
 
   // Appends one event at the log's end. A concurrent SIGNAL_RECEIVED appended by `signal` is
   // absorbed (added to the replay log) and the append retried; any other concurrent writer
-  // is a ConflictError.
+  // is a ConflictError. When the runtime writes snapshots, the event is added to the replay
+  // log too (so it stays the state of the whole log) and a snapshot is written when due.
   void append(kernel::Event event);
 
   int64_t replayedSteps() const { return replayedSteps_; }
@@ -74,6 +77,9 @@ class ExecutionContext : public WorkflowContext {
   std::unordered_set<std::string> usedStepIds_;
   std::map<std::string, std::size_t, std::less<>> signalCursor_;
   bool replaying_ = true;
+  // The replay log is kept equal to the state of the whole log (for snapshots): recorded
+  // outputs are copied out rather than moved, and appended events are applied to it.
+  bool trackState_ = false;
   int64_t replayedSteps_ = 0;
   int64_t effectsRun_ = 0;
 };

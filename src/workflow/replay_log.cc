@@ -1,27 +1,39 @@
 #include "replay_log.h"
 
+#include <type_traits>
+
 namespace loom::workflow {
 
 using kernel::EventType;
 
-void ReplayLog::apply(const kernel::Event& e) {
-  const auto& d = e.data;
+namespace {
+
+// One body for both apply forms: `E` is `const Event&` (copies) or `Event&&` (moves).
+template <typename E>
+void applyEvent(ReplayLog& log, E&& e) {
+  constexpr bool kMove = !std::is_const_v<std::remove_reference_t<E>>;
+  auto& d = e.data;
   switch (e.type) {
     case EventType::kExecutionStarted:
-      workflow = d.at("workflow").get_string();
-      input = d.at("input");
+      log.workflow = d.at("workflow").get_string();
+      log.input = d.at("input");
       if (const auto* s = d.if_contains("subject"); s && s->is_string()) {
-        subject = std::string(s->get_string());
+        log.subject = std::string(s->get_string());
       }
+      log.startedAtMillis = e.atMillis;
       break;
     case EventType::kStepCompleted: {
-      auto& step = steps[std::string(d.at("stepId").get_string())];
+      auto& step = log.steps[std::string(d.at("stepId").get_string())];
       step.completed = true;
-      step.output = d.at("output");
+      if constexpr (kMove) {
+        step.output = std::move(d.at("output"));
+      } else {
+        step.output = d.at("output");
+      }
       break;
     }
     case EventType::kStepFailed: {
-      auto& step = steps[std::string(d.at("stepId").get_string())];
+      auto& step = log.steps[std::string(d.at("stepId").get_string())];
       const auto& error = d.at("error").get_object();
       step.errorCode = error.at("code").get_string();
       step.errorMessage = error.at("message").get_string();
@@ -30,15 +42,21 @@ void ReplayLog::apply(const kernel::Event& e) {
       break;
     }
     case EventType::kSignalReceived:
-      signals[std::string(d.at("name").get_string())].push_back(d.at("payload"));
+      log.signals[std::string(d.at("name").get_string())].push_back(d.at("payload"));
       break;
     default:
       break;
   }
-  nextSeq = e.seq + 1;
-  lastType = e.type;
-  if (e.type == EventType::kExecutionParked) lastParked = d;
+  log.nextSeq = e.seq + 1;
+  log.lastType = e.type;
+  if (e.type == EventType::kExecutionParked) log.lastParked = d;
 }
+
+}  // namespace
+
+void ReplayLog::apply(const kernel::Event& e) { applyEvent(*this, e); }
+
+void ReplayLog::apply(kernel::Event&& e) { applyEvent(*this, std::move(e)); }
 
 ReplayLog ReplayLog::load(const kernel::EventStore& store, const std::string& executionId) {
   ReplayLog log;

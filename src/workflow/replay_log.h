@@ -1,5 +1,6 @@
 // What a run needs from its execution's log: recorded step outcomes by step id, signals by
-// name, the start fields and how the log ends. Built by one scan of the log.
+// name, the start fields and how the log ends. Built by one scan of the log, or from a
+// snapshot of it plus the events after the snapshot (replay_snapshot.h).
 #pragma once
 
 #include <map>
@@ -25,14 +26,17 @@ struct ReplayLog {
   std::string workflow;
   json::value input;
   std::optional<std::string> subject;
+  int64_t startedAtMillis = 0;  // EXECUTION_STARTED's time (tells executions of one id apart)
   std::unordered_map<std::string, RecordedStep> steps;
   std::map<std::string, std::vector<json::value>, std::less<>> signals;
   std::optional<kernel::EventType> lastType;  // the newest event's type
-  json::object lastParked;                     // its data, when it is EXECUTION_PARKED
+  json::object lastParked;                    // its data, when it is EXECUTION_PARKED
   int64_t nextSeq = 1;
+  int64_t snapshotSeq = 0;  // seq of the snapshot last loaded or written; 0 = none
 
-  // Adds one event (in seq order).
+  // Adds one event (in seq order). The rvalue form moves the recorded output in.
   void apply(const kernel::Event& event);
+  void apply(kernel::Event&& event);
   // Scans the whole log of `executionId`.
   static ReplayLog load(const kernel::EventStore& store, const std::string& executionId);
 };

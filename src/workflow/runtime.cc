@@ -7,6 +7,7 @@
 #include "execution_context.h"
 #include "loom/util/error.h"
 #include "loom/util/worker_pool.h"
+#include "replay_snapshot.h"
 
 namespace loom::workflow {
 
@@ -45,13 +46,12 @@ class ActiveSet {
   std::set<std::string> ids_;  // GUARDED_BY(mu_)
 };
 
-RunResult endedResult(const std::string& id, const ReplayLog& log, ExecutionStatus status,
-                      const kernel::EventStore& store) {
+RunResult endedResult(const kernel::ExecutionInfo& info, const kernel::EventStore& store) {
   RunResult r;
-  r.id = id;
-  r.status = status;
-  // The result sits in the last event; read it rather than keep it in every replay.
-  store.scan(id, log.nextSeq - 1, [&](const kernel::Event& e) {
+  r.id = info.id;
+  r.status = info.status;
+  // The result sits in the last event; read it rather than replay the log.
+  store.scan(info.id, info.nextSeq - 1, [&](const kernel::Event& e) {
     if (e.type == EventType::kExecutionCompleted) r.output = e.data.at("output");
     if (e.type == EventType::kExecutionFailed) r.error = e.data.at("error");
   });
@@ -76,14 +76,20 @@ class WorkflowRuntime::Impl {
        const effects::TaskRegistry& tasks, const effects::EffectChain& chain,
        RuntimeOptions options)
       : store_(store), workflows_(workflows), tasks_(tasks), chain_(chain),
-        options_(std::move(options)) {}
+        options_(std::move(options)) {
+    if (options_.snapshotEveryEvents < 0) {
+      throw InvalidArgumentError("snapshotEveryEvents is " +
+                                 std::to_string(options_.snapshotEveryEvents) +
+                                 "; it must be 0 (never) or a number of events");
+    }
+  }
 
   RunResult run(const std::string& id) {
     auto guard = active_.enter(id);
     auto info = store_.info(id);
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
-    ReplayLog log = ReplayLog::load(store_, id);
-    if (kernel::isEnded(info->status)) return endedResult(id, log, info->status, store_);
+    if (kernel::isEnded(info->status)) return endedResult(*info, store_);
+    ReplayLog log = loadReplayLog(store_, options_, *info);
     const Workflow* wf = workflows_.find(log.workflow);
     if (wf == nullptr) {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
@@ -99,12 +105,14 @@ class WorkflowRuntime::Impl {
     r.id = id;
     try {
       r.output = wf.fn(ctx);
+      ctx.endReplay();
       ctx.append(kernel::executionCompleted(r.output, now()));
       r.status = ExecutionStatus::kCompleted;
     } catch (const ParkRequest& park) {
       if (!sameParking(log, park)) {
         ctx.append(kernel::executionParked(park.reason, park.waitingFor, park.stepId, now()));
       }
+      if (writesSnapshots(options_)) writeSnapshot(options_, id, log);
       r.status = ExecutionStatus::kParked;
       r.parkReason = park.reason;
       r.waitingFor = park.waitingFor;
@@ -128,8 +136,9 @@ class WorkflowRuntime::Impl {
     }
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     auto guard = active_.enter(id);
+    int64_t startedAt = now();
     try {
-      store_.append(id, 1, {kernel::executionStarted(name, input, options.subject, now())});
+      store_.append(id, 1, {kernel::executionStarted(name, input, options.subject, startedAt)});
     } catch (const ConflictError&) {
       throw AlreadyExistsError("execution '" + id + "' already exists; to continue it run `loom "
                                "resume " + id + "`");
@@ -138,6 +147,8 @@ class WorkflowRuntime::Impl {
     log.workflow = std::string(name);
     log.input = std::move(input);
     log.subject = options.subject;
+    log.startedAtMillis = startedAt;
+    log.lastType = EventType::kExecutionStarted;
     log.nextSeq = 2;
     return execute(*wf, id, log);
   }

@@ -2,7 +2,8 @@
 //
 // Contract common to every implementation (tests/conformance/event_store_conformance.cc):
 // - Thread-safe: any method may be called from any thread concurrently.
-// - Values are copied in and out: nothing a caller holds aliases the stored log.
+// - Values are copied in and out: nothing a caller holds aliases the stored log (scan's
+//   visitor gets a const reference, valid only during the call; it must not cast it away).
 // - append is atomic: all the events are written, or none.
 // - Events of one execution have seq 1, 2, 3, ... with no gap and no duplicate.
 // - A row that cannot be read is a CorruptEventError naming execution id and seq.

@@ -1,7 +1,8 @@
 // The in-memory cloning EventStore: logs live in process memory and every value is
-// deep-copied on the way in and out, so no caller can mutate a recorded event (the record's
-// "cloning log"). For tests, benchmarks and embedded runs that need no durability.
-// Thread-safe (one mutex); scan copies each event before calling the visitor outside it.
+// deep-copied on the way in, and read() copies on the way out, so no caller can mutate a
+// recorded event (the record's "cloning log"); scan visits the immutable stored events
+// themselves, outside the lock. For tests, benchmarks and embedded runs that need no
+// durability. Thread-safe (one shared mutex).
 #pragma once
 
 #include <map>
@@ -28,7 +29,9 @@ class MemoryEventStore : public EventStore {
  private:
   struct Log {
     ExecutionInfo info;
-    std::vector<Event> events;
+    // Immutable once appended: scan hands out shared references instead of deep copies,
+    // and nothing can change a recorded event (read() copies for callers that want values).
+    std::vector<std::shared_ptr<const Event>> events;
   };
   mutable std::shared_mutex mu_;
   std::map<std::string, Log> logs_;       // GUARDED_BY(mu_)

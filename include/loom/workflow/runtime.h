@@ -8,18 +8,27 @@
 // this process (a second concurrent run of the same id is refused with FailedPrecondition);
 // across processes the store's optimistic concurrency makes a second runner fail with
 // ConflictError before it records anything twice. The async methods run on a worker pool.
+//
+// Snapshots (docs/spec/snapshots.md): with a SnapshotStore, resume reads the newest snapshot
+// of the execution plus only the events after it; a snapshot that cannot be used is reported
+// through onWarn and the whole log is read instead (a bad snapshot never loses a run). With
+// snapshotEveryEvents > 0 the runtime also writes them: when a run parks, and when the log
+// has grown by that many events since the last one (checked after each append).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "loom/effects/middleware.h"
 #include "loom/effects/task.h"
 #include "loom/json/json.h"
 #include "loom/kernel/event_store.h"
+#include "loom/kernel/snapshot_store.h"
 #include "loom/util/clock.h"
 #include "loom/workflow/workflow.h"
 
@@ -33,6 +42,19 @@ struct RuntimeOptions {
   std::function<json::value(json::value)> journalInputFilter;
   // Journal each effect's input beside its output (STEP_COMPLETED.input).
   bool journalEffectInputs = true;
+  // Where snapshots of replay state are read from (and written to, see below); must outlive
+  // the runtime. nullptr: every resume reads the whole log.
+  kernel::SnapshotStore* snapshots = nullptr;
+  // Write a snapshot when a run parks and whenever the log has grown by this many events
+  // since the last one. 0 = never write (existing snapshots are still read). Must be >= 0.
+  int64_t snapshotEveryEvents = 0;
+  // Where the runtime reports what fails nothing (a snapshot ignored or not written). May be
+  // called from any thread. Empty: "loom: warning: ..." on stderr.
+  std::function<void(std::string_view)> onWarn;
+  // Called once per run when it stops replaying recorded steps (it reached an unrecorded
+  // step, a park, or its end), with the execution id: `loom resume --json` counts the
+  // content-store calls made before it (replayContentStoreCalls).
+  std::function<void(const std::string& executionId)> onReplayEnd;
 };
 
 struct RunOptions {
@@ -53,7 +75,8 @@ struct RunResult {
 
 class WorkflowRuntime {
  public:
-  // The store, registries and chain must outlive the runtime.
+  // The store, registries and chain must outlive the runtime. Throws InvalidArgumentError
+  // when options.snapshotEveryEvents is negative.
   WorkflowRuntime(kernel::EventStore& store, const WorkflowRegistry& workflows,
                   const effects::TaskRegistry& tasks,
                   std::shared_ptr<const effects::EffectChain> chain, RuntimeOptions options = {});

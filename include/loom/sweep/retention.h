@@ -1,0 +1,63 @@
+// Retention (`storage.retention { afterDays, archive }`, `loom retention run`): discards the
+// live logs of executions that ended more than afterDays ago, after writing them into one new
+// archive segment when `archive` is on. Crash-safe by order: the segment is durable (fsynced
+// and renamed) before any live log is removed, and an execution's snapshots are removed before
+// its log. Whatever fails or crashes, each selected execution is still live or archived (or
+// both, when a run stopped between the two; the next run archives it again), never neither.
+// A run that selected anything is recorded as a RETENTION_RUN control event.
+// The lead wires the config keys and the CLI command; this is the library function.
+// Thread-safety: runRetention may run beside runtimes and sweeps (it touches ended executions
+// only); run one retention per home at a time.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loom/json/json.h"
+#include "loom/kernel/event_store.h"
+#include "loom/kernel/snapshot_store.h"
+#include "loom/util/clock.h"
+
+namespace loom::sweep {
+
+struct RetentionOptions {
+  int64_t afterDays = 30;              // executions that ended more than this long ago
+  std::optional<int64_t> afterMillis;  // overrides afterDays (tests, fine-grained config)
+  bool archive = true;                 // write them into a segment before removing them
+  bool dryRun = false;                 // report what would happen; change nothing
+  std::shared_ptr<const Clock> clock = systemClock();
+  std::size_t pageSize = 256;  // executions listed per store call
+  int compressionLevel = 3;    // zstd level of the segment
+};
+
+struct RetentionReport {
+  int64_t cutoffMillis = 0;  // executions that ended before this were selected
+  int64_t scanned = 0;       // ended executions older than the cutoff
+  int64_t archived = 0;      // written into the segment
+  int64_t removed = 0;       // live logs removed
+  int64_t snapshotsRemoved = 0;
+  std::string segmentPath;  // the new segment; empty when none was written
+  int64_t bytesBefore = 0;  // log bytes of the selected executions in the live store
+  int64_t bytesAfter = 0;   // bytes of the segment that now holds them (0: none)
+  bool archive = true;
+  bool dryRun = false;
+};
+
+// Runs retention over `store` (and `snapshots`, when not null), writing the segment into
+// `archiveDir` (<home>/archive). Throws InvalidArgumentError for a negative age or a zero page
+// size. On a failure before the segment is durable, nothing is removed and no segment is left;
+// on a failure while removing, the error says how far it got and that the rest is both live
+// and archived (run again). Appends RETENTION_RUN {cutoff, archived, removed, segment} to the
+// control log when it selected anything; a dry run changes nothing at all.
+RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
+                             const std::filesystem::path& archiveDir,
+                             const RetentionOptions& options);
+
+json::value toJson(const RetentionReport& report);
+// A few lines for a terminal: what was selected, archived where, removed, bytes before/after.
+std::string describe(const RetentionReport& report);
+
+}  // namespace loom::sweep

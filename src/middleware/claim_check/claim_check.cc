@@ -1,0 +1,81 @@
+#include "loom/middleware/claim_check/claim_check.h"
+
+#include "loom/content/claim_check_envelope.h"
+#include "loom/effects/step_ids.h"
+#include "loom/effects/taint.h"
+#include "loom/util/error.h"
+
+namespace loom::middleware {
+
+using content::kClaimCheckKey;
+
+ClaimCheckMiddleware::ClaimCheckMiddleware(std::shared_ptr<const ClaimCheckOptions> options)
+    : options_(std::move(options)) {
+  if (!options_ || !options_->store) {
+    throw ConfigError("claim-check needs a content store (option store)");
+  }
+  if (options_->inlineCapBytes < 0) {
+    throw ConfigError("claim-check inlineCapBytes must be >= 0, not " +
+                      std::to_string(options_->inlineCapBytes));
+  }
+}
+
+bool ClaimCheckMiddleware::applies(const effects::EffectContext& ctx) const {
+  if (ctx.transient || ctx.stepId.empty()) return false;  // nothing is journaled
+  if (options_->effectIds && !options_->effectIds->count(ctx.effectId)) return false;
+  if (options_->agentToolFramesOnly) {
+    return ctx.taskKind == "tool" && effects::isAgentToolStepId(ctx.stepId);
+  }
+  return true;
+}
+
+json::value ClaimCheckMiddleware::invoke(const effects::EffectContext& ctx, json::value input,
+                                         const effects::Next& next) {
+  json::value result = next(ctx, std::move(input));
+  if (!applies(ctx)) return result;
+  if (options_->passThrough && options_->passThrough(ctx, result)) return result;
+  if (!options_->envelopesAreData && content::looksLikeEnvelope(result)) return result;
+  std::string text = json::toText(result);
+  bool nestsEnvelope =
+      options_->envelopesAreData && text.find(kClaimCheckKey) != std::string::npos;
+  if (static_cast<int64_t>(text.size()) <= options_->inlineCapBytes && !nestsEnvelope) {
+    return result;
+  }
+  return offload(ctx, result, text);
+}
+
+json::value ClaimCheckMiddleware::offload(const effects::EffectContext& ctx,
+                                          const json::value& result,
+                                          const std::string& text) const {
+  const ClaimCheckOptions& o = *options_;
+  content::ClaimCheckEnvelope envelope;
+  envelope.address = o.store->put(text, ctx.subject);
+  envelope.size = static_cast<int64_t>(text.size());
+  std::vector<std::string> origins = effects::taintOrigins(result);
+  if (auto it = o.digests.find(ctx.effectId); it != o.digests.end()) {
+    envelope.digest = it->second(result, text);
+  } else if (o.defaultDigest && origins.empty()) {
+    envelope.digest = o.defaultDigest(result, text);  // never preview untrusted content
+  }
+  envelope.retain = o.retainFor ? o.retainFor(ctx.effectId) : o.retain;
+  json::value recorded = content::toJson(envelope);
+  if (!origins.empty()) recorded = effects::tainted(std::move(recorded), origins.front());
+  if (o.onOffload) {
+    try {
+      o.onOffload(OffloadInfo{ctx, envelope.address, envelope.size, recorded});
+    } catch (const std::exception& e) {
+      if (o.onWarn) {
+        o.onWarn("claim-check onOffload hook threw for step '" + ctx.stepId + "' (effect '" +
+                 ctx.effectId + "'): " + e.what() + "; the tool's result is kept");
+      }
+    }
+  }
+  return recorded;
+}
+
+std::shared_ptr<ClaimCheckMiddleware> claimCheckMiddleware(ClaimCheckOptions options) {
+  return std::make_shared<ClaimCheckMiddleware>(
+      std::make_shared<const ClaimCheckOptions>(std::move(options)));
+}
+
+}  // namespace loom::middleware

@@ -1,0 +1,178 @@
+#include "loom/middleware/claim_check/claim_check.h"
+
+#include <gtest/gtest.h>
+
+#include "loom/content/claim_check_envelope.h"
+#include "loom/content/counting_content_store.h"
+#include "loom/content/memory_content_store.h"
+#include "loom/effects/taint.h"
+#include "loom/util/error.h"
+
+namespace loom::middleware {
+namespace {
+
+class ClaimCheckTest : public ::testing::Test {
+ protected:
+  static effects::EffectContext toolFrame(std::string effectId = "fetch") {
+    return {"exec", "agent#turn:1:tool:0", effectId, "tool", std::nullopt, 1, false};
+  }
+  json::value call(ClaimCheckMiddleware& mw, json::value result) {
+    return call(mw, std::move(result), toolFrame());
+  }
+  json::value call(ClaimCheckMiddleware& mw, json::value result, effects::EffectContext ctx) {
+    effects::EffectChain chain({std::shared_ptr<effects::Middleware>(&mw, [](auto*) {})});
+    return chain.invoke(ctx, nullptr,
+                        [&](const effects::EffectContext&, json::value) { return result; });
+  }
+  ClaimCheckOptions options(int64_t cap) {
+    ClaimCheckOptions o;
+    o.store = store_;
+    o.inlineCapBytes = cap;
+    return o;
+  }
+  // A JSON string value whose text is exactly `bytes` long ("..." with ASCII inside).
+  static json::value ofTextBytes(int64_t bytes) {
+    return json::value(std::string(static_cast<std::size_t>(bytes - 2), 'x'));
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<content::MemoryContentStore> store_ =
+      std::make_shared<content::MemoryContentStore>(clock_);
+};
+
+TEST_F(ClaimCheckTest, CapBoundariesOnUtf8TextLength) {
+  auto mw = claimCheckMiddleware(options(1024));
+  EXPECT_EQ(call(*mw, ofTextBytes(1023)), ofTextBytes(1023));
+  EXPECT_EQ(call(*mw, ofTextBytes(1024)), ofTextBytes(1024)) << "exactly the cap stays inline";
+  auto env = content::parseEnvelope(call(*mw, ofTextBytes(1025)));
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->size, 1025);
+  // Multi-byte: 511 two-byte characters + quotes = 1024 bytes inline; one more is over.
+  std::string e2;
+  for (int i = 0; i < 511; ++i) e2 += "é";
+  EXPECT_FALSE(content::looksLikeEnvelope(call(*mw, json::value(e2))));
+  EXPECT_TRUE(content::looksLikeEnvelope(call(*mw, json::value(e2 + "é"))));
+}
+
+TEST_F(ClaimCheckTest, OffloadStoresTheJsonTextAndResolvesBack) {
+  auto mw = claimCheckMiddleware(options(10));
+  json::value result{{"rows", json::array{1, 2, 3}}, {"name", "ünïcode"}};
+  json::value recorded = call(*mw, result);
+  auto env = content::parseEnvelope(recorded);
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->address, content::sha256Hex(json::toText(result)));
+  EXPECT_FALSE(env->retain);
+  EXPECT_FALSE(env->digest);
+  EXPECT_EQ(resolveClaimCheck(*store_, recorded), std::optional<json::value>(result));
+  store_->remove(env->address);
+  EXPECT_EQ(resolveClaimCheck(*store_, recorded), std::nullopt) << "gone blob resolves to null";
+  EXPECT_THROW(resolveClaimCheck(*store_, json::value{{"no", 1}}), InvalidArgumentError);
+}
+
+TEST_F(ClaimCheckTest, DeclaredDigestWinsOverDefaultAndRetainIsRecorded) {
+  auto o = options(10);
+  o.defaultDigest = previewDigest(8);
+  o.digests["count"] = [](const json::value& r, std::string_view) {
+    return json::value{{"rows", r.at("rows").as_array().size()}};
+  };
+  o.retain = true;
+  auto mw = claimCheckMiddleware(o);
+  json::value result{{"rows", json::array{1, 2, 3, 4, 5, 6, 7}}};
+  auto declared = content::parseEnvelope(call(*mw, result, toolFrame("count")));
+  EXPECT_EQ(*declared->digest, (json::value{{"rows", 7}}));
+  EXPECT_TRUE(declared->retain);
+  auto preview = content::parseEnvelope(call(*mw, result));
+  EXPECT_EQ(*preview->digest, (json::value{{"preview", "{\"rows\":"}, {"truncated", true}}));
+}
+
+TEST_F(ClaimCheckTest, PreviewCountsCharactersAndNeverSplitsOne) {
+  EXPECT_EQ(previewOf("\"ab\"", 10), (json::value{{"preview", "\"ab\""}}));
+  EXPECT_EQ(previewOf("\"ab\"", 4), (json::value{{"preview", "\"ab\""}})) << "whole: no truncated";
+  EXPECT_EQ(previewOf("\"éé€😀\"", 4), (json::value{{"preview", "\"éé€"}, {"truncated", true}}));
+  EXPECT_EQ(previewOf("😀😀", 1), (json::value{{"preview", "😀"}, {"truncated", true}}));
+}
+
+TEST_F(ClaimCheckTest, TaintIsCarriedByTheEnvelopeAndNeverPreviewed) {
+  auto o = options(10);
+  o.defaultDigest = previewDigest(16);
+  o.digests["declared"] = [](const json::value&, std::string_view) { return json::value("d"); };
+  auto mw = claimCheckMiddleware(o);
+  json::value top = effects::tainted(json::value(std::string(50, 'x')), "mcp:files");
+  json::value recorded = call(*mw, top);
+  ASSERT_EQ(effects::taintOrigin(recorded), std::optional<std::string>("mcp:files"));
+  auto env = content::parseEnvelope(effects::untainted(recorded));
+  ASSERT_TRUE(env);
+  EXPECT_FALSE(env->digest) << "a tainted result is never previewed";
+  json::value nested{{"items", json::array{effects::tainted(json::value("hi there, long"), "a2a:x")}}};
+  json::value n = call(*mw, nested, toolFrame("declared"));
+  EXPECT_EQ(effects::taintOrigin(n), std::optional<std::string>("a2a:x"));
+  EXPECT_EQ(*content::parseEnvelope(effects::untainted(n))->digest, json::value("d"))
+      << "a declared digest still applies";
+  EXPECT_EQ(resolveClaimCheck(*store_, recorded), std::optional<json::value>(effects::tainted(
+                                                      json::value(std::string(50, 'x')), "mcp:files")));
+}
+
+TEST_F(ClaimCheckTest, EnvelopesPassAsIsUnlessTheyAreData) {
+  json::value lookalike{{"__loomClaimCheck", 1}, {"ref", {{"__loomContent", std::string(64, 'a')}}},
+                        {"size", 5}, {"retain", true}};
+  auto classic = claimCheckMiddleware(options(10));
+  EXPECT_EQ(call(*classic, lookalike), lookalike);
+  auto o = options(4096);
+  o.envelopesAreData = true;
+  auto data = claimCheckMiddleware(o);
+  auto env = content::parseEnvelope(call(*data, lookalike));
+  ASSERT_TRUE(env) << "forced offload even under the cap (D11 rule 1)";
+  EXPECT_EQ(env->size, static_cast<int64_t>(json::textBytes(lookalike)));
+  json::value nested{{"page", {{"x", lookalike}}}};
+  EXPECT_TRUE(content::parseEnvelope(call(*data, nested))) << "a nested look-alike too";
+  EXPECT_EQ(call(*data, json::value("small")), json::value("small"));
+}
+
+TEST_F(ClaimCheckTest, ScopeEffectIdsTransientPassThroughAndAgentFramesOnly) {
+  auto o = options(4);
+  o.effectIds = std::set<std::string, std::less<>>{"fetch"};
+  o.agentToolFramesOnly = true;
+  o.passThrough = [](const effects::EffectContext& ctx, const json::value&) {
+    return ctx.effectId == "media";
+  };
+  auto mw = claimCheckMiddleware(o);
+  json::value big(std::string(100, 'y'));
+  EXPECT_TRUE(content::looksLikeEnvelope(call(*mw, big)));
+  EXPECT_EQ(call(*mw, big, toolFrame("other")), big) << "unlisted effect";
+  auto transient = toolFrame();
+  transient.transient = true;
+  transient.stepId.clear();
+  EXPECT_EQ(call(*mw, big, transient), big) << "invokeTransient is never offloaded";
+  auto flow = toolFrame();
+  flow.stepId = "fetch";
+  flow.taskKind = "flow";
+  EXPECT_EQ(call(*mw, big, flow), big) << "a hand-written flow step sharing the id";
+  auto otherKind = toolFrame();
+  otherKind.taskKind = "llm";
+  EXPECT_EQ(call(*mw, big, otherKind), big) << "a task of another kind";
+  auto o2 = options(4);
+  o2.passThrough = o.passThrough;
+  auto mw2 = claimCheckMiddleware(o2);
+  EXPECT_EQ(call(*mw2, big, toolFrame("media")), big) << "passThrough leaves it inline";
+}
+
+TEST_F(ClaimCheckTest, OnOffloadThrowIsReportedNotFailed) {
+  std::vector<std::string> warnings;
+  auto o = options(4);
+  o.onOffload = [](const OffloadInfo&) { throw std::runtime_error("hook bug"); };
+  o.onWarn = [&](std::string_view w) { warnings.emplace_back(w); };
+  auto mw = claimCheckMiddleware(o);
+  EXPECT_TRUE(content::looksLikeEnvelope(call(*mw, json::value(std::string(20, 'z')))));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("hook bug"), std::string::npos);
+}
+
+TEST_F(ClaimCheckTest, BadOptionsAreConfigErrors) {
+  ClaimCheckOptions none;
+  EXPECT_THROW(claimCheckMiddleware(none), ConfigError);
+  EXPECT_THROW(claimCheckMiddleware(options(-1)), ConfigError);
+  EXPECT_THROW(previewDigest(-1), ConfigError);
+}
+
+}  // namespace
+}  // namespace loom::middleware

@@ -1,0 +1,196 @@
+#include "loom/sweep/retention.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "loom/sweep/archive.h"
+#include "loom/util/error.h"
+
+namespace loom::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kDayMillis = 24LL * 3600 * 1000;
+
+// Rethrows `e` as the error of the same code with `context` in front of its message, so the
+// caller still acts on the code (retry, fix state, data loss) and knows how far retention got.
+[[noreturn]] void rethrowWithContext(const Error& e, const std::string& context) {
+  std::string m = context + ": " + e.what();
+  switch (e.code()) {
+    case ErrorCode::kInvalidArgument:
+      throw InvalidArgumentError(m);
+    case ErrorCode::kConfig:
+      throw ConfigError(m);
+    case ErrorCode::kNotFound:
+      throw NotFoundError(m);
+    case ErrorCode::kAlreadyExists:
+      throw AlreadyExistsError(m);
+    case ErrorCode::kConflict:
+      throw ConflictError(m);
+    case ErrorCode::kFailedPrecondition:
+      throw FailedPreconditionError(m);
+    case ErrorCode::kUnavailable:
+      throw UnavailableError(m);
+    case ErrorCode::kDeadlineExceeded:
+      throw DeadlineExceededError(m);
+    case ErrorCode::kDataLoss:
+      throw DataLossError(m);
+    case ErrorCode::kInternal:
+      throw InternalError(m);
+    default:
+      throw Error(e.code(), m);
+  }
+}
+
+void appendRunEvent(kernel::EventStore& store, const RetentionReport& r, int64_t atMillis) {
+  json::object data{{"cutoff", formatTimestamp(r.cutoffMillis)},
+                    {"archived", r.archived},
+                    {"removed", r.removed},
+                    {"segment", r.segmentPath.empty()
+                                    ? json::value()
+                                    : json::value(fs::path(r.segmentPath).filename().string())}};
+  constexpr int kMaxRounds = 100;
+  for (int round = 0;; ++round) {
+    auto next = static_cast<int64_t>(store.readControl(1).size()) + 1;
+    try {
+      store.appendControl(next, {kernel::ControlEvent{0, "RETENTION_RUN", atMillis, data}});
+      return;
+    } catch (const ConflictError&) {
+      if (round >= kMaxRounds) throw;  // a very busy control log; the caller may retry
+    }
+  }
+}
+
+std::string humanBytes(int64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
+                             const fs::path& archiveDir, const RetentionOptions& options) {
+  if (options.afterDays < 0 || (options.afterMillis && *options.afterMillis < 0)) {
+    throw InvalidArgumentError("retention age must not be negative (afterDays " +
+                               std::to_string(options.afterDays) + ")");
+  }
+  if (options.pageSize == 0) throw InvalidArgumentError("retention page size must be at least 1");
+  RetentionReport r;
+  r.archive = options.archive;
+  r.dryRun = options.dryRun;
+  int64_t now = options.clock->nowMillis();
+  r.cutoffMillis =
+      now - (options.afterMillis ? *options.afterMillis : options.afterDays * kDayMillis);
+
+  // 1. Select, and stream each selected log into the segment (nothing is removed yet).
+  std::vector<std::string> ids;
+  std::unique_ptr<ArchiveWriter> writer;
+  kernel::ExecutionFilter page;
+  page.endedBeforeMillis = r.cutoffMillis;
+  page.limit = options.pageSize;
+  for (;;) {
+    auto infos = store.list(page);
+    for (const auto& info : infos) {
+      if (!kernel::isEnded(info.status) || !info.endedAtMillis ||
+          *info.endedAtMillis >= r.cutoffMillis) {
+        continue;  // the store's filter says so already; never trust a remove to it alone
+      }
+      ++r.scanned;
+      r.bytesBefore += info.logBytes;
+      ids.push_back(info.id);
+      if (options.dryRun || !options.archive) continue;
+      if (!writer) {
+        writer = std::make_unique<ArchiveWriter>(
+            archiveDir, ArchiveWriterOptions{options.clock, options.compressionLevel});
+      }
+      writer->add(info, [&](const std::function<void(const kernel::Event&)>& sink) {
+        store.scan(info.id, 1, sink);
+      });
+    }
+    if (infos.size() < page.limit) break;
+    page.afterId = infos.back().id;
+  }
+  if (options.dryRun || ids.empty()) return r;
+
+  // 2. Make the segment durable, and check it reads back, before anything is removed.
+  if (writer) {
+    fs::path path = writer->finish();
+    ArchiveSegment segment = ArchiveSegment::open(path);
+    for (const auto& id : ids) {
+      if (!segment.contains(id)) {
+        throw DataLossError("archive segment '" + path.string() + "' lacks execution '" + id +
+                            "' right after it was written; nothing was removed");
+      }
+    }
+    r.segmentPath = path.string();
+    r.bytesAfter = segment.fileBytes();
+    r.archived = static_cast<int64_t>(ids.size());
+  }
+
+  // 3. Remove: snapshots first, so no snapshot outlives its log.
+  for (const auto& id : ids) {
+    try {
+      if (snapshots != nullptr) r.snapshotsRemoved += snapshots->remove(id);
+      if (store.remove(id)) ++r.removed;
+    } catch (const Error& e) {
+      rethrowWithContext(
+          e, "retention stopped while removing execution '" + id + "' (" +
+                 std::to_string(r.removed) + " of " + std::to_string(ids.size()) +
+                 " live logs removed" +
+                 (r.segmentPath.empty()
+                      ? std::string()
+                      : "; every one not removed is also archived in '" + r.segmentPath + "'") +
+                 "; run retention again to finish)");
+    }
+  }
+  appendRunEvent(store, r, now);
+  return r;
+}
+
+json::value toJson(const RetentionReport& r) {
+  return json::object{
+      {"cutoff", formatTimestamp(r.cutoffMillis)},
+      {"scanned", r.scanned},
+      {"archived", r.archived},
+      {"removed", r.removed},
+      {"snapshotsRemoved", r.snapshotsRemoved},
+      {"segment", r.segmentPath.empty() ? json::value() : json::value(r.segmentPath)},
+      {"bytesBefore", r.bytesBefore},
+      {"bytesAfter", r.bytesAfter},
+      {"archive", r.archive},
+      {"dryRun", r.dryRun}};
+}
+
+std::string describe(const RetentionReport& r) {
+  std::string out = "retention: " + std::to_string(r.scanned) + " execution" +
+                    (r.scanned == 1 ? "" : "s") + " ended before " +
+                    formatTimestamp(r.cutoffMillis) + " (" + humanBytes(r.bytesBefore) +
+                    " of live log)\n";
+  if (r.dryRun) {
+    if (r.scanned == 0) return out + "  dry run: nothing to do\n";
+    return out + "  dry run: would " + (r.archive ? "archive them into a new segment and " : "") +
+           "remove their live logs; nothing was changed\n";
+  }
+  if (!r.segmentPath.empty()) {
+    out += "  archived " + std::to_string(r.archived) + " into " + r.segmentPath + " (" +
+           humanBytes(r.bytesAfter) + ")\n";
+  } else if (r.scanned > 0 && !r.archive) {
+    out += "  not archived (storage.retention.archive = false)\n";
+  }
+  out += "  removed " + std::to_string(r.removed) + " live log" + (r.removed == 1 ? "" : "s") +
+         " and " + std::to_string(r.snapshotsRemoved) + " snapshot" +
+         (r.snapshotsRemoved == 1 ? "" : "s") + "\n";
+  return out;
+}
+
+}  // namespace loom::sweep

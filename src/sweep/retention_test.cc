@@ -1,0 +1,229 @@
+// Retention: selects only executions that ended before the cutoff, archives then removes them
+// (with their snapshots), records RETENTION_RUN, changes nothing in a dry run, and loses
+// nothing when the store fails in the middle: every selected execution is live or archived.
+#include "loom/sweep/retention.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "archive_test_util.h"
+#include "loom/kernel/memory_event_store.h"
+#include "loom/kernel/memory_snapshot_store.h"
+#include "loom/sweep/archive.h"
+#include "loom/util/error.h"
+#include "support/faulty_event_store.h"
+
+namespace loom::sweep {
+namespace {
+
+using namespace testutil;
+
+constexpr int64_t kDay = 24LL * 3600 * 1000;
+
+// Fails the Nth scan or remove (counted from 1), as a store that dies mid-run.
+class DyingStore : public loom::testing::FaultyEventStore {
+ public:
+  using FaultyEventStore::FaultyEventStore;
+  void scan(const std::string& id, int64_t from,
+            const std::function<void(const kernel::Event&)>& visit) const override {
+    if (++scans_ == failScan) throw UnavailableError("injected: store died at scan of " + id);
+    FaultyEventStore::scan(id, from, visit);
+  }
+  bool remove(const std::string& id) override {
+    if (++removes_ == failRemove) throw UnavailableError("injected: store died removing " + id);
+    return FaultyEventStore::remove(id);
+  }
+  int failScan = 0;
+  int failRemove = 0;
+
+ private:
+  mutable int scans_ = 0;
+  int removes_ = 0;
+};
+
+class RetentionTest : public ::testing::Test {
+ protected:
+  RetentionTest() : archiveDir_(scratch_.path() / "archive") {
+    auto out = [](int i) { return json::object{{"i", i}, {"text", "ünïcode ✓"}}; };
+    // now = kT0 + 100 days; retention after 30 days: cutoff = kT0 + 70 days.
+    writeExecution(store_, "old-completed", kT0, "completed", kT0 + 10 * kDay, 3, out);
+    writeExecution(store_, "old-failed", kT0, "failed", kT0 + 69 * kDay, 1, out);
+    writeExecution(store_, "recent-completed", kT0, "completed", kT0 + 71 * kDay, 2, out);
+    writeExecution(store_, "old-parked", kT0, "parked", kT0 + 1 * kDay, 2, out);
+    writeExecution(store_, "old-running", kT0, "", 0, 4, out);
+    for (const auto& id : {"old-completed", "old-parked"}) {
+      snapshots_.put({id, 2, json::object{{"seq", 2}}});
+    }
+  }
+
+  RetentionOptions options(bool archive = true, bool dryRun = false) {
+    RetentionOptions o;
+    o.afterDays = 30;
+    o.archive = archive;
+    o.dryRun = dryRun;
+    o.clock = clock_;
+    return o;
+  }
+
+  std::set<std::string> liveIds(const kernel::EventStore& store) {
+    std::set<std::string> out;
+    for (const auto& info : store.list({})) out.insert(info.id);
+    return out;
+  }
+
+  ScratchDir scratch_;
+  fs::path archiveDir_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0 + 100 * kDay);
+  kernel::MemoryEventStore store_;
+  kernel::MemorySnapshotStore snapshots_;
+};
+
+TEST_F(RetentionTest, ArchivesThenRemovesOnlyEndedExecutionsPastTheCutoff) {
+  std::map<std::string, std::vector<std::string>> before;
+  for (const auto& id : {"old-completed", "old-failed"}) {
+    for (const auto& e : store_.read(id)) before[id].push_back(kernel::toText(e));
+  }
+  int64_t bytes = store_.info("old-completed")->logBytes + store_.info("old-failed")->logBytes;
+
+  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
+  EXPECT_EQ(r.cutoffMillis, kT0 + 70 * kDay);
+  EXPECT_EQ(r.scanned, 2);
+  EXPECT_EQ(r.archived, 2);
+  EXPECT_EQ(r.removed, 2);
+  EXPECT_EQ(r.snapshotsRemoved, 1);
+  EXPECT_EQ(r.bytesBefore, bytes);
+  EXPECT_EQ(r.bytesAfter, static_cast<int64_t>(fs::file_size(r.segmentPath)));
+  EXPECT_EQ(liveIds(store_),
+            (std::set<std::string>{"recent-completed", "old-parked", "old-running"}));
+  EXPECT_FALSE(snapshots_.latest("old-completed").has_value());
+  EXPECT_TRUE(snapshots_.latest("old-parked").has_value());
+
+  Archive archive(archiveDir_);
+  ASSERT_EQ(archive.segmentPaths(), std::vector<fs::path>{fs::path(r.segmentPath)});
+  for (const auto& [id, texts] : before) {
+    auto found = archive.find(id);
+    ASSERT_TRUE(found.has_value()) << id;
+    std::vector<std::string> archived;
+    for (const auto& e : found->events) archived.push_back(kernel::toText(e));
+    EXPECT_EQ(archived, texts);
+  }
+
+  auto control = store_.readControl(1);
+  ASSERT_EQ(control.size(), 1u);
+  EXPECT_EQ(control[0].type, "RETENTION_RUN");
+  EXPECT_EQ(control[0].data.at("archived").as_int64(), 2);
+  EXPECT_EQ(control[0].data.at("removed").as_int64(), 2);
+  EXPECT_EQ(control[0].data.at("cutoff").as_string(), formatTimestamp(kT0 + 70 * kDay));
+  EXPECT_EQ(control[0].data.at("segment").as_string(), fs::path(r.segmentPath).filename().string());
+  EXPECT_NE(describe(r).find("archived 2 into " + r.segmentPath), std::string::npos) << describe(r);
+  EXPECT_EQ(toJson(r).at("removed").as_int64(), 2);
+
+  // A second run finds nothing and records nothing.
+  RetentionReport again = runRetention(store_, &snapshots_, archiveDir_, options());
+  EXPECT_EQ(again.scanned, 0);
+  EXPECT_TRUE(again.segmentPath.empty());
+  EXPECT_EQ(store_.readControl(1).size(), 1u);
+  EXPECT_EQ(archive.segmentPaths().size(), 1u);
+}
+
+TEST_F(RetentionTest, ADryRunChangesNothing) {
+  auto live = liveIds(store_);
+  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options(true, true));
+  EXPECT_TRUE(r.dryRun);
+  EXPECT_EQ(r.scanned, 2);
+  EXPECT_EQ(r.archived, 0);
+  EXPECT_EQ(r.removed, 0);
+  EXPECT_TRUE(r.segmentPath.empty());
+  EXPECT_EQ(liveIds(store_), live);
+  EXPECT_TRUE(snapshots_.latest("old-completed").has_value());
+  EXPECT_FALSE(fs::exists(archiveDir_));
+  EXPECT_TRUE(store_.readControl(1).empty());
+  EXPECT_NE(describe(r).find("dry run"), std::string::npos);
+}
+
+TEST_F(RetentionTest, WithoutArchiveTheLogsAreRemovedAndNoSegmentIsWritten) {
+  RetentionReport r = runRetention(store_, nullptr, archiveDir_, options(false));
+  EXPECT_EQ(r.removed, 2);
+  EXPECT_EQ(r.archived, 0);
+  EXPECT_TRUE(r.segmentPath.empty());
+  EXPECT_FALSE(fs::exists(archiveDir_));
+  EXPECT_TRUE(store_.readControl(1)[0].data.at("segment").is_null());
+}
+
+TEST_F(RetentionTest, PagesThroughManyExecutions) {
+  kernel::MemoryEventStore store;
+  for (int i = 0; i < 23; ++i) {
+    writeExecution(store, "e" + std::to_string(100 + i), kT0, "completed", kT0 + kDay, 1,
+                   [](int) { return json::value("x"); });
+  }
+  RetentionOptions o = options();
+  o.pageSize = 4;
+  RetentionReport r = runRetention(store, nullptr, archiveDir_, o);
+  EXPECT_EQ(r.archived, 23);
+  EXPECT_EQ(r.removed, 23);
+  EXPECT_TRUE(store.list({}).empty());
+  EXPECT_EQ(ArchiveSegment::open(r.segmentPath).listExecutions().size(), 23u);
+}
+
+TEST_F(RetentionTest, AFailureWhileArchivingRemovesNothingAndLeavesNoSegment) {
+  DyingStore dying(store_);
+  dying.failScan = 2;  // the second execution's log cannot be read
+  auto live = liveIds(store_);
+  EXPECT_THROW(runRetention(dying, &snapshots_, archiveDir_, options()), UnavailableError);
+  EXPECT_EQ(liveIds(store_), live);
+  EXPECT_TRUE(snapshots_.latest("old-completed").has_value());
+  EXPECT_TRUE(filesIn(archiveDir_).empty());  // not even a temp file
+  EXPECT_TRUE(store_.readControl(1).empty());
+}
+
+TEST_F(RetentionTest, AFailureWhileRemovingLosesNothingAndARerunFinishes) {
+  for (int i = 0; i < 6; ++i) {
+    writeExecution(store_, "more-" + std::to_string(i), kT0, "completed", kT0 + kDay, 2,
+                   [](int s) { return json::value(s); });
+  }
+  std::set<std::string> selected;
+  for (const auto& info : store_.list({})) {
+    if (info.endedAtMillis && *info.endedAtMillis < kT0 + 70 * kDay) selected.insert(info.id);
+  }
+  ASSERT_EQ(selected.size(), 8u);
+  DyingStore dying(store_);
+  dying.failRemove = 4;
+  try {
+    runRetention(dying, &snapshots_, archiveDir_, options());
+    FAIL() << "the injected failure did not surface";
+  } catch (const UnavailableError& e) {
+    EXPECT_NE(std::string(e.what()).find("3 of 8 live logs removed"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("run retention again"), std::string::npos);
+  }
+  Archive archive(archiveDir_);
+  auto live = liveIds(store_);
+  for (const auto& id : selected) {
+    EXPECT_TRUE(live.count(id) != 0 || archive.find(id).has_value()) << id << " was lost";
+    EXPECT_TRUE(archive.find(id).has_value()) << id;  // the segment was durable first
+  }
+  EXPECT_EQ(live.size(), 3u + 5u);  // 3 kept + the 5 not removed yet
+
+  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
+  EXPECT_EQ(r.removed, 5);
+  EXPECT_EQ(liveIds(store_),
+            (std::set<std::string>{"recent-completed", "old-parked", "old-running"}));
+  EXPECT_EQ(archive.segmentPaths().size(), 2u);
+  for (const auto& id : selected) EXPECT_TRUE(archive.find(id).has_value()) << id;
+}
+
+TEST_F(RetentionTest, BadOptionsAreRefused) {
+  RetentionOptions o = options();
+  o.afterDays = -1;
+  EXPECT_THROW(runRetention(store_, nullptr, archiveDir_, o), InvalidArgumentError);
+  o = options();
+  o.pageSize = 0;
+  EXPECT_THROW(runRetention(store_, nullptr, archiveDir_, o), InvalidArgumentError);
+  o = options();
+  o.afterMillis = 0;  // everything ended before now
+  EXPECT_EQ(runRetention(store_, nullptr, archiveDir_, o).removed, 3);
+}
+
+}  // namespace
+}  // namespace loom::sweep

@@ -1,0 +1,199 @@
+#include "loom/sweep/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "loom/content/claim_check_envelope.h"
+#include "loom/content/memory_content_store.h"
+#include "loom/effects/taint.h"
+#include "loom/kernel/memory_event_store.h"
+#include "loom/util/error.h"
+
+namespace loom::sweep {
+namespace {
+
+constexpr int64_t kHour = 3600LL * 1000, kDay = 24 * kHour;
+
+class SweepTest : public ::testing::Test {
+ protected:
+  std::string put(const std::string& text) { return store_.put(text); }
+
+  json::value envelope(const std::string& address, bool retain) {
+    return content::toJson(content::ClaimCheckEnvelope{address, 1, std::nullopt, retain});
+  }
+
+  // An execution citing `output` from one tool step; ended unless `running`.
+  void execution(const std::string& id, json::value output, bool running = false) {
+    int64_t now = clock_->nowMillis();
+    std::vector<kernel::Event> events{
+        kernel::executionStarted("wf", nullptr, {}, now),
+        kernel::stepCompleted("a#turn:1:tool:0", "tool", "t", std::move(output), now)};
+    if (!running) events.push_back(kernel::executionCompleted(1, now));
+    logs_.append(id, 1, std::move(events));
+  }
+
+  SweepReport sweep(std::vector<PinSource> pins = {}, bool dryRun = false) {
+    SweepOptions o;
+    o.ttlMillis = 7 * kDay;
+    o.graceMillis = kHour;
+    o.clock = clock_;
+    o.dryRun = dryRun;
+    return sweepUnpinnedContent(store_, SweepSources{&logs_, std::move(pins)}, o);
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  content::MemoryContentStore store_{clock_};
+  kernel::MemoryEventStore logs_;
+};
+
+TEST_F(SweepTest, LoadBearingRefsAreKeptForYears) {
+  auto a = put("blob-a");
+  execution("e1", envelope(a, true));
+  execution("e2", effects::tainted(envelope(put("blob-t"), true), "mcp:x"));
+  clock_->advance(3 * 365 * kDay);
+  auto r = sweep();
+  EXPECT_EQ(r.deleted, 0);
+  EXPECT_EQ(r.keptByReason["loadBearing"], 2);
+  EXPECT_TRUE(store_.has(a));
+}
+
+TEST_F(SweepTest, TelemetryIsKeptWhileRunningAndReclaimedAfterEndPlusTtl) {
+  auto running = put("running");
+  auto ended = put("ended");
+  execution("run", envelope(running, false), /*running=*/true);
+  execution("end", envelope(ended, false));
+  clock_->advance(6 * kDay);
+  auto r1 = sweep();
+  EXPECT_EQ(r1.keptByReason["running"], 1);
+  EXPECT_EQ(r1.keptByReason["ttl"], 1);
+  EXPECT_EQ(r1.deleted, 0);
+  clock_->advance(2 * kDay);
+  auto r2 = sweep();
+  EXPECT_EQ(r2.deleted, 1);
+  EXPECT_EQ(r2.bytesFreed, 5);
+  EXPECT_FALSE(store_.has(ended));
+  EXPECT_TRUE(store_.has(running)) << "never while its execution runs, however old";
+}
+
+TEST_F(SweepTest, ArchiveAndSnapshotPinsKeepEverythingTheyCite) {
+  auto archived = put("archived");
+  auto snapped = put("snapped");
+  clock_->advance(30 * kDay);
+  std::vector<PinSource> pins{
+      {"archive", [&](const AddressVisitor& v) { v(archived); }},
+      {"snapshot", [&](const AddressVisitor& v) { v(snapped); }}};
+  auto r = sweep(pins);
+  EXPECT_EQ(r.keptByReason["archive"], 1);
+  EXPECT_EQ(r.keptByReason["snapshot"], 1);
+  EXPECT_EQ(r.deleted, 0);
+}
+
+TEST_F(SweepTest, UncitedBlobsSurviveTheGracePeriodThenGo) {
+  auto fresh = put("fresh");
+  clock_->advance(30 * 60 * 1000);
+  EXPECT_EQ(sweep().keptByReason["grace"], 1);
+  clock_->advance(kHour);
+  auto r = sweep();
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(store_.has(fresh));
+}
+
+TEST_F(SweepTest, ANestedForgedRetainIsTelemetry) {
+  auto victim = put("victim");
+  execution("forger", json::value{{"page", envelope(victim, true)}});
+  clock_->advance(8 * kDay);
+  auto r = sweep();
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(store_.has(victim));
+}
+
+// A put of the same bytes lands while the sweep decides: the conditional delete spares it.
+class TouchingStore : public content::MemoryContentStore {
+ public:
+  using MemoryContentStore::MemoryContentStore;
+  bool deleteIfUntouchedSince(std::string_view address, int64_t cutoff) override {
+    auto bytes = get(address);
+    if (bytes) put(*bytes);  // the racing put touches it now
+    return MemoryContentStore::deleteIfUntouchedSince(address, cutoff);
+  }
+};
+
+TEST_F(SweepTest, AConcurrentPutSparesTheBlob) {
+  TouchingStore store(clock_);
+  auto a = store.put("raced");
+  clock_->advance(2 * kHour);
+  SweepOptions o;
+  o.clock = clock_;
+  o.graceMillis = kHour;
+  auto r = sweepUnpinnedContent(store, SweepSources{&logs_, {}}, o);
+  EXPECT_EQ(r.deleted, 0);
+  EXPECT_EQ(r.spared, 1);
+  EXPECT_TRUE(store.has(a));
+}
+
+TEST_F(SweepTest, DryRunDeletesNothing) {
+  auto a = put("old");
+  clock_->advance(2 * kHour);
+  auto r = sweep({}, /*dryRun=*/true);
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_TRUE(r.dryRun);
+  EXPECT_TRUE(store_.has(a));
+  EXPECT_NE(describe(r).find("would delete: 1"), std::string::npos);
+  EXPECT_EQ(toJson(r).at("deleted").as_int64(), 1);
+}
+
+class NoConditionalDelete : public content::MemoryContentStore {
+ public:
+  using MemoryContentStore::MemoryContentStore;
+  content::ContentCapabilities capabilities() const override {
+    auto c = MemoryContentStore::capabilities();
+    c.deleteIfUntouchedSince = false;
+    return c;
+  }
+};
+
+TEST_F(SweepTest, AStoreWithoutConditionalDeleteIsRefused) {
+  NoConditionalDelete store(clock_);
+  store.put("x");
+  clock_->advance(2 * kHour);
+  SweepOptions o;
+  o.clock = clock_;
+  EXPECT_THROW(sweepUnpinnedContent(store, SweepSources{&logs_, {}}, o), FailedPreconditionError);
+}
+
+}  // namespace
+}  // namespace loom::sweep
+
+#include "loom/kernel/memory_snapshot_store.h"
+#include "loom/sweep/pin_sources.h"
+
+namespace loom::sweep {
+namespace {
+
+TEST_F(SweepTest, SnapshotAndArchiveAdaptersPinWhatTheyCite) {
+  auto snapped = put("in a snapshot");
+  auto archived = put("in an archive");
+  kernel::MemorySnapshotStore snapshots;
+  snapshots.put({"s1", 3, json::value{{"steps", {{"x", envelope(snapped, false)}}}}});
+  auto dir = std::filesystem::temp_directory_path() / ("loom-pins-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    kernel::MemoryEventStore old;
+    old.append("old", 1, {kernel::executionStarted("wf", nullptr, {}, 0),
+                          kernel::stepCompleted("s", "flow", "s", envelope(archived, false), 0),
+                          kernel::executionCompleted(1, 0)});
+    ArchiveWriter writer(dir);
+    writer.add(*old.info("old"), old.read("old"));
+    writer.finish();
+  }
+  Archive archive(dir);
+  clock_->advance(400 * kDay);
+  auto r = sweep({archivePins(archive), snapshotPins(snapshots)});
+  EXPECT_EQ(r.keptByReason["archive"], 1);
+  EXPECT_EQ(r.keptByReason["snapshot"], 1);
+  EXPECT_EQ(r.deleted, 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace loom::sweep

@@ -1,0 +1,78 @@
+// ADR 0140 D6: replay makes zero content-store calls; retained blobs survive the sweep,
+// reclaimable ones are TTL-reclaimed and then resolve to null; replay is unaffected.
+#include "loom/sweep/sweep.h"
+#include "opt_in_fixture.h"
+
+namespace loom::testing {
+namespace {
+
+using kernel::ExecutionStatus;
+
+TEST_F(OptInFixture, D6_ResumingA200TurnParkedRunMakesZeroContentStoreCalls) {
+  // 200 turns of fetch_report, then the final tool needs approval: the run parks.
+  json::array t;
+  for (int i = 1; i <= 200; ++i) {
+    t.push_back(json::object{{"toolCalls", json::array{call("fetch_report", {{"page", i}})}}});
+  }
+  t.push_back(json::object{{"toolCalls", json::array{call("publish")}}});
+  t.push_back(json::object{{"answer", "done"}});
+  registerAgent(json::value{{"turns", std::move(t)}}, 250);
+  auto c = baseConfig();
+  c.execution.claimCheck = claimCheck({"fetch_report"});
+  {
+    auto a = boot(c);
+    auto r = a->runtime().start("research", json::value("go"), {.id = "long"});
+    ASSERT_EQ(r.status, ExecutionStatus::kParked);
+  }
+  EXPECT_EQ(counting_->count("put"), 200);
+  counting_->reset();
+  int modelCalls = model_->calls, toolCalls = calls_["fetch_report"];
+  // A fresh app: replay every recorded turn, approve, finish.
+  auto a = boot(c);
+  auto parked = a->runtime().resume("long");
+  EXPECT_EQ(parked.status, ExecutionStatus::kParked);
+  EXPECT_EQ(parked.replayedSteps, 401);
+  EXPECT_EQ(parked.effectsRun, 0);
+  EXPECT_EQ(counting_->total(), 0) << "replay makes zero content-store calls";
+  auto done = a->runtime().signal("long", "approve:research#turn:201:tool:0", json::value{{"approved", true}});
+  EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(counting_->total(), 0);
+  EXPECT_EQ(model_->calls, modelCalls + 1) << "only the turn after the approval";
+  EXPECT_EQ(calls_["fetch_report"], toolCalls) << "no recorded tool re-ran";
+  EXPECT_EQ(calls_["publish"], 1);
+}
+
+sweep::SweepReport sweepNow(app::App& a, content::ContentStore& store, std::shared_ptr<ManualClock> clock) {
+  sweep::SweepOptions o;
+  o.clock = clock;
+  o.ttlMillis = 24LL * 3600 * 1000;
+  o.graceMillis = 3600LL * 1000;
+  return sweep::sweepUnpinnedContent(store, sweep::SweepSources{&a.store(), {}}, o);
+}
+
+TEST_F(OptInFixture, D6_RetainedBlobsOutliveTheTtlReclaimableOnesDoNot) {
+  registerAgent(turns({call("fetch_report", {{"page", 1}}), call("untrusted")}));
+  auto c = baseConfig();
+  c.execution.claimCheck = claimCheck({"fetch_report", "untrusted"});
+  c.execution.claimCheck->reclaimable = {"untrusted"};
+  auto a = boot(c);
+  a->runtime().start("research", json::value("go"), {.id = "d6"});
+  json::value retained = output(*a, "d6", "research#turn:1:tool:0");
+  json::value telemetry = output(*a, "d6", "research#turn:2:tool:0");
+  EXPECT_TRUE(content::parseEnvelope(retained)->retain);
+  EXPECT_FALSE(content::parseEnvelope(effects::untainted(telemetry))->retain);
+  clock_->advance(10LL * 365 * 24 * 3600 * 1000);
+  auto report = sweepNow(*a, inner_, clock_);
+  EXPECT_EQ(report.keptByReason["loadBearing"], 1);
+  EXPECT_EQ(report.deleted, 1);
+  EXPECT_TRUE(middleware::resolveClaimCheck(inner_, retained));
+  EXPECT_FALSE(middleware::resolveClaimCheck(inner_, telemetry)) << "reclaimed: resolves to null";
+  // Replay is unaffected either way.
+  int before = calls_["untrusted"];
+  auto again = boot(c)->runtime().resume("d6");
+  EXPECT_EQ(again.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(calls_["untrusted"], before);
+}
+
+}  // namespace
+}  // namespace loom::testing

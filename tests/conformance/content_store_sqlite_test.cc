@@ -1,0 +1,133 @@
+// Tests of the SQLite content store beyond the conformance suite: its schema, a corrupt row,
+// a database from a newer build, and two stores (as two processes) sharing one file.
+#include <sqlite3.h>
+
+#include <atomic>
+#include <thread>
+
+#include "content_store_conformance.h"
+#include "loom/content/sqlite_content_store.h"
+#include "loom/util/error.h"
+
+namespace loom::content::conformance {
+namespace {
+
+// A raw connection to inspect or damage the file behind the store's back.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) { EXPECT_EQ(SQLITE_OK, sqlite3_open(path.c_str(), &db_)); }
+  ~RawDb() { sqlite3_close(db_); }
+  void exec(const std::string& sql) {
+    char* error = nullptr;
+    EXPECT_EQ(SQLITE_OK, sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error))
+        << sql << ": " << (error ? error : "");
+    sqlite3_free(error);
+  }
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(SQLITE_OK, sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr)) << sql;
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      out = p ? p : "";
+    }
+    sqlite3_finalize(stmt);
+    return out;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class SqliteContentStoreTest : public ::testing::Test {
+ protected:
+  std::string path() const { return (scratch_.path() / "content.db").string(); }
+  std::unique_ptr<SqliteContentStore> open() {
+    return std::make_unique<SqliteContentStore>(path(), clock_);
+  }
+
+  ScratchDir scratch_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
+};
+
+TEST_F(SqliteContentStoreTest, BlobsAreRowsOfOneWithoutRowidTableInWalMode) {
+  auto store = open();
+  std::string address = store->put("abc");
+  RawDb raw(path());
+  std::string sql = raw.text("SELECT sql FROM sqlite_master WHERE name = 'blobs'");
+  EXPECT_NE(std::string::npos, sql.find("WITHOUT ROWID")) << sql;
+  EXPECT_EQ("wal", raw.text("PRAGMA journal_mode"));
+  EXPECT_EQ("1", raw.text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  EXPECT_EQ(address + "|3|" + std::to_string(kT0) + "|blob",
+            raw.text("SELECT address || '|' || size || '|' || touched_at || '|' || "
+                     "typeof(bytes) FROM blobs"));
+}
+
+TEST_F(SqliteContentStoreTest, CorruptedBytesInTheRowAreDataLossUntilPutAgain) {
+  auto store = open();
+  std::string bytes = randomBytes(5000, 8);
+  std::string address = store->put(bytes);
+  RawDb(path()).exec("UPDATE blobs SET bytes = zeroblob(5000) WHERE address = '" + address +
+                     "'");
+  try {
+    store->get(address);
+    ADD_FAILURE() << "no error";
+  } catch (const DataLossError& e) {
+    std::string what = e.what();
+    EXPECT_NE(std::string::npos, what.find(address)) << what;
+    EXPECT_NE(std::string::npos, what.find(path())) << what;
+  }
+  EXPECT_TRUE(store->has(address));
+  EXPECT_EQ(address, store->put(bytes));
+  EXPECT_EQ(bytes, store->get(address));
+}
+
+TEST_F(SqliteContentStoreTest, DatabaseFromANewerBuildIsRefused) {
+  open();
+  RawDb(path()).exec("UPDATE content_meta SET value = '99' WHERE key = 'content_schema'");
+  try {
+    open();
+    ADD_FAILURE() << "no error";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("content schema 99")) << e.what();
+  }
+}
+
+TEST_F(SqliteContentStoreTest, NotADatabaseIsDataLoss) {
+  {
+    std::FILE* f = std::fopen(path().c_str(), "wb");
+    std::fputs("this is not a database, it is a text file that is long enough to matter....",
+               f);
+    std::fclose(f);
+  }
+  EXPECT_THROW(open(), DataLossError);
+}
+
+// Two stores on one file behave as two processes: each one's puts are visible to the other,
+// and a put through one races a conditional delete through the other without losing a blob.
+TEST_F(SqliteContentStoreTest, TwoStoresShareOneFileAndItsConditionalDelete) {
+  auto a = open();
+  auto b = open();
+  std::string address = a->put("shared");
+  EXPECT_EQ("shared", b->get(address));
+  for (int r = 0; r < 50; ++r) {
+    std::string bytes = "round " + std::to_string(r);
+    std::string addr = a->put(bytes);
+    clock_->advance(10);
+    std::atomic<bool> putDone{false};
+    std::thread deleter([&] {
+      bool last = false;
+      while (!last) {
+        last = putDone;
+        b->deleteIfUntouchedSince(addr, kT0 + 10 * r + 5);
+      }
+    });
+    a->put(bytes);
+    putDone = true;
+    deleter.join();
+    ASSERT_EQ(bytes, b->get(addr)) << "round " << r;
+  }
+}
+
+}  // namespace
+}  // namespace loom::content::conformance
