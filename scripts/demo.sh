@@ -1,32 +1,36 @@
 #!/usr/bin/env bash
-# The crash-and-resume demo. Builds `loom`, starts `loom run example.steps` (20 steps of
-# 150 ms; each step appends its id to a witness file) in the background with a fresh home,
-# kills it with SIGKILL half-way, runs `loom resume <id>` in a new process, and shows that
-# every step ran exactly once, except at most the one that was in flight at the kill.
-# DEMO_STEPS and DEMO_SLEEP_MS change the size; LOOM_BUILD_JOBS caps the compile jobs.
+# The crash-and-resume demo, on an agent. Builds `loom`, starts the research agent of
+# examples/agents/research.toml (a scripted model, 12 turns; its tools are small POSIX sh
+# programs, and fetch_report takes 0.15 s a page) in the background with a fresh home, kills
+# it with SIGKILL mid-run, runs `loom resume <id>` in a new process, and prints the answer,
+# the state and log sizes, and the tools' witness file: no recorded model turn or tool call
+# ran again (at most the one call in flight at the kill did).
+# DEMO_KILL_AFTER (tool calls before the kill, default 6) changes where the kill lands;
+# LOOM_BUILD_JOBS caps the compile jobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-steps=${DEMO_STEPS:-20}
-sleep_ms=${DEMO_SLEEP_MS:-150}
+kill_after=${DEMO_KILL_AFTER:-6}
 
 ./scripts/bootstrap.sh
 [ -f build/release/build.ninja ] || cmake --preset release >/dev/null
 cmake --build --preset release --target loom --parallel "${LOOM_BUILD_JOBS:-$(nproc)}" >/dev/null
 
 loom=./build/release/loom
+app=examples/agents/research.toml
 work=$(mktemp -d "${TMPDIR:-/tmp}/loom-demo.XXXXXX")
 home=$work/home
-witness=$work/witness.txt
+# Each tool call appends one line ("fetch_report page=3") to this file: what really ran.
+export LOOM_TOOL_WITNESS=$work/witness.txt
 id=demo-$(date +%s)
-lines() { if [ -f "$witness" ]; then wc -l <"$witness"; else echo 0; fi; }
+lines() { if [ -f "$LOOM_TOOL_WITNESS" ]; then wc -l <"$LOOM_TOOL_WITNESS"; else echo 0; fi; }
+field() { grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
+recorded() { "$loom" --home "$home" log "$id" --json | grep -o "\"stepId\":\"research#turn:[0-9]*:$1" | wc -l; }
 
-echo "== loom run example.steps: $steps steps of ${sleep_ms} ms each, id $id, home $home"
-"$loom" --home "$home" run example.steps --id "$id" \
-  --input "{\"steps\": $steps, \"sleepMs\": $sleep_ms, \"witness\": \"$witness\"}" \
-  >"$work/run.out" 2>&1 &
+echo "== loom run $app --id $id   (home $home)"
+"$loom" --home "$home" run "$app" --id "$id" >"$work/run.out" 2>&1 &
 pid=$!
-until [ "$(lines)" -ge $((steps / 2)) ]; do
+until [ "$(lines)" -ge "$kill_after" ]; do
   if ! kill -0 "$pid" 2>/dev/null; then
     echo "demo: the run ended before it could be killed; see $work/run.out" >&2
     exit 1
@@ -36,40 +40,58 @@ done
 kill -KILL "$pid"
 { wait "$pid"; } 2>/dev/null || true
 at_kill=$(lines)
-recorded=$("$loom" --home "$home" ls --json | grep -o '"steps":[0-9]*' | cut -d: -f2)
-echo "== killed with SIGKILL: the witness file had $at_kill lines, the log $recorded recorded steps"
+models=$(recorded model)
+tools=$(recorded tool)
+echo "== killed with SIGKILL after $at_kill tool calls: the log holds $models model turns and $tools tool calls"
 "$loom" --home "$home" ls
 
 echo
-echo "== loom resume $id (a fresh process)"
+echo "== loom resume $id   (a fresh process: it loads $app again)"
 result=$("$loom" --home "$home" resume "$id" --json)
-echo "$result"
-replayed=$(grep -o '"replayedSteps":[0-9]*' <<<"$result" | cut -d: -f2)
-ran=$(grep -o '"effectsRun":[0-9]*' <<<"$result" | cut -d: -f2)
+replayed=$(field replayedSteps <<<"$result")
+ran=$(field effectsRun <<<"$result")
+model_calls=$(field modelCalls <<<"$result")
+turns=$(field turns <<<"$result")
+answer=$(sed -n 's/.*"answer":"\([^"]*\)".*/\1/p' <<<"$result")
+status=$(grep -o '"status":"[a-z]*"' <<<"$result" | cut -d'"' -f4)
+echo "status:  $status after $turns turns"
+echo "answer:  $answer"
 
 echo
-echo "== the witness file: how many times each step ran"
-sort -t- -k2 -n "$witness" | uniq -c |
-  awk '{printf "  %-8s x%s", $2, $1} NR % 5 == 0 {print ""} END {if (NR % 5) print ""}'
-total=$(wc -l <"$witness")
-distinct=$(sort -u "$witness" | wc -l)
-repeated=$(sort "$witness" | uniq -d)
+echo "== the witness file: how many times each tool call really ran"
+awk '{count[$0]++; if (!($0 in first)) {first[$0] = NR; order[++n] = $0}}
+     END {for (i = 1; i <= n; i++) printf "  %-40s x%d\n", order[i], count[order[i]]}' \
+  "$LOOM_TOOL_WITNESS"
+total=$(wc -l <"$LOOM_TOOL_WITNESS")
+distinct=$(sort -u "$LOOM_TOOL_WITNESS" | wc -l)
+repeated=$(sort "$LOOM_TOOL_WITNESS" | uniq -d)
+# The recorded calls are the first $tools lines; each must appear exactly once in the end.
+rerun=0
+while IFS= read -r call; do
+  [ "$(grep -cxF "$call" "$LOOM_TOOL_WITNESS")" -eq 1 ] || rerun=$((rerun + 1))
+done < <(head -n "$tools" "$LOOM_TOOL_WITNESS")
+
+log_bytes=$("$loom" --home "$home" ls --json | field logBytes)
+kernel_state=$("$loom" --home "$home" ls --json | field stateBytes)
+agent_state=$("$loom" --home "$home" state "$id" --json | field stateBytes)
 
 echo
 echo "What happened:"
-echo "  before the kill   $recorded steps were recorded in the log ($at_kill witness lines)"
-echo "  the resume        replayed $replayed recorded steps without running them, ran $ran"
-echo "  the witness file  $total lines for $distinct distinct steps of $steps"
+echo "  before the kill   $models model turns and $tools tool calls were recorded ($at_kill calls had finished)"
+echo "  the resume        replayed $replayed recorded steps without running them; ran $ran effects,"
+echo "                    of which $model_calls model turns (the $turns turns less the $models recorded)"
+echo "  the witness       $total lines for $distinct distinct tool calls; recorded calls that ran again: $rerun"
 if [ -n "$repeated" ]; then
-  echo "  $repeated ran twice: it was in flight when the process died (its output was not"
+  echo "  '$repeated' ran twice: it was in flight when the process died (its result was not"
   echo "  recorded yet), so the resume ran it again. No recorded step ever runs again."
 else
-  echo "  no step ran twice: the step in flight had not written its line yet when it was"
-  echo "  killed; the resume ran it from the start."
+  echo "  no tool call ran twice: the one in flight had not finished when it was killed."
 fi
-if [ "$distinct" -ne "$steps" ] || [ "$total" -gt $((steps + 1)) ] ||
-  [ $((replayed + ran)) -ne "$steps" ]; then
-  echo "demo: FAILED: expected every step once, at most one twice" >&2
+echo "  sizes             log $log_bytes bytes; folded agent state $agent_state bytes (what a"
+echo "                    resume reads; the kernel's folded state: $kernel_state bytes)"
+if [ "$status" != completed ] || [ "$rerun" -ne 0 ] || [ "$total" -gt $((distinct + 1)) ] ||
+  [ "$model_calls" -ne $((turns - models)) ]; then
+  echo "demo: FAILED: a recorded step ran again, or the run did not complete" >&2
   exit 1
 fi
 echo

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/bootstrap.sh
+./scripts/install-mcp-servers.sh
 cmake --preset release
 cmake --build --preset release --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset release

@@ -67,8 +67,16 @@ class Loop {
 
   json::value callModel(int64_t turn) {
     std::string stepId = effects::modelStepId(name_, turn);
-    json::value journaled = journal_.take(stepId, transcript_.messages());
-    json::value request{{"messages", transcript_.messages()}, {"tools", tools_}, {"purpose", "turn"}};
+    // A recorded turn replays without reading its request or its journaled input: skip
+    // copying the transcript into them, which would make a resume quadratic in turns (take()
+    // in delta mode reads only what was appended, so its journal state stays right).
+    bool recorded = ctx_.recorded(stepId);
+    json::value journaled =
+        journal_.take(stepId, recorded ? json::array{} : transcript_.messages());
+    json::value request;
+    if (!recorded) {
+      request = {{"messages", transcript_.messages()}, {"tools", tools_}, {"purpose", "turn"}};
+    }
     json::value out = ctx_.effect(stepId, options_.model, std::move(request), {&journaled});
     refuseEnvelope(out, stepId, options_.model);
     validateAssistantMessage(out, options_.model);
@@ -87,6 +95,15 @@ class Loop {
       const ToolDefinition* def = find(tool);
       if (def == nullptr) {
         append(toolErrorMessage(callId, json::object{{"error", "no tool named '" + tool + "'"}}));
+        continue;
+      }
+      // A provider could not parse the arguments the model wrote (openai_wire.h): the tool
+      // does not run; the model is told why and may call it again.
+      if (const auto* bad = call.if_contains("argumentsError")) {
+        std::string why = bad->is_string() ? std::string(bad->get_string()) : json::toText(*bad);
+        std::string error = "tool '" + tool + "' was not called: " + why +
+                            "; call it again with a JSON object as arguments";
+        append(toolErrorMessage(callId, json::object{{"error", error}}));
         continue;
       }
       if (def->requiresApproval && !approved(stepId, callId)) continue;

@@ -1,5 +1,11 @@
 #include "loom/app/app.h"
+#include "loom/content/filesystem_content_store.h"
+#include "loom/content/memory_content_store.h"
+#include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/memory_event_store.h"
+#include "loom/kernel/memory_snapshot_store.h"
+#include "loom/kernel/sqlite_snapshot_store.h"
+#include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
@@ -11,10 +17,47 @@ using Layers = std::vector<std::shared_ptr<effects::Middleware>>;
 
 // The claim-check slot (ADR 0140 D5): just inside the kill switch and OUTSIDE redaction and
 // every effectMiddleware entry, so what it stores is already scrubbed and user middleware
-// sees real results. execution.claimCheck (the claim-check work) adds its middleware here;
-// until then the option is refused at validation and this adds nothing (D1: unset changes
-// nothing).
-void addClaimCheckLayer(const Config& /*config*/, Layers& /*layers*/) {}
+// sees real results. Unset adds nothing (D1).
+void addClaimCheckLayer(const Config& config, const std::shared_ptr<content::ContentStore>& store,
+                        const effects::TaskRegistry& tasks, Layers& layers) {
+  if (!config.execution.claimCheck) return;
+  middleware::ClaimCheckConfig cc = *config.execution.claimCheck;
+  if (!cc.store) cc.store = store;
+  auto onWarn = config.observability.onWarn;
+  layers.push_back(middleware::claimCheckMiddleware(middleware::claimCheckOptionsFor(
+      cc, tasks, [onWarn](std::string_view m) { middleware::warn(onWarn, m); })));
+}
+
+// Checks what only the registry can tell (D2: a listed llm task), before anything exists.
+void validateAgainstRegistry(const Config& config, const effects::TaskRegistry& tasks) {
+  if (!config.execution.claimCheck) return;
+  ConfigIssues issues = middleware::validateClaimCheckConfig(*config.execution.claimCheck, &tasks);
+  if (!issues.empty()) throw ConfigValidationError("boot", std::move(issues));
+}
+
+std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const Config& config,
+                                                         const std::filesystem::path& home) {
+  if (config.storage.eventStore.kind == "memory") {
+    return std::make_unique<kernel::MemorySnapshotStore>();
+  }
+  kernel::SqliteSnapshotStoreOptions options;
+  options.path = (home / "loom.db").string();
+  return std::make_unique<kernel::SqliteSnapshotStore>(std::move(options));
+}
+
+std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
+                                                        const std::filesystem::path& home,
+                                                        std::shared_ptr<const Clock> clock) {
+  const ContentStoreConfig& c = config.storage.contentStore;
+  if (c.instance) return c.instance;
+  if (c.kind == "memory") return std::make_shared<content::MemoryContentStore>(clock);
+  if (c.kind == "sqlite") {
+    return std::make_shared<content::SqliteContentStore>(
+        c.path.empty() ? home / "content.db" : std::filesystem::path(c.path), clock);
+  }
+  return std::make_shared<content::FilesystemContentStore>(
+      c.path.empty() ? home / "blobs" : std::filesystem::path(c.path), clock);
+}
 
 std::filesystem::path createHome(const std::string& home) {
   std::filesystem::path path(home);
@@ -56,6 +99,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
     throw ConfigValidationError("boot", std::move(issues));
   }
   if (!options.clock) options.clock = systemClock();
+  validateAgainstRegistry(*config, tasks);
 
   // 2. Build what needs no storage: redaction reads its environment secrets here.
   std::shared_ptr<middleware::RedactionMiddleware> redaction;
@@ -69,6 +113,9 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   app->config_ = config;
   app->home_ = createHome(config->storage.home);
   app->store_ = openEventStore(*config, app->home_);
+  app->contentStore_ = openContentStore(*config, app->home_, options.clock);
+  if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
+  app->snapshots_ = openSnapshotStore(*config, app->home_);
   middleware::KillSwitchOptions killOptions;
   killOptions.path = (app->home_ / "loom.db").string();
   killOptions.clock = options.clock;
@@ -77,7 +124,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   // 4. The chain, once, outermost first.
   Layers layers;
   layers.push_back(std::make_shared<middleware::KillSwitchMiddleware>(app->killSwitch_));
-  addClaimCheckLayer(*config, layers);
+  addClaimCheckLayer(*config, app->contentStore_, tasks, layers);
   if (redaction) layers.push_back(redaction);
   for (const auto& m : config->execution.effectMiddleware) layers.push_back(m);
   app->chain_ = std::make_shared<const effects::EffectChain>(std::move(layers));
@@ -86,6 +133,10 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   workflow::RuntimeOptions runtimeOptions;
   runtimeOptions.clock = options.clock;
   runtimeOptions.workers = options.workers;
+  runtimeOptions.snapshots = app->snapshots_.get();
+  runtimeOptions.onReplayEnd = options.onReplayEnd;
+  auto onWarn = config->observability.onWarn;
+  runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };
   if (redaction) {
     runtimeOptions.journalInputFilter = [redaction](json::value input) {
       return redaction->redact(std::move(input));

@@ -7,7 +7,7 @@ namespace loom::app {
 
 std::vector<std::string> chainLayerNames(const Config& config) {
   std::vector<std::string> names{std::string(middleware::kKillSwitchName)};
-  // (claim-check goes here once execution.claimCheck is supported; see boot.cc)
+  if (config.execution.claimCheck) names.emplace_back("claimCheck");
   if (!config.security.redact.empty()) names.emplace_back(middleware::kRedactionName);
   for (const auto& m : config.execution.effectMiddleware) {
     names.emplace_back(m ? std::string(m->name()) : "<null>");
@@ -18,7 +18,11 @@ std::vector<std::string> chainLayerNames(const Config& config) {
 std::string describeConfig(const Config& config) {
   std::string out;
   for (const OptionRow& row : optionTable()) {
-    if (row.show) out += row.path + " = " + row.show(config) + "\n";
+    if (!row.show) continue;
+    // An empty text: an agent app section the file does not have.
+    if (std::string shown = row.show(config); !shown.empty()) {
+      out += row.path + " = " + shown + "\n";
+    }
   }
   out += "chain, outermost first: ";
   for (const auto& name : chainLayerNames(config)) out += name + " -> ";

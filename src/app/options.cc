@@ -6,6 +6,8 @@
 #include <charconv>
 #include <map>
 
+#include "agent_app_option_rows.h"
+#include "content_option_rows.h"
 #include "effect_middleware_entry.h"
 #include "loom/middleware/retry_config.h"
 #include "loom/middleware/timeout_config.h"
@@ -136,9 +138,7 @@ std::vector<OptionRow> buildTable() {
     bindString(
         r, [](auto& c) -> auto& { return c.execution.journal.modelInput; });
   }
-  notYet("execution.claimCheck", OptionType::kTable,
-         "Offloads the results of the listed agent tools to the content store (ADR 0140).",
-         "the claim-check work, ADR 0140");
+  addClaimCheckRows(rows);
 
   // security ----------------------------------------------------------------------------
   row("security", OptionType::kGroup, "Secrets and (later) encryption.");
@@ -203,10 +203,7 @@ std::vector<OptionRow> buildTable() {
     bindString(
         r, [](auto& c) -> auto& { return c.storage.eventStore.durability; });
   }
-  notYet("storage.contentStore", OptionType::kTable, "The content store of offloaded blobs.",
-         "the content store work");
-  notYet("storage.retention", OptionType::kTable,
-         "Discarding (and archiving) the logs of ended executions.", "the sweep work");
+  addContentStorageRows(rows);
 
   // observability -----------------------------------------------------------------------
   row("observability", OptionType::kGroup, "Warnings and logging.");
@@ -230,13 +227,7 @@ std::vector<OptionRow> buildTable() {
   }
 
   // agent apps --------------------------------------------------------------------------
-  notYet("agent", OptionType::kTable,
-         "An agent app's loop: name, maxTurns, "
-         "warnTranscriptBytes.",
-         "the agent work");
-  notYet("model", OptionType::kTable, "An agent app's model.", "the agent work");
-  notYet("tools", OptionType::kTableArray, "An agent app's tools (and [[tools.mcp]] servers).",
-         "the agent work");
+  addAgentAppRows(rows);
 
   for (OptionRow& r : rows) {
     if (!r.show && r.get) {
@@ -340,6 +331,14 @@ std::string_view optionTypeName(OptionType type) {
       return "array of strings";
     case OptionType::kCallback:
       return "C++ callback";
+    case OptionType::kBooleanOrInteger:
+      return "false or integer";
+    case OptionType::kBooleanOrStringList:
+      return "boolean or array of strings";
+    case OptionType::kTableMap:
+      return "table of tables";
+    case OptionType::kInlineTable:
+      return "inline table";
   }
   return "unknown";
 }

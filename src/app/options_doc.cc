@@ -77,12 +77,9 @@ std::string configReferenceMarkdown() {
     if (topLevel) {
       md += "\n## `" + row.path + "`";
       if (row.type != OptionType::kGroup) md += " (agent apps)";
-      md += "\n\n" + descriptionCell(row) + "\n";
-      if (row.type == OptionType::kGroup) {
-        md += "\n";
-        md += "| Option | Type | Default | Allowed | Description |\n";
-        md += "|---|---|---|---|---|\n";
-      }
+      md += "\n\n" + descriptionCell(row) + "\n\n";
+      md += "| Option | Type | Default | Allowed | Description |\n";
+      md += "|---|---|---|---|---|\n";
       continue;
     }
     md += "| `" + row.path + "` | " + std::string(optionTypeName(row.type)) + " | " +

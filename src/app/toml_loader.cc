@@ -6,6 +6,7 @@
 
 #include "loom/app/config_file.h"
 #include "loom/app/options.h"
+#include "loom/json/json.h"
 #include "loom/middleware/timeout_config.h"
 
 namespace loom::app {
@@ -87,14 +88,48 @@ std::string expected(const OptionRow& row) {
       return "expected a boolean (true or false)";
     case OptionType::kStringList:
       return "expected an array of strings";
+    case OptionType::kBooleanOrInteger:
+      return "expected false or an integer";
+    case OptionType::kBooleanOrStringList:
+      return "expected a boolean or an array of strings";
+    case OptionType::kTableMap:
+      return "expected a table of tables ([" + row.path + ".<name>])";
+    case OptionType::kInlineTable:
+      return "expected an inline table ({ key = value, ... })";
     default:
       return "expected a string";
   }
 }
 
+// A TOML value as JSON (tables -> objects; a date or time -> its TOML text).
+json::value jsonOfToml(const toml::node& n) {
+  if (const auto* t = n.as_table()) {
+    json::object out;
+    for (const auto& [key, value] : *t) out[key.str()] = jsonOfToml(value);
+    return out;
+  }
+  if (const auto* a = n.as_array()) {
+    json::array out;
+    for (const auto& element : *a) out.push_back(jsonOfToml(element));
+    return out;
+  }
+  if (const auto* s = n.as_string()) return json::value(std::string_view(s->get()));
+  if (const auto* i = n.as_integer()) return json::value(static_cast<int64_t>(i->get()));
+  if (const auto* d = n.as_floating_point()) return json::value(d->get());
+  if (const auto* b = n.as_boolean()) return json::value(b->get());
+  std::ostringstream text;
+  if (const auto* dt = n.as_date_time()) text << dt->get();
+  if (const auto* d = n.as_date()) text << d->get();
+  if (const auto* t = n.as_time()) text << t->get();
+  return json::value(text.str());
+}
+
 // The value of a scalar node as the row's type, or nullopt when the type is wrong.
 std::optional<OptionValue> convert(const toml::node& n, OptionType type) {
   switch (type) {
+    case OptionType::kInlineTable:
+      if (const auto* t = n.as_table()) return OptionValue(json::toText(jsonOfToml(*t)));
+      return std::nullopt;
     case OptionType::kString:
       if (const auto* s = n.as_string()) return OptionValue(std::string(s->get()));
       return std::nullopt;
@@ -108,6 +143,12 @@ std::optional<OptionValue> convert(const toml::node& n, OptionType type) {
     case OptionType::kBoolean:
       if (const auto* b = n.as_boolean()) return OptionValue(b->get());
       return std::nullopt;
+    case OptionType::kBooleanOrInteger:
+      if (const auto* b = n.as_boolean()) return OptionValue(b->get());
+      return convert(n, OptionType::kInteger);
+    case OptionType::kBooleanOrStringList:
+      if (const auto* b = n.as_boolean()) return OptionValue(b->get());
+      return convert(n, OptionType::kStringList);
     case OptionType::kStringList: {
       const auto* a = n.as_array();
       if (a == nullptr) return std::nullopt;
@@ -144,6 +185,20 @@ class Loader {
   bool entriesShifted() const { return entriesShifted_; }
 
  private:
+  // The array of tables `<row>.<key>` nested in a table array row (tools.mcp in tools).
+  static const OptionRow* nestedArray(const OptionRow& row, std::string_view key) {
+    const OptionRow* nested = findOption(row.path + "." + std::string(key));
+    return nested && nested->type == OptionType::kTableArray ? nested : nullptr;
+  }
+
+  static bool holdsOnlyNestedArrays(const OptionRow& row, const toml::table& t) {
+    if (t.empty()) return false;
+    for (const auto& [key, value] : t) {
+      if (nestedArray(row, key.str()) == nullptr) return false;
+    }
+    return true;
+  }
+
   void add(std::string path, std::string message) {
     issues_.push_back({std::move(path), std::move(message)});
   }
@@ -181,6 +236,7 @@ class Loader {
       case OptionType::kGroup:
       case OptionType::kTable:
         if (const auto* t = node.as_table()) {
+          if (row.set) row.set(config_, OptionValue(true));
           table(*t, path);
         } else {
           add(path, expected(row) + ", " + got(node));
@@ -189,6 +245,9 @@ class Loader {
       case OptionType::kTableArray:
       case OptionType::kMiddleware:
         entries(row, node, path);
+        return;
+      case OptionType::kTableMap:
+        namedEntries(row, node, path);
         return;
       default: {
         auto value = convert(node, row.type);
@@ -203,6 +262,11 @@ class Loader {
 
   void entries(const OptionRow& row, const toml::node& node, const std::string& path) {
     const auto* array = node.as_array();
+    // [[tools.mcp]] with no [[tools]] before it makes `tools` a table holding only `mcp`.
+    if (const auto* t = node.as_table(); t && holdsOnlyNestedArrays(row, *t)) {
+      table(*t, path);
+      return;
+    }
     if (array == nullptr) {
       add(path, expected(row) + ", " + got(node));
       return;
@@ -235,6 +299,28 @@ class Loader {
     if (row.type == OptionType::kMiddleware) entriesShifted_ = built != array->size() || timeoutAt;
   }
 
+  // A table of tables: each sub-table is an entry named by its key.
+  void namedEntries(const OptionRow& row, const toml::node& node, const std::string& path) {
+    const auto* t = node.as_table();
+    if (t == nullptr) {
+      add(path, expected(row) + ", " + got(node));
+      return;
+    }
+    for (const auto& [key, value] : *t) {
+      std::string entryPath = path + "." + std::string(key.str());
+      const auto* entryTable = value.as_table();
+      if (entryTable == nullptr) {
+        add(entryPath, "expected a table, " + got(value));
+        continue;
+      }
+      std::size_t before = issues_.size();
+      OptionEntry entry = entryOptions(row, *entryTable, entryPath);
+      if (issues_.size() != before) continue;
+      entry.insert(entry.begin(), {"name", OptionValue(std::string(key.str()))});
+      row.addEntry(config_, entry, entryPath, issues_);
+    }
+  }
+
   // The checked options of one entry; `kind` (when the entry has one) comes first.
   OptionEntry entryOptions(const OptionRow& row, const toml::table& t,
                            const std::string& entryPath) {
@@ -261,6 +347,11 @@ class Loader {
       if (k == "kind" && !kind.empty()) continue;
       std::string path = entryPath + "." + k;
       const OptionRow* option = findOption(prefix + "." + k);
+      // [[tools.mcp]] after a [[tools]] entry lands inside that entry.
+      if (const OptionRow* nested = nestedArray(row, k); option == nullptr && nested) {
+        if (usable(*nested, path)) entries(*nested, node, path);
+        continue;
+      }
       if (option == nullptr) {
         add(path,
             "unknown option of a [[" + row.path + "]] entry; expected one of " + childKeys(prefix));

@@ -1,5 +1,7 @@
+#include "agent_app_option_rows.h"
 #include "loom/app/config.h"
 #include "loom/app/options.h"
+#include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/middleware/timeout.h"
 
@@ -66,6 +68,11 @@ ConfigIssues validateConfig(const Config& config) {
   ConfigIssues redact =
       middleware::validateRedactionRules(config.security.redact, "security.redact");
   issues.insert(issues.end(), redact.begin(), redact.end());
+  if (config.execution.claimCheck) {
+    ConfigIssues cc = middleware::validateClaimCheckConfig(*config.execution.claimCheck);
+    issues.insert(issues.end(), cc.begin(), cc.end());
+  }
+  validateAgentApp(config, issues);
   return issues;
 }
 

@@ -27,13 +27,19 @@ constexpr Subcommand kSubcommands[] = {
     {"signal", "Record a signal for an execution, then resume it if it is parked", setupSignal},
     {"ls", "List the executions in the home folder", setupLs},
     {"log", "Print the events of one execution's log", setupLog},
-    {"state", "Print the folded state of one execution", setupState},
+    {"state", "Print the folded state of one execution (an agent's: its loops' state)", setupState},
+    {"kill", "Stop an effect (or every effect) in every process using this home", setupKill},
+    {"unkill", "Lift a stop set by `loom kill`", setupUnkill},
+    {"killed", "List the effects `loom kill` stopped (same as `loom kill --list`)", setupKilled},
+    {"config", "Check a loom.toml (or agent app) file: `loom config check FILE`", setupConfig},
     {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
 };
 
 struct Program {
   CLI::App app;
   std::vector<std::pair<CLI::App*, Action>> actions;
+  CLI::Option* home = nullptr;
+  CLI::Option* durability = nullptr;
 };
 
 // "`loom run --help`" when the parse got as far as a subcommand, "`loom --help`" otherwise.
@@ -52,13 +58,14 @@ void buildProgram(Program& program, Session& session) {
   app.fallthrough();  // global options may follow the subcommand: `loom ls --home DIR`
   app.set_version_flag("--version", versionText(), "Print the Loom version and exit");
   GlobalOptions& global = session.options();
-  app.add_option("--home", global.home,
-                 "The Loom home folder, which holds loom.db (default ./.loom)")
-      ->envname("LOOM_HOME")
-      ->type_name("DIR");
-  app.add_option("--durability", global.durability,
-                 "full (default) or normal; see `loom run --help` for how to choose")
-      ->type_name("MODE");
+  program.home = app.add_option("--home", global.home,
+                                "The Loom home folder, which holds loom.db (default ./.loom)")
+                     ->envname("LOOM_HOME")
+                     ->type_name("DIR");
+  program.durability =
+      app.add_option("--durability", global.durability,
+                     "full (default) or normal; see `loom run --help` for how to choose")
+          ->type_name("MODE");
   for (const Subcommand& row : kSubcommands) {
     CLI::App* command = app.add_subcommand(std::string(row.name), std::string(row.help));
     program.actions.emplace_back(command, row.setup(*command, session));
@@ -92,8 +99,8 @@ std::string versionText() {
          ", EVENT_SCHEMA " + std::to_string(EVENT_SCHEMA) + ")";
 }
 
-int main(int argc, char** argv, const workflow::WorkflowRegistry& workflows,
-         const effects::TaskRegistry& tasks) {
+int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
+         effects::TaskRegistry& tasks) {
   try {
     Session session(workflows, tasks, std::cout);
     Program program;
@@ -110,6 +117,8 @@ int main(int argc, char** argv, const workflow::WorkflowRegistry& workflows,
       printError(std::string(e.what()) + "; see " + helpHint(program));
       return kExitUsage;
     }
+    session.options().homeGiven = program.home->count() > 0;
+    session.options().durabilityGiven = program.durability->count() > 0;
     for (auto& [command, action] : program.actions) {
       if (command->parsed()) return action();
     }

@@ -10,13 +10,18 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "loom/app/app.h"
+#include "loom/apps/agent_app.h"
 #include "loom/cli/cli.h"
 #include "loom/effects/task.h"
 #include "loom/kernel/event_store.h"
+#include "loom/kernel/sqlite_event_store.h"
+#include "loom/middleware/kill_switch_store.h"
 #include "loom/util/error.h"
 #include "loom/workflow/runtime.h"
 #include "loom/workflow/workflow.h"
@@ -38,33 +43,58 @@ class UsageError : public InvalidArgumentError {
 struct GlobalOptions {
   std::string home = "./.loom";  // --home, LOOM_HOME
   std::string durability = "full";
+  // Whether the command line (or LOOM_HOME) gave them: then they win over an app file's
+  // storage.home and storage.eventStore.durability.
+  bool homeGiven = false;
+  bool durabilityGiven = false;
 };
 
-// What a subcommand runs in: the registries, the output streams and, opened on first use,
-// the home's event store and a workflow runtime over it.
+// What a subcommand runs in: the registries, the output stream, the agent app it loaded (if
+// any) and, opened on first use, the home's event store or the booted app (app::boot: the
+// kill switch and every configured middleware in the chain) and its runtime.
 class Session {
  public:
-  Session(const workflow::WorkflowRegistry& workflows, const effects::TaskRegistry& tasks,
-          std::ostream& out);
+  Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks, std::ostream& out);
   ~Session();
 
   GlobalOptions& options() { return options_; }
   const workflow::WorkflowRegistry& workflows() const { return workflows_; }
   std::ostream& out() { return out_; }
 
-  // The event store in <home>/loom.db. With create, makes the home folder when missing;
-  // without, a home with no loom.db is a NotFoundError telling how to point at the right one.
+  // The event store in <home>/loom.db, for reading. Without create, a home with no loom.db
+  // is a NotFoundError telling how to point at the right one. After runtime(), the booted
+  // app's store.
   kernel::EventStore& store(bool create);
+  // Boots the app over the home (with the loaded agent app's config) and returns its
+  // runtime. With create, makes the home when missing; without, as store(false).
   workflow::WorkflowRuntime& runtime(bool create);
+  // The home's loom.db (with the loaded agent app's storage.home when --home was not given).
   std::filesystem::path databasePath() const;
 
+  // Loads the agent app at `file` and registers it; its config is what runtime() boots.
+  // Throws ConfigValidationError listing the file's problems. Call before runtime().
+  const apps::AgentApp& loadApp(const std::filesystem::path& file);
+  // Before resume/signal of `executionId`: when its workflow is not registered and its input
+  // names an app file, loads that app (which must still define the same agent). Returns the
+  // app, nullptr for an execution of a registered workflow. NotFoundError for an unknown id.
+  const apps::AgentApp* loadAppOfExecution(const std::string& executionId);
+  const apps::AgentApp* agentApp() const { return app_ ? &*app_ : nullptr; }
+
+  // The kill switch of the home (its loom.db must exist).
+  middleware::KillSwitchStore& killSwitch();
+
  private:
-  const workflow::WorkflowRegistry& workflows_;
-  const effects::TaskRegistry& tasks_;
+  kernel::Durability durability() const;
+  void requireDatabase() const;
+
+  workflow::WorkflowRegistry& workflows_;
+  effects::TaskRegistry& tasks_;
   std::ostream& out_;
   GlobalOptions options_;
+  std::optional<apps::AgentApp> app_;  // registered in the registries; outlives booted_
   std::unique_ptr<kernel::EventStore> store_;
-  std::unique_ptr<workflow::WorkflowRuntime> runtime_;  // destroyed before store_
+  std::unique_ptr<middleware::KillSwitchStore> killSwitch_;
+  std::unique_ptr<app::App> booted_;
 };
 
 // What runs when a subcommand is chosen; returns the exit code.
@@ -81,13 +111,17 @@ struct Subcommand {
 std::span<const Subcommand> subcommands();
 
 // Setup functions, one file per group: run_commands.cc, inspect_commands.cc,
-// help_markdown.cc.
+// kill_commands.cc, config_commands.cc, help_markdown.cc.
 Action setupRun(CLI::App& command, Session& session);
 Action setupResume(CLI::App& command, Session& session);
 Action setupSignal(CLI::App& command, Session& session);
 Action setupLs(CLI::App& command, Session& session);
 Action setupLog(CLI::App& command, Session& session);
 Action setupState(CLI::App& command, Session& session);
+Action setupKill(CLI::App& command, Session& session);
+Action setupUnkill(CLI::App& command, Session& session);
+Action setupKilled(CLI::App& command, Session& session);
+Action setupConfig(CLI::App& command, Session& session);
 Action setupHelpMarkdown(CLI::App& command, Session& session);
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
@@ -100,6 +134,7 @@ json::value parseFlagJson(const std::string& text, std::string_view flag);
 extern const std::string_view kAbout;
 extern const std::string_view kExitCodesHelp;
 extern const std::string_view kDurabilityHelp;
+extern const std::string_view kAgentAppHelp;
 std::string versionText();
 
 }  // namespace loom::cli

@@ -41,8 +41,18 @@ std::string optionsTable(const CLI::App& app) {
   return text;
 }
 
+// "config check" for `loom config check`.
+std::string fullName(const CLI::App& command) {
+  std::string name = command.get_name();
+  for (const CLI::App* p = command.get_parent(); p && p->get_parent(); p = p->get_parent()) {
+    name = p->get_name() + " " + name;
+  }
+  return name;
+}
+
 std::string usage(const CLI::App& command) {
-  std::string text = "loom " + command.get_name() + " [options]";
+  std::string text = "loom " + fullName(command) + " [options]";
+  if (!command.get_subcommands({}).empty()) text += " <subcommand>";
   for (const CLI::Option* option : command.get_options()) {
     if (!option->get_positional() || option->get_group().empty()) continue;
     std::string name = option->get_name(true);
@@ -56,6 +66,14 @@ std::string textBlock(const std::string& text) {
   std::string body = text;
   while (!body.empty() && body.back() == '\n') body.pop_back();
   return "```text\n" + body + "\n```\n\n";
+}
+
+std::string section(const CLI::App& command) {
+  std::string name = fullName(command);
+  std::string md = "## loom " + name + "\n\n" + command.get_description() + ".\n\n";
+  md += "```text\n" + usage(command) + "\n```\n\n";
+  md += optionsTable(command) + "\n";
+  return md + textBlock(command.get_footer());
 }
 
 std::string markdown(const CLI::App& root) {
@@ -79,10 +97,8 @@ std::string markdown(const CLI::App& root) {
   }
   md += "\n";
   for (const CLI::App* command : visible) {
-    md += "## loom " + command->get_name() + "\n\n" + command->get_description() + ".\n\n";
-    md += "```text\n" + usage(*command) + "\n```\n\n";
-    md += optionsTable(*command) + "\n";
-    md += textBlock(command->get_footer());
+    md += section(*command);
+    for (const CLI::App* sub : command->get_subcommands({})) md += section(*sub);
   }
   md += "## Exit codes\n\n" + textBlock(std::string(kExitCodesHelp));
   while (md.size() > 1 && md.substr(md.size() - 2) == "\n\n") md.pop_back();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "loom/agent/agent_state.h"
 #include "loom/kernel/fold.h"
 #include "loom/util/clock.h"
 #include "text.h"
@@ -124,16 +125,45 @@ Action setupLog(CLI::App& command, Session& session) {
 }
 
 Action setupState(CLI::App& command, Session& session) {
-  auto args = addIdArgs(command, "Print the folded state as one line of compact JSON");
+  auto args = addIdArgs(command,
+                        "Print one line of compact JSON: the kernel's folded state, or for an "
+                        "agent run {\"id\", \"loops\": [{\"loop\", \"stateBytes\", \"state\"}]}");
+  auto kernelState = std::make_shared<bool>(false);
+  command.add_flag("--kernel", *kernelState,
+                   "For an agent run, print the kernel's folded state instead of the agent's");
   command.footer(
       "The folded state is what a resume reads: {\"workflow\",\"subject\",\"status\",\"input\","
-      "\n\"steps\": {stepId: output}, \"signals\": [{\"name\",\"payload\"}], \"result\"}.");
-  return [&session, args] {
+      "\n\"steps\": {stepId: output}, \"signals\": [{\"name\",\"payload\"}], \"result\"}.\n"
+      "For an agent run (its steps are <loop>#turn:<i>:...), each agent loop's folded state\n"
+      "instead, with its size in bytes: {\"loop\", \"frames\", \"turnOutputs\", \"_decisions\",\n"
+      "\"transcriptBytes\", \"sawTaintFrom\"} (docs/spec/agent-state.md). `loom ls` shows the\n"
+      "kernel's sizes.");
+  return [&session, args, kernelState] {
     requireExecution(session, args->id);
-    kernel::Fold fold;
-    session.store(false).scan(args->id, 1, [&](const kernel::Event& e) { fold.apply(e); });
-    json::value state = fold.state();
-    session.out() << (args->json ? json::toText(state) : prettyJson(state)) << std::endl;
+    std::vector<kernel::Event> events = session.store(false).read(args->id);
+    std::vector<std::string> loops = agent::agentLoopsOf(events);
+    if (loops.empty() || *kernelState) {
+      kernel::Fold fold;
+      for (const auto& e : events) fold.apply(e);
+      json::value state = fold.state();
+      session.out() << (args->json ? json::toText(state) : prettyJson(state)) << std::endl;
+      return kExitOk;
+    }
+    json::array folded;
+    for (const auto& loop : loops) {
+      json::object state = agent::foldAgentState(events, loop);
+      int64_t bytes = static_cast<int64_t>(json::textBytes(state));
+      if (!args->json) {
+        session.out() << "agent loop \"" << loop << "\": folded state " << bytes
+                      << " bytes (what a resume reads)\n"
+                      << prettyJson(state) << "\n";
+      }
+      folded.push_back(json::object{{"loop", loop}, {"stateBytes", bytes}, {"state", state}});
+    }
+    if (args->json) {
+      session.out() << json::toText(json::object{{"id", args->id}, {"loops", folded}}) << "\n";
+    }
+    session.out().flush();
     return kExitOk;
   };
 }

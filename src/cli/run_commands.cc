@@ -1,5 +1,6 @@
-// The subcommands that run executions: run, resume, signal. Each prints the RunResult as
-// human text or, with --json, as exactly one JSON object on stdout.
+// The subcommands that run executions: run, resume, signal (of registered workflows and of
+// agent apps). Each prints the RunResult as human text or, with --json, as exactly one JSON
+// object on stdout.
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
@@ -14,7 +15,7 @@ using kernel::ExecutionStatus;
 
 constexpr std::string_view kJsonHelp = "Print exactly one JSON object instead of text";
 
-json::object resultJson(const workflow::RunResult& r, bool withCounts) {
+json::object resultJson(const workflow::RunResult& r, bool withCounts, const apps::AgentApp* app) {
   json::object o{{"id", r.id}, {"status", kernel::statusName(r.status)}, {"output", r.output}};
   if (r.status == ExecutionStatus::kFailed) o["error"] = r.error;
   if (r.status == ExecutionStatus::kParked) o["waitingFor"] = r.waitingFor;
@@ -22,6 +23,7 @@ json::object resultJson(const workflow::RunResult& r, bool withCounts) {
     o["replayedSteps"] = r.replayedSteps;
     o["effectsRun"] = r.effectsRun;
   }
+  if (app != nullptr) o["modelCalls"] = app->modelCalls();
   return o;
 }
 
@@ -36,7 +38,27 @@ std::string errorText(const json::value& error) {
   return json::toText(error);
 }
 
-void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts) {
+void printParked(std::ostream& out, const workflow::RunResult& r) {
+  if (r.parkReason == "approval") {
+    out << ", waiting for approval (signal \"" << r.waitingFor << "\")\n";
+    out << "next:     loom signal " << r.id << " " << r.waitingFor
+        << " '{\"approved\": true}'   (or false to deny it)\n";
+  } else if (!r.waitingFor.empty()) {
+    out << ", waiting for signal \"" << r.waitingFor << "\"";
+    out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";
+    out << "next:     loom signal " << r.id << " " << r.waitingFor << " '<JSON payload>'\n";
+  } else if (r.parkReason == "effectStopped") {
+    out << " (effectStopped: an operator stopped the effect of its next step)\n";
+    out << "next:     loom killed lists the stops; loom unkill <effectId>, then loom resume "
+        << r.id << "\n";
+  } else {
+    out << " (" << r.parkReason << ")\n";
+    out << "next:     fix the cause, then loom resume " << r.id << "\n";
+  }
+}
+
+void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts,
+                const apps::AgentApp* app) {
   out << "id:       " << r.id << "\n";
   out << "status:   " << kernel::statusName(r.status);
   switch (r.status) {
@@ -44,14 +66,7 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
       out << "\noutput:   " << json::toText(r.output) << "\n";
       break;
     case ExecutionStatus::kParked:
-      if (!r.waitingFor.empty()) {
-        out << ", waiting for signal \"" << r.waitingFor << "\"";
-        out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";
-        out << "next:     loom signal " << r.id << " " << r.waitingFor << " '<JSON payload>'\n";
-      } else {
-        out << " (" << r.parkReason << ")\n";
-        out << "next:     fix the cause, then loom resume " << r.id << "\n";
-      }
+      printParked(out, r);
       break;
     case ExecutionStatus::kFailed:
       out << "\nerror:    " << errorText(r.error) << "\n";
@@ -64,14 +79,19 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
     out << "replayed: " << r.replayedSteps << " recorded steps; ran " << r.effectsRun
         << " effects\n";
   }
+  if (app != nullptr) {
+    out << "model:    called " << app->modelCalls()
+        << " times by this process (recorded turns replay without calling it)\n";
+  }
 }
 
 // Prints `r` and returns the exit code: 1 for a failed run (with its stderr line), else 0.
 int report(Session& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
+  const apps::AgentApp* app = session.agentApp();
   if (asJson) {
-    session.out() << json::toText(resultJson(r, withCounts)) << std::endl;
+    session.out() << json::toText(resultJson(r, withCounts, app)) << std::endl;
   } else {
-    printHuman(session.out(), r, withCounts);
+    printHuman(session.out(), r, withCounts, app);
     session.out().flush();
   }
   if (r.status != ExecutionStatus::kFailed) return kExitOk;
@@ -97,18 +117,41 @@ std::string workflowTable(const workflow::WorkflowRegistry& workflows) {
   return text;
 }
 
+struct RunArgs {
+  std::string workflow;
+  std::string id;
+  std::string subject;
+  std::string input = "null";
+  std::string prompt;
+  bool json = false;
+};
+
+// The prompt of an agent app's run: --prompt, else --input (an object's "prompt", or the
+// whole value), else agent.prompt.
+json::value agentPrompt(const RunArgs& args, bool inputGiven, bool promptGiven,
+                        const apps::AgentApp& app) {
+  if (inputGiven && promptGiven) {
+    throw UsageError("give --prompt TEXT or --input JSON, not both");
+  }
+  if (promptGiven) return json::value(args.prompt);
+  if (inputGiven) {
+    json::value input = parseFlagJson(args.input, "--input");
+    const auto* o = input.if_object();
+    if (o && o->contains(apps::kPromptInputKey)) return o->at(apps::kPromptInputKey);
+    return input;
+  }
+  if (!app.defaultPrompt.empty()) return json::value(app.defaultPrompt);
+  throw UsageError("agent \"" + app.name + "\" (" + app.file.string() +
+                   ") has no agent.prompt; pass --prompt TEXT");
+}
+
 }  // namespace
 
 Action setupRun(CLI::App& command, Session& session) {
-  struct Args {
-    std::string workflow;
-    std::string id;
-    std::string subject;
-    std::string input = "null";
-    bool json = false;
-  };
-  auto args = std::make_shared<Args>();
-  command.add_option("WORKFLOW", args->workflow, "The registered workflow to run")
+  auto args = std::make_shared<RunArgs>();
+  command
+      .add_option("WORKFLOW", args->workflow,
+                  "The registered workflow to run, or an agent app file (a path ending in .toml)")
       ->required()
       ->type_name("");
   command
@@ -121,22 +164,46 @@ Action setupRun(CLI::App& command, Session& session) {
                                          "The data subject the execution holds "
                                          "data on (for export and erasure)")
                              ->type_name("S");
-  command.add_option("--input", args->input, "The workflow's input as JSON text (default null)")
-      ->type_name("JSON");
+  CLI::Option* input =
+      command
+          .add_option("--input", args->input,
+                      "The workflow's input as JSON text (default null); for an agent app, the "
+                      "prompt (an object's \"prompt\", or the whole value)")
+          ->type_name("JSON");
+  CLI::Option* prompt =
+      command
+          .add_option("--prompt", args->prompt,
+                      "An agent app's prompt as plain text (default: the file's agent.prompt)")
+          ->type_name("TEXT");
   command.add_flag("--json", args->json,
                    std::string(kJsonHelp) +
                        ": {\"id\",\"status\",\"output\"}, plus \"error\" "
-                       "when failed, \"waitingFor\" when parked");
-  command.footer(workflowTable(session.workflows()) + "\n" + std::string(kDurabilityHelp));
-  return [&session, args, subject] {
-    json::value input = parseFlagJson(args->input, "--input");
-    if (session.workflows().find(args->workflow) == nullptr) {
-      throw NotFoundError("no workflow '" + args->workflow +
-                          "' is registered; registered: " + workflowList(session.workflows()));
+                       "when failed, \"waitingFor\" when parked, \"modelCalls\" for an agent app");
+  command.footer(workflowTable(session.workflows()) + "\n" + std::string(kAgentAppHelp) + "\n\n" +
+                 std::string(kDurabilityHelp));
+  return [&session, args, subject, input, prompt] {
+    std::string workflow = args->workflow;
+    json::value value;
+    if (apps::isAgentAppPath(workflow)) {
+      const apps::AgentApp& app = session.loadApp(workflow);
+      value = apps::agentAppInput(app,
+                                  agentPrompt(*args, input->count() > 0, prompt->count() > 0, app));
+      workflow = app.name;
+    } else {
+      if (prompt->count() > 0) {
+        throw UsageError("--prompt is for agent apps (a .toml file); pass --input JSON to '" +
+                         workflow + "'");
+      }
+      value = parseFlagJson(args->input, "--input");
+      if (session.workflows().find(workflow) == nullptr) {
+        throw NotFoundError("no workflow '" + workflow +
+                            "' is registered; registered: " + workflowList(session.workflows()) +
+                            " (an agent app is a path ending in .toml)");
+      }
     }
     workflow::RunOptions options{.id = args->id};
     if (subject->count() > 0) options.subject = args->subject;
-    auto result = session.runtime(true).start(args->workflow, std::move(input), options);
+    auto result = session.runtime(true).start(workflow, std::move(value), options);
     return report(session, result, args->json, false);
   };
 }
@@ -155,8 +222,11 @@ Action setupResume(CLI::App& command, Session& session) {
   command.footer(
       "Run it in a fresh process after a crash or a stop: recorded steps return their recorded\n"
       "outputs without running; at most the one step that was in flight when the process died\n"
-      "runs again. An ended execution prints its recorded result and runs nothing.");
+      "runs again. An ended execution prints its recorded result and runs nothing. An agent\n"
+      "app's execution loads its app file again (its absolute path is in the execution's\n"
+      "input); \"modelCalls\" then counts the model turns that were not recorded.");
   return [&session, args] {
+    session.loadAppOfExecution(args->id);
     return report(session, session.runtime(false).resume(args->id), args->json, true);
   };
 }
@@ -178,9 +248,13 @@ Action setupSignal(CLI::App& command, Session& session) {
   command.add_flag("--json", args->json, std::string(kJsonHelp) + ", as `loom resume --json`");
   command.footer(
       "The signal is recorded in the execution's log first, so it is never lost; a parked\n"
-      "execution is then resumed in this process. An execution that has ended takes no signals.");
+      "execution is then resumed in this process. An execution that has ended takes no signals.\n"
+      "An agent's tool that requires approval parks its run until\n"
+      "  loom signal ID approve:<stepId> '{\"approved\": true}'\n"
+      "(false, optionally with \"reason\", tells the model the call was denied).");
   return [&session, args] {
     json::value payload = parseFlagJson(args->payload, "PAYLOAD");
+    session.loadAppOfExecution(args->id);
     auto result = session.runtime(false).signal(args->id, args->name, std::move(payload));
     return report(session, result, args->json, true);
   };

@@ -5,49 +5,140 @@
 #include "loom/kernel/sqlite_event_store.h"
 
 namespace loom::cli {
+namespace {
 
-Session::Session(const workflow::WorkflowRegistry& workflows, const effects::TaskRegistry& tasks,
+// Stops a scan after the first event (an execution's EXECUTION_STARTED).
+struct FirstEventSeen {};
+
+json::value inputOf(const kernel::EventStore& store, const std::string& id) {
+  json::value input;
+  try {
+    store.scan(id, 1, [&input](const kernel::Event& e) {
+      if (const auto* v = e.data.if_contains("input")) input = *v;
+      throw FirstEventSeen{};
+    });
+  } catch (const FirstEventSeen&) {
+    // the scan stops here on purpose: only the first event is needed
+  }
+  return input;
+}
+
+}  // namespace
+
+Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
                  std::ostream& out)
     : workflows_(workflows), tasks_(tasks), out_(out) {}
 
 Session::~Session() = default;
 
 std::filesystem::path Session::databasePath() const {
-  return std::filesystem::path(options_.home) / "loom.db";
+  std::string home = options_.home;
+  if (app_ && !options_.homeGiven) home = app_->config->storage.home;
+  return std::filesystem::path(home) / "loom.db";
 }
 
-kernel::EventStore& Session::store(bool create) {
-  if (store_) return *store_;
-  kernel::Durability durability;
+kernel::Durability Session::durability() const {
   try {
-    durability = kernel::durabilityFromName(options_.durability);
+    return kernel::durabilityFromName(options_.durability);
   } catch (const InvalidArgumentError& e) {
     throw UsageError(std::string("--durability: ") + e.what());
   }
+}
+
+void Session::requireDatabase() const {
   std::filesystem::path db = databasePath();
   std::error_code ec;
+  if (!std::filesystem::exists(db, ec)) {
+    throw NotFoundError("no Loom home at '" + db.parent_path().string() +
+                        "' (it holds no loom.db); pass --home DIR or set LOOM_HOME to the "
+                        "folder `loom run` used");
+  }
+}
+
+kernel::EventStore& Session::store(bool create) {
+  if (booted_) return booted_->store();
+  if (store_) return *store_;
+  kernel::Durability mode = durability();
+  std::filesystem::path db = databasePath();
   if (create) {
-    std::filesystem::create_directories(options_.home, ec);
+    std::error_code ec;
+    std::filesystem::create_directories(db.parent_path(), ec);
     if (ec) {
-      throw FailedPreconditionError("cannot create the Loom home '" + options_.home +
+      throw FailedPreconditionError("cannot create the Loom home '" + db.parent_path().string() +
                                     "': " + ec.message() +
                                     "; pass --home DIR (or set LOOM_HOME) to a writable folder");
     }
-  } else if (!std::filesystem::exists(db, ec)) {
-    throw NotFoundError("no Loom home at '" + options_.home + "' (it holds no loom.db); pass " +
-                        "--home DIR or set LOOM_HOME to the folder `loom run` used");
+  } else {
+    requireDatabase();
   }
   store_ = std::make_unique<kernel::SqliteEventStore>(
-      kernel::SqliteEventStoreOptions{.path = db.string(), .durability = durability});
+      kernel::SqliteEventStoreOptions{.path = db.string(), .durability = mode});
   return *store_;
 }
 
 workflow::WorkflowRuntime& Session::runtime(bool create) {
-  if (runtime_) return *runtime_;
-  kernel::EventStore& events = store(create);
-  runtime_ = std::make_unique<workflow::WorkflowRuntime>(events, workflows_, tasks_, nullptr,
-                                                         workflow::RuntimeOptions{.workers = 1});
-  return *runtime_;
+  if (booted_) return booted_->runtime();
+  durability();  // a bad --durability is a usage error, before anything is opened
+  if (!create) requireDatabase();
+  app::Config config = app_ ? *app_->config : app::Config{};
+  if (options_.homeGiven || !app_) config.storage.home = options_.home;
+  if (options_.durabilityGiven || !app_) config.storage.eventStore.durability = options_.durability;
+  if (config.storage.eventStore.kind != "sqlite") {
+    throw FailedPreconditionError(
+        "storage.eventStore.kind = \"" + config.storage.eventStore.kind + "\" in " +
+        app_->file.string() +
+        ": the loom command line keeps executions in <home>/loom.db, so "
+        "such a run could be neither listed nor resumed; remove the option");
+  }
+  store_.reset();  // the booted app opens its own
+  booted_ = app::boot(app::defineConfig(std::move(config)), workflows_, tasks_,
+                      app::BootOptions{.workers = 1});
+  return booted_->runtime();
+}
+
+const apps::AgentApp& Session::loadApp(const std::filesystem::path& file) {
+  app_.emplace(apps::loadAgentApp(file));
+  apps::registerAgentApp(*app_, workflows_, tasks_);
+  return *app_;
+}
+
+const apps::AgentApp* Session::loadAppOfExecution(const std::string& executionId) {
+  kernel::EventStore& events = store(false);
+  auto info = events.info(executionId);
+  if (!info) {
+    throw NotFoundError("no execution '" + executionId + "' in " + databasePath().string() +
+                        "; list the executions with `loom ls`");
+  }
+  if (workflows_.find(info->workflow) != nullptr) return nullptr;
+  std::optional<std::filesystem::path> file = apps::agentAppFileOf(inputOf(events, executionId));
+  if (!file) return nullptr;  // the runtime says that the workflow is not registered
+  std::string home = databasePath().parent_path().string();
+  try {
+    loadApp(*file);
+  } catch (const ConfigError& e) {
+    throw ConfigError("execution '" + executionId + "' is a run of the agent app " +
+                      file->string() + ", which cannot be loaded now (restore the file, then " +
+                      "run the command again): " + e.what());
+  }
+  // The execution lives in this home, whatever storage.home the app file says.
+  options_.home = home;
+  options_.homeGiven = true;
+  if (app_->name != info->workflow) {
+    throw FailedPreconditionError("execution '" + executionId + "' ran agent \"" + info->workflow +
+                                  "\", but " + file->string() + " now defines agent \"" +
+                                  app_->name + "\"; restore agent.name = \"" + info->workflow +
+                                  "\" to continue it");
+  }
+  return &*app_;
+}
+
+middleware::KillSwitchStore& Session::killSwitch() {
+  if (killSwitch_) return *killSwitch_;
+  requireDatabase();
+  middleware::KillSwitchOptions options;
+  options.path = databasePath().string();
+  killSwitch_ = std::make_unique<middleware::KillSwitchStore>(std::move(options));
+  return *killSwitch_;
 }
 
 }  // namespace loom::cli

@@ -78,7 +78,41 @@ std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq,
   return {type, at};
 }
 
+// True when `data` is {marker: {...}} plus, at most, the clear "workflow" and "subject".
+bool hasOpaqueShape(const json::object& data, std::string_view marker) {
+  const auto* m = data.if_contains(marker);
+  if (m == nullptr || !m->is_object()) return false;
+  for (const auto& kv : data) {
+    if (kv.key() != marker && kv.key() != "workflow" && kv.key() != "subject") return false;
+  }
+  return true;
+}
+
+// A sealed or erased payload: its marker's own fields, and the clear fields only where
+// EXECUTION_STARTED keeps them.
+void validateOpaque(EventType type, const json::object& data, std::string_view marker) {
+  if (type == EventType::kExecutionStarted) {
+    requireString(data, "workflow");
+    json::optionalString(data, "subject");
+  } else if (data.size() != 1) {
+    throw InvalidArgumentError("a " + std::string(marker) + " " +
+                               std::string(eventTypeName(type)) + " holds only '" +
+                               std::string(marker) + "'");
+  }
+  const auto& body = data.at(marker).get_object();
+  requireString(body, "subject");
+  if (marker == kSealedKey) {
+    requireString(body, "keyId");
+    requireString(body, "nonce");
+    requireString(body, "ciphertext");
+  }
+}
+
 }  // namespace
+
+bool isSealed(const json::object& data) { return hasOpaqueShape(data, kSealedKey); }
+
+bool isErased(const json::object& data) { return hasOpaqueShape(data, kErasedKey); }
 
 std::string_view eventTypeName(EventType type) {
   for (const auto& [t, name] : kTypeNames) {
@@ -101,6 +135,8 @@ void validateEventData(EventType type, const json::object& data) {
                                  "' is reserved for the event envelope");
     }
   }
+  if (isSealed(data)) return validateOpaque(type, data, kSealedKey);
+  if (isErased(data)) return validateOpaque(type, data, kErasedKey);
   switch (type) {
     case EventType::kExecutionStarted:
       requireString(data, "workflow");

@@ -24,6 +24,15 @@ void progress(ExecutionInfo& info) {
   if (!isEnded(info.status)) info.status = ExecutionStatus::kRunning;
 }
 
+// The stored bytes of a sealed (or erased) payload, which stand in for the sizes of the
+// fields it hides (docs/spec/events.md, "Sealed events"); -1 for a clear event.
+int64_t opaqueBytes(const json::object& d) {
+  const json::value* body = nullptr;
+  if (isSealed(d)) body = d.if_contains(kSealedKey);
+  else if (isErased(d)) body = d.if_contains(kErasedKey);
+  return body ? static_cast<int64_t>(json::textBytes(*body)) : -1;
+}
+
 }  // namespace
 
 std::string_view statusName(ExecutionStatus status) {
@@ -47,6 +56,7 @@ std::optional<ExecutionStatus> statusFromName(std::string_view name) {
 void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
                 int64_t outputBytes) {
   const auto& d = event.data;
+  const int64_t opaque = opaqueBytes(d);  // >= 0: the fields below are sealed, unread
   const ExecutionStatus before = info.status;
   info.nextSeq = event.seq + 1;
   info.logBytes += textBytes;
@@ -58,11 +68,17 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
       }
       info.status = ExecutionStatus::kRunning;
       info.startedAtMillis = event.atMillis;
-      info.sizes.inputBytes = static_cast<int64_t>(json::textBytes(d.at("input")));
+      info.sizes.inputBytes =
+          opaque >= 0 ? opaque : static_cast<int64_t>(json::textBytes(d.at("input")));
       break;
     case EventType::kStepCompleted: {
       info.steps += 1;
       info.sizes.stepsCount += 1;
+      if (opaque >= 0) {
+        info.sizes.stepsBytes += opaque;
+        progress(info);
+        break;
+      }
       int64_t output = outputBytes >= 0 ? outputBytes
                                         : static_cast<int64_t>(json::textBytes(d.at("output")));
       info.sizes.stepsBytes +=
@@ -77,8 +93,12 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
       info.status = ExecutionStatus::kParked;
       break;
     case EventType::kSignalReceived: {
-      json::object signal{{"name", d.at("name")}, {"payload", d.at("payload")}};
       info.sizes.signalsCount += 1;
+      if (opaque >= 0) {
+        info.sizes.signalsBytes += opaque;
+        break;
+      }
+      json::object signal{{"name", d.at("name")}, {"payload", d.at("payload")}};
       info.sizes.signalsBytes += static_cast<int64_t>(json::textBytes(signal));
       // A signal does not run anything by itself: a parked execution stays parked until a
       // runner resumes it.
@@ -87,12 +107,14 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
     case EventType::kExecutionCompleted:
       info.status = ExecutionStatus::kCompleted;
       info.endedAtMillis = event.atMillis;
-      info.sizes.resultBytes = static_cast<int64_t>(json::textBytes(d.at("output")));
+      info.sizes.resultBytes =
+          opaque >= 0 ? opaque : static_cast<int64_t>(json::textBytes(d.at("output")));
       break;
     case EventType::kExecutionFailed:
       info.status = ExecutionStatus::kFailed;
       info.endedAtMillis = event.atMillis;
-      info.sizes.resultBytes = static_cast<int64_t>(json::textBytes(d.at("error")));
+      info.sizes.resultBytes =
+          opaque >= 0 ? opaque : static_cast<int64_t>(json::textBytes(d.at("error")));
       break;
   }
   // The header changes only with status, input or result: skip re-measuring it on the hot

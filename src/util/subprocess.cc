@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "loom/util/error.h"
+#include "loom/util/sigpipe_block.h"
 
 extern char** environ;
 
@@ -74,6 +75,7 @@ pid_t spawn(const std::vector<std::string>& argv, const SubprocessOptions& optio
 SubprocessResult runSubprocess(const std::vector<std::string>& argv, const std::string& input,
                                const SubprocessOptions& options) {
   if (argv.empty()) throw InvalidArgumentError("a subprocess needs a command");
+  SigpipeBlock noSigpipe;  // a child that exits before reading its stdin must not kill us
   Pipe in, out, err;
   pid_t pid = spawn(argv, options, in, out, err);
   in.close(0);

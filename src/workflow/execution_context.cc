@@ -34,6 +34,7 @@ void ExecutionContext::append(Event event) {
     } catch (const ConflictError&) {
       bool onlySignals = true;
       env_.store.scan(executionId_, log_.nextSeq, [&](const Event& e) {
+        refuseErased(executionId_, e);
         if (e.type != EventType::kSignalReceived) onlySignals = false;
         if (onlySignals) log_.apply(e);
       });

@@ -46,6 +46,10 @@ class ExecutionContext : public WorkflowContext {
   json::value park(std::string_view reason, std::string_view stepId,
                    std::string_view signalName) override;
   bool replaying() const override { return replaying_; }
+  bool recorded(std::string_view stepId) const override {
+    auto it = log_.steps.find(std::string(stepId));
+    return it != log_.steps.end() && it->second.completed;
+  }
   // Leaves replay (once): the run reached a step, park or end the log does not record.
   void endReplay();
 

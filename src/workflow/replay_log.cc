@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include "loom/util/error.h"
+
 namespace loom::workflow {
 
 using kernel::EventType;
@@ -60,8 +62,21 @@ void ReplayLog::apply(kernel::Event&& e) { applyEvent(*this, std::move(e)); }
 
 ReplayLog ReplayLog::load(const kernel::EventStore& store, const std::string& executionId) {
   ReplayLog log;
-  store.scan(executionId, 1, [&](const kernel::Event& e) { log.apply(e); });
+  store.scan(executionId, 1, [&](const kernel::Event& e) {
+    refuseErased(executionId, e);
+    log.apply(e);
+  });
   return log;
+}
+
+void refuseErased(const std::string& executionId, const kernel::Event& event) {
+  if (!kernel::isErased(event.data)) return;
+  const auto& erased = event.data.at(kernel::kErasedKey).get_object();
+  const auto* subject = erased.if_contains("subject");
+  throw FailedPreconditionError(
+      "execution " + executionId + " was erased (subject " +
+      (subject && subject->is_string() ? std::string(subject->get_string()) : "?") +
+      "); its log can no longer be read, so it cannot be resumed");
 }
 
 }  // namespace loom::workflow

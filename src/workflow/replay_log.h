@@ -41,4 +41,8 @@ struct ReplayLog {
   static ReplayLog load(const kernel::EventStore& store, const std::string& executionId);
 };
 
+// Throws FailedPreconditionError when `event` reads as erased (its subject's key was
+// shredded; docs/spec/events.md, "Sealed events"): an erased execution cannot be resumed.
+void refuseErased(const std::string& executionId, const kernel::Event& event);
+
 }  // namespace loom::workflow

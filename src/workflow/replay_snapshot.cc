@@ -174,8 +174,10 @@ ReplayLog loadReplayLog(const kernel::EventStore& store, const RuntimeOptions& o
                         "; the log is replayed");
     }
     if (fromSnapshot) {
-      store.scan(id, fromSnapshot->nextSeq,
-                 [&](const kernel::Event& e) { fromSnapshot->apply(e); });
+      store.scan(id, fromSnapshot->nextSeq, [&](const kernel::Event& e) {
+        refuseErased(id, e);
+        fromSnapshot->apply(e);
+      });
       return std::move(*fromSnapshot);
     }
   }

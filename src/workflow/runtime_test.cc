@@ -279,3 +279,33 @@ TEST_F(RuntimeTest, FreshIdsAreUniqueAndSortable) {
 
 }  // namespace
 }  // namespace loom::workflow
+
+namespace loom::workflow {
+namespace {
+
+TEST(ReplayEndTest, FiresOnceWhenTheRunLeavesTheRecordedPart) {
+  kernel::MemoryEventStore store;
+  WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  std::vector<std::string> events;
+  workflows.add("two", "", [&](WorkflowContext& ctx) {
+    ctx.step("a", [&] { events.push_back("run a"); return json::value(1); });
+    json::value go = ctx.awaitSignal("go");
+    ctx.step("b", [&] { events.push_back("run b"); return json::value(2); });
+    return go;
+  });
+  RuntimeOptions o;
+  o.onReplayEnd = [&](const std::string& id) { events.push_back("replay end " + id); };
+  WorkflowRuntime rt(store, workflows, tasks, nullptr, o);
+  rt.start("two", nullptr, {.id = "x"});
+  EXPECT_EQ(events, (std::vector<std::string>{"replay end x", "run a"}));
+  events.clear();
+  rt.resume("x");  // replays a, parks again
+  EXPECT_EQ(events, (std::vector<std::string>{"replay end x"}));
+  events.clear();
+  rt.signal("x", "go", json::value(7));
+  EXPECT_EQ(events, (std::vector<std::string>{"replay end x", "run b"}));
+}
+
+}  // namespace
+}  // namespace loom::workflow

@@ -16,8 +16,8 @@ ScratchDir::ScratchDir() {
   static std::atomic<int> counter{0};
   std::random_device random;
   path_ = std::filesystem::temp_directory_path() /
-          ("loom-content-test-" + std::to_string(::getpid()) + "-" +
-           std::to_string(counter++) + "-" + std::to_string(random()));
+          ("loom-content-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+           "-" + std::to_string(random()));
   std::filesystem::create_directories(path_);
 }
 
@@ -63,8 +63,12 @@ TEST_P(ContentStoreConformance, AddressIsTheSha256OfTheBytes) {
 TEST_P(ContentStoreConformance, PutGetHasRoundTrip) {
   std::string binary;
   for (int i = 0; i < 512; ++i) binary.push_back(static_cast<char>(i & 0xff));  // NULs too
-  std::vector<std::string> blobs{"", "abc", binary, std::string(3, '\0'),
-                                 randomBytes(1 << 20, 2), R"({"id":"r-3","title":"é"})"};
+  std::vector<std::string> blobs{"",
+                                 "abc",
+                                 binary,
+                                 std::string(3, '\0'),
+                                 randomBytes(1 << 20, 2),
+                                 R"({"id":"r-3","title":"é"})"};
   for (const std::string& bytes : blobs) {
     std::string address = store().put(bytes);
     EXPECT_TRUE(store().has(address));

@@ -15,7 +15,9 @@ namespace {
 // A raw connection to inspect or damage the file behind the store's back.
 class RawDb {
  public:
-  explicit RawDb(const std::string& path) { EXPECT_EQ(SQLITE_OK, sqlite3_open(path.c_str(), &db_)); }
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(SQLITE_OK, sqlite3_open(path.c_str(), &db_));
+  }
   ~RawDb() { sqlite3_close(db_); }
   void exec(const std::string& sql) {
     char* error = nullptr;
@@ -67,8 +69,7 @@ TEST_F(SqliteContentStoreTest, CorruptedBytesInTheRowAreDataLossUntilPutAgain) {
   auto store = open();
   std::string bytes = randomBytes(5000, 8);
   std::string address = store->put(bytes);
-  RawDb(path()).exec("UPDATE blobs SET bytes = zeroblob(5000) WHERE address = '" + address +
-                     "'");
+  RawDb(path()).exec("UPDATE blobs SET bytes = zeroblob(5000) WHERE address = '" + address + "'");
   try {
     store->get(address);
     ADD_FAILURE() << "no error";
@@ -96,8 +97,7 @@ TEST_F(SqliteContentStoreTest, DatabaseFromANewerBuildIsRefused) {
 TEST_F(SqliteContentStoreTest, NotADatabaseIsDataLoss) {
   {
     std::FILE* f = std::fopen(path().c_str(), "wb");
-    std::fputs("this is not a database, it is a text file that is long enough to matter....",
-               f);
+    std::fputs("this is not a database, it is a text file that is long enough to matter....", f);
     std::fclose(f);
   }
   EXPECT_THROW(open(), DataLossError);

@@ -12,9 +12,11 @@
 #include <string_view>
 
 #include "loom/app/config.h"
+#include "loom/content/content_store.h"
 #include "loom/effects/middleware.h"
 #include "loom/effects/task.h"
 #include "loom/kernel/event_store.h"
+#include "loom/kernel/snapshot_store.h"
 #include "loom/middleware/kill_switch_store.h"
 #include "loom/util/clock.h"
 #include "loom/workflow/runtime.h"
@@ -27,6 +29,13 @@ struct BootOptions {
   std::shared_ptr<const Clock> clock = systemClock();
   // Worker threads of the runtime's *Async methods; 0 = hardware concurrency.
   unsigned workers = 0;
+  // Wraps the default content store after it is opened (e.g. a counting store, so a CLI can
+  // report the calls a replay made); the wrapper is what the claim-check and contentStore()
+  // use.
+  std::function<std::shared_ptr<content::ContentStore>(std::shared_ptr<content::ContentStore>)>
+      wrapContentStore;
+  // Passed to the runtime (RuntimeOptions::onReplayEnd).
+  std::function<void(const std::string& executionId)> onReplayEnd;
 };
 
 class App {
@@ -39,6 +48,14 @@ class App {
   // The home folder (storage.home), which holds loom.db.
   const std::filesystem::path& home() const { return home_; }
   kernel::EventStore& store() { return *store_; }
+  // The default content store (storage.contentStore): claim-check blobs, what the sweep
+  // reclaims. Shared, so a caller may hand it to sweepUnpinnedContent.
+  const std::shared_ptr<content::ContentStore>& contentStore() const { return contentStore_; }
+  // Snapshots of parked runs (in loom.db beside the logs): a resume reads the newest one plus
+  // the events after it. They pin what they cite for the sweep.
+  kernel::SnapshotStore& snapshots() { return *snapshots_; }
+  // Where retention writes archive segments: <home>/archive.
+  std::filesystem::path archiveDir() const { return home_ / "archive"; }
   workflow::WorkflowRuntime& runtime() { return *runtime_; }
   const effects::EffectChain& chain() const { return *chain_; }
   // The operator's stops; killing here is seen by this app's chain at once and by other
@@ -56,6 +73,8 @@ class App {
   std::shared_ptr<const Config> config_;
   std::filesystem::path home_;
   std::unique_ptr<kernel::EventStore> store_;
+  std::shared_ptr<content::ContentStore> contentStore_;
+  std::unique_ptr<kernel::SnapshotStore> snapshots_;
   std::shared_ptr<middleware::KillSwitchStore> killSwitch_;
   std::shared_ptr<const effects::EffectChain> chain_;
   std::unique_ptr<workflow::WorkflowRuntime> runtime_;

@@ -12,11 +12,16 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "loom/content/content_store.h"
 #include "loom/effects/middleware.h"
+#include "loom/json/json.h"
+#include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/config_issue.h"
 #include "loom/middleware/redaction_config.h"
 #include "loom/util/error.h"
@@ -35,7 +40,8 @@ struct ExecutionConfig {
   // User middleware, outermost first; they run inside the kill switch and redaction.
   std::vector<std::shared_ptr<effects::Middleware>> effectMiddleware;
   JournalConfig journal;
-  // execution.claimCheck (ADR 0140) is added here by the claim-check work.
+  // execution.claimCheck (ADR 0140): unset adds no middleware and changes nothing.
+  std::optional<middleware::ClaimCheckConfig> claimCheck;
 };
 
 struct SecurityConfig {
@@ -51,10 +57,24 @@ struct EventStoreConfig {
   std::string durability = "full";  // "full" or "normal" (SQLite only)
 };
 
+struct ContentStoreConfig {
+  // "filesystem" (<home>/blobs), "sqlite" (<home>/content.db) or "memory".
+  std::string kind = "filesystem";
+  std::string path;  // overrides the default location under the home
+  // C++ only: use this store (the same object you hand sweepUnpinnedContent).
+  std::shared_ptr<content::ContentStore> instance;
+};
+
+struct RetentionConfig {
+  int64_t afterDays = 30;  // ended executions older than this are discarded
+  bool archive = true;     // write them to an archive segment first (ADR 0138)
+};
+
 struct StorageConfig {
-  std::string home = ".loom";  // the folder of loom.db (and later the content store)
+  std::string home = ".loom";  // the folder of loom.db, the blobs and the archive
   EventStoreConfig eventStore;
-  // storage.contentStore and storage.retention are added by later work.
+  ContentStoreConfig contentStore;  // the "default" content store
+  std::optional<RetentionConfig> retention;  // unset: `loom retention run` refuses
 };
 
 struct ObservabilityConfig {
@@ -64,12 +84,64 @@ struct ObservabilityConfig {
   std::string logLevel = "info";  // "error", "warn", "info" or "debug"
 };
 
+// An agent app (`loom run app.toml`, examples/agents/): the [agent], [model] and [[tools]]
+// sections of a loom.toml. Unset: the file defines no agent. Relative paths (model.script,
+// a tool's command) are kept as written; the agent app loader (loom/apps/agent_app.h)
+// resolves them against the file's folder and builds the model, the tools and the agent
+// workflow from these sections. boot() itself ignores them.
+struct AgentCompactionSection {
+  int64_t triggerBytes = 0;   // compact when the transcript passes this many bytes
+  int64_t keepLastTurns = 2;  // turns kept verbatim after the summary
+  std::string model;          // model id for the summary; empty: the app's model
+};
+
+struct AgentSection {
+  std::string name;    // the agent loop's name, also the name of its workflow
+  std::string prompt;  // the prompt of a run given none
+  std::string system;  // the system prompt; empty: none
+  int64_t maxTurns = 50;
+  int64_t warnTranscriptBytes = 0;  // 0: no state-growth warning
+  std::optional<AgentCompactionSection> compaction;
+};
+
+struct ModelSection {
+  std::string kind = "scripted";  // "scripted" or "openai"
+  std::string script;             // scripted: the script file (JSON or TOML)
+  std::string baseUrl;            // openai: the API root
+  std::string model;              // openai: the model name the server knows
+  std::string apiKeyEnv = "OPENAI_API_KEY";  // openai: the variable holding the key
+  int64_t timeoutMillis = 120'000;           // openai: per request
+};
+
+struct ToolSection {
+  std::string name;  // also the effect id
+  std::string description;
+  std::vector<std::string> command;  // argv; JSON arguments on stdin, JSON result on stdout
+  int64_t timeoutMillis = 30'000;
+  bool untrusted = false;         // results are recorded tainted ("tool:<name>")
+  bool requiresApproval = false;  // the run parks before each call until a person approves
+  bool returnsMedia = false;
+  json::value inputSchema;  // JSON Schema of the arguments; null: any object
+};
+
+struct McpServerSection {  // [[tools.mcp]]
+  std::string name;
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
 struct Config {
   ExecutionConfig execution;
   SecurityConfig security;
   ComplianceConfig compliance;
   StorageConfig storage;
   ObservabilityConfig observability;
+  // Agent app sections (above); empty in an app that defines no agent.
+  std::optional<AgentSection> agent;
+  std::optional<ModelSection> model;
+  std::vector<ToolSection> tools;
+  std::vector<McpServerSection> mcpServers;
 };
 
 // The ConfigError of a config that failed validation: what() lists every problem on its own

@@ -27,7 +27,11 @@ enum class OptionType {
   kNumber,  // integer or floating point
   kBoolean,
   kStringList,
-  kCallback,  // a C++ std::function
+  kCallback,             // a C++ std::function
+  kBooleanOrInteger,     // false, or a count (execution.claimCheck.preview)
+  kBooleanOrStringList,  // true, or a list of ids (execution.claimCheck.reclaimable)
+  kTableMap,  // a table of tables keyed by a name; their options are rows "<path>[].<key>"
+  kInlineTable,  // any TOML table, kept as JSON text (an agent tool's inputSchema)
 };
 
 enum class Support {
@@ -54,8 +58,10 @@ struct OptionRow {
   bool required = false;    // entry options that must be given; strings that must be non-empty
 
   // Binding to Config. Scalar options have get and set (set by the TOML loader; get checked
-  // against allowed/min/max by validateConfig); table arrays have addEntry (called with an
-  // entry whose keys and types were checked); show renders the value for describeConfig.
+  // against allowed/min/max by validateConfig); a table's set, when present, is called with
+  // `true` when the file has the table; table arrays have addEntry (called with an entry
+  // whose keys and types were checked; a table map's entries start with ("name", key));
+  // show renders the value for describeConfig.
   std::function<void(Config&, OptionValue)> set;
   std::function<OptionValue(const Config&)> get;
   std::function<void(Config&, const OptionEntry&, const std::string& entryPath, ConfigIssues&)>

@@ -1,7 +1,8 @@
 // The `loom` command line as a library: run, resume, signal and inspect durable executions
-// stored under a Loom home folder (--home, LOOM_HOME, default ./.loom). The stock `loom`
-// binary registers the example workflows and calls main(); a program that embeds Loom
-// registers its own workflows and tasks and calls main() to get the same subcommands
+// stored under a Loom home folder (--home, LOOM_HOME, default ./.loom), run agent apps defined
+// in loom.toml files, stop and restart effects (the kill switch) and check config files. The
+// stock `loom` binary registers the example workflows and calls main(); a program that embeds
+// Loom registers its own workflows and tasks and calls main() to get the same subcommands
 // (docs/cli.md lists them). Not thread-safe: call it once, from the program's main thread.
 #pragma once
 
@@ -17,8 +18,10 @@ inline constexpr int kExitUsage = 2;    // bad command line: unknown flag, bad J
 
 // Parses argv, runs one subcommand against the registries and returns the process exit code.
 // Results go to stdout; every error goes to stderr as one line "loom: <message>". Throws
-// nothing: every error is reported and mapped to an exit code.
-int main(int argc, char** argv, const workflow::WorkflowRegistry& workflows,
-         const effects::TaskRegistry& tasks);
+// nothing: every error is reported and mapped to an exit code. `loom run app.toml` registers
+// the agent app's workflow and tasks in the registries before it boots, so they are not
+// const; they must not be used by another thread meanwhile.
+int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
+         effects::TaskRegistry& tasks);
 
 }  // namespace loom::cli

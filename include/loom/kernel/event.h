@@ -45,8 +45,20 @@ std::string toText(const Event& event, int64_t* outputBytes = nullptr);
 Event eventFromText(const std::string& executionId, int64_t seq, std::string_view text);
 Event eventFromJson(const std::string& executionId, int64_t seq, const json::value& v);
 // Checks that `data` holds every field `type` requires with the right JSON kind; throws
-// InvalidArgumentError naming the field. Stores call it before writing anything.
+// InvalidArgumentError naming the field. Stores call it before writing anything. A sealed or
+// erased payload (below) is accepted for any type; only its own shape is checked.
 void validateEventData(EventType type, const json::object& data);
+
+// Sealed and erased payloads (docs/spec/events.md, "Sealed events"). A sealed event's data is
+// {"sealed": {"subject", "keyId", "nonce", "ciphertext"}} (EXECUTION_STARTED keeps "workflow"
+// and "subject" in clear beside it); the compliance module seals and unseals it. An event
+// whose subject's key was shredded reads as erased: {"erased": {"subject": S}} (same clear
+// fields for EXECUTION_STARTED). Both are recognized by shape: a "sealed" (or "erased")
+// object member and no member but "workflow" and "subject" beside it.
+inline constexpr std::string_view kSealedKey = "sealed";
+inline constexpr std::string_view kErasedKey = "erased";
+bool isSealed(const json::object& data);
+bool isErased(const json::object& data);
 
 // Constructors for the common events (fill atMillis from a Clock at the call site).
 Event executionStarted(std::string_view workflow, json::value input,

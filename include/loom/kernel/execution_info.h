@@ -48,6 +48,9 @@ struct ExecutionInfo {
 // Updates `info` for one event about to be appended, whose stored text is `textBytes` long.
 // `info.id` must be set; for the first event of an execution, pass a default ExecutionInfo.
 // `outputBytes`, when >= 0, is the text length of the event's "output" (see toText).
+// A sealed or erased event is measured without reading the fields it hides: the text length
+// of its "sealed" (or "erased") member stands in for them (docs/spec/events.md, "Sealed
+// events"); steps and signals are still counted.
 void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
                 int64_t outputBytes = -1);
 

@@ -60,6 +60,11 @@ class WorkflowContext {
 
   // True while the run is returning recorded values (no unrecorded step reached yet).
   virtual bool replaying() const = 0;
+
+  // True when the log holds the completed output of step `stepId`: step() and effect() for
+  // it return that output without running anything or reading their input, so a caller may
+  // skip building an expensive input (the agent loop's transcript copy on replay).
+  virtual bool recorded(std::string_view stepId) const = 0;
 };
 
 using WorkflowFn = std::function<json::value(WorkflowContext&)>;

@@ -1,0 +1,82 @@
+// Agent apps: a durable tool-calling agent defined in a loom.toml file ([agent], [model],
+// [[tools]], plus any config group; docs/config.md) and run by `loom run app.toml`
+// (examples/agents/). loadAgentApp reads and validates the file, resolves the model script
+// and the tool commands against the file's folder, and builds the model and the tools;
+// registerAgentApp adds them and the agent's workflow (named agent.name) to the registries,
+// which then go to app::boot with the app's config. An agent app's execution records the app
+// file's absolute path in its input, {"prompt": ..., "app": "/abs/app.toml"}, so a later
+// `loom resume` or `loom signal` in a fresh process loads the same app again
+// (docs/adr/0002-agent-apps-resume.md). Loading is not thread-safe; a loaded app's model and
+// tools are (one model serves many executions at once).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/agent/agent_loop.h"
+#include "loom/agent/model.h"
+#include "loom/agent/tool.h"
+#include "loom/app/config.h"
+#include "loom/app/config_file.h"
+#include "loom/effects/task.h"
+#include "loom/json/json.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::apps {
+
+// The input key of an agent app's execution that names its app file.
+inline constexpr std::string_view kAppInputKey = "app";
+inline constexpr std::string_view kPromptInputKey = "prompt";
+
+struct AgentApp {
+  std::filesystem::path file;                 // absolute, normalized
+  std::shared_ptr<const app::Config> config;  // every section of the file, validated
+  std::string name;                           // agent.name: the loop's and workflow's name
+  std::string defaultPrompt;                  // agent.prompt ("" when unset)
+  // The loop's options: the model's id, the tools, the limits, execution.journal.modelInput
+  // and the state-growth warning sink (observability.onWarn, else stderr).
+  agent::AgentOptions options;
+  std::shared_ptr<agent::Model> model;
+  std::vector<std::shared_ptr<agent::Tool>> tools;
+  // How many completions `model` produced; shared with the model, which counts them.
+  std::shared_ptr<const std::atomic<int64_t>> completions;
+
+  // Model completions this process asked for (turns and compaction summaries); replayed
+  // steps do not call the model, so after a resume this is what ran again.
+  int64_t modelCalls() const;
+};
+
+// Loads the app file at `file`. Throws app::ConfigValidationError listing every problem at
+// once, each with its option path: what loadConfigFile reports, then what needs the file's
+// folder (a model script that is missing or not a valid script, a tool command that does
+// not exist or is not executable, agent.compaction.model naming another model, a tool that
+// takes the model's id). Reads files; starts no process and opens no store.
+AgentApp loadAgentApp(const std::filesystem::path& file);
+
+// Registers the app's model and tools as tasks and its agent loop as the workflow
+// `app.name`. Throws AlreadyExistsError when a name is taken (a workflow or task of the
+// program with the agent's or a tool's name). Call before boot; the registries must outlive
+// the runtime, and `app` must outlive both (its model and tools are shared with them).
+void registerAgentApp(const AgentApp& app, workflow::WorkflowRegistry& workflows,
+                      effects::TaskRegistry& tasks);
+
+// The input of a new execution of `app`: {"prompt": prompt, "app": app.file}.
+json::value agentAppInput(const AgentApp& app, json::value prompt);
+
+// The app file an execution's input names, nullopt when the input is not an agent app's.
+std::optional<std::filesystem::path> agentAppFileOf(const json::value& input);
+
+// True when a `loom run` argument names an app file rather than a workflow (it ends in
+// ".toml").
+bool isAgentAppPath(std::string_view argument);
+
+// What `loom config check <file>` prints for any loom.toml: checkConfigFile's answer, and for
+// a file with an agent app also the problems loadAgentApp finds. Never throws a ConfigError.
+app::ConfigCheck checkAppConfigFile(const std::filesystem::path& file);
+
+}  // namespace loom::apps

@@ -1,0 +1,69 @@
+// SealingEventStore: an EventStore decorator that seals execution logs under per-subject keys
+// (compliance.erase; security.crypto also seals executions without a subject, under
+// kSystemSubject). On append, each event's payload is sealed (event_sealing.h) before the
+// inner store sees it; on scan, payloads are unsealed, and those whose key was shredded read
+// as erased ({"erased": {"subject": S}}), never as garbage. Metadata stays readable: the inner
+// store computes it from the sealed events (EXECUTION_STARTED keeps workflow and subject in
+// clear; sizes count stored bytes), so info, list and `loom ls` work before and after a shred.
+// The control log is forwarded unsealed (it belongs to no execution).
+//
+// Wiring at boot (the lead's part; see docs/spec/events.md, "Sealed events"):
+// - the runtime, the CLI's log reader and the sweep's liveLogs take the SealingEventStore;
+// - retention (runRetention) takes the INNER store and the inner snapshot store, so the
+//   archive segment receives the sealed events as stored (ciphertext, never plaintext);
+// - the sweep's archive pins come from sealedArchivePins (below), which unseals the segment's
+//   events to find what they cite; snapshot pins from the SealingSnapshotStore.
+// Thread-safety: as the inner store and the key store (both thread-safe); no state of its own.
+// The inner store and the key store must outlive it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loom/compliance/event_sealing.h"
+#include "loom/compliance/key_store.h"
+#include "loom/kernel/event_store.h"
+#include "loom/sweep/archive.h"
+#include "loom/sweep/sweep.h"
+
+namespace loom::compliance {
+
+class SealingEventStore : public kernel::EventStore {
+ public:
+  SealingEventStore(kernel::EventStore& inner, KeyStore& keys, SealingOptions options = {});
+
+  // Seals every event of an execution that has a subject (with sealSubjectless, of every
+  // execution) under the subject's current key, created on first use; otherwise forwards the
+  // events unchanged. The subject comes from the EXECUTION_STARTED being appended, or from the
+  // inner store's metadata. Errors as the inner append, plus InvalidArgumentError for an event
+  // whose data already has the sealed or erased shape, and the key store's errors.
+  int64_t append(const std::string& executionId, int64_t expectedNextSeq,
+                 std::vector<kernel::Event> events) override;
+  // Visits unsealed events (erased ones as markers). Throws CorruptEventError naming the
+  // execution and seq when a sealed payload does not authenticate under its existing key.
+  void scan(const std::string& executionId, int64_t fromSeq,
+            const std::function<void(const kernel::Event&)>& visit) const override;
+  // Forwarded to the inner store.
+  std::optional<kernel::ExecutionInfo> info(const std::string& executionId) const override;
+  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override;
+  bool remove(const std::string& executionId) override;
+  int64_t appendControl(int64_t expectedNextSeq,
+                        std::vector<kernel::ControlEvent> events) override;
+  std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
+
+  kernel::EventStore& inner() { return inner_; }
+  const SealingOptions& options() const { return options_; }
+
+ private:
+  kernel::EventStore& inner_;
+  KeyStore& keys_;
+  const SealingOptions options_;
+};
+
+// The sweep's pin source over archive segments whose events are sealed: every address the
+// unsealed events cite (erased ones cite nothing). Both must outlive the source. Throws, when
+// visited, CorruptEventError for a sealed event that does not authenticate (a sweep never
+// runs on a partial view).
+sweep::PinSource sealedArchivePins(const sweep::Archive& archive, const KeyStore& keys);
+
+}  // namespace loom::compliance

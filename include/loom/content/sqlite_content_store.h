@@ -1,0 +1,61 @@
+// The SQLite ContentStore: every blob a row of one table, blobs(address PRIMARY KEY, bytes,
+// size, touched_at) WITHOUT ROWID, in a database file in WAL mode with synchronous=FULL (a put
+// is durable when it returns). A put is one INSERT ... ON CONFLICT statement and a conditional
+// delete one DELETE ... WHERE touched_at < cutoff, so both are atomic against each other in
+// this process and in any other sharing the file. get hashes the bytes it read and never
+// returns bytes that do not match their address. Reads use pooled connections beside the one
+// writer connection. Schema: docs/spec/content-store.md. Thread-safe; several processes may
+// share one file; a forEachBlob visitor may call back into the store.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "loom/content/content_store.h"
+#include "loom/util/clock.h"
+
+namespace loom::content {
+
+// The schema version recorded in content_meta and the range a build opens.
+inline constexpr int kSqliteContentSchema = 1;
+inline constexpr int kSqliteContentSchemaOldestReadable = 1;
+
+class SqliteContentStore : public ContentStore {
+ public:
+  // Opens (creating when missing) the database at `path`. Throws FailedPreconditionError when
+  // it was written under a newer content schema (naming both versions), DataLossError when
+  // the file is not a readable SQLite database, UnavailableError when another process keeps
+  // it locked past `busyTimeoutMillis`, InvalidArgumentError for an empty path or null clock.
+  SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
+                     int busyTimeoutMillis = 5000);
+  // No call may be running when the store is destroyed.
+  ~SqliteContentStore() override;
+  SqliteContentStore(const SqliteContentStore&) = delete;
+  SqliteContentStore& operator=(const SqliteContentStore&) = delete;
+
+  // ContentStore; see content_store.h for each contract. `subject` is ignored. Besides, every
+  // method may throw UnavailableError (locked past the busy timeout: retry), DataLossError
+  // (the file is corrupt) or InternalError, each naming the database path. A put always
+  // rewrites the row's bytes, so putting the original bytes again repairs a corrupt blob.
+  ContentCapabilities capabilities() const override;
+  std::string put(std::string_view bytes,
+                  const std::optional<std::string>& subject = std::nullopt) override;
+  std::optional<std::string> get(
+      std::string_view address,
+      const std::optional<std::string>& subject = std::nullopt) const override;
+  bool has(std::string_view address) const override;
+  bool remove(std::string_view address) override;
+  bool deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) override;
+  int64_t touchClock() const override;
+  void forEachBlob(const std::function<void(const BlobInfo&)>& visit) const override;
+  std::optional<BlobInfo> stat(std::string_view address) const override;
+
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loom::content

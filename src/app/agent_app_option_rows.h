@@ -1,0 +1,26 @@
+// The option rows of an agent app's sections ([agent], [model], [[tools]], [[tools.mcp]];
+// `loom run app.toml`), appended to the one option table (options.cc) after the groups, and
+// the checks the table cannot express (required keys of a present section, unique tool
+// names, what a model kind needs). Internal to loom_app.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loom/app/options.h"
+
+namespace loom::app {
+
+// Whether this build wires `model.kind = "openai"` and `[[tools.mcp]]`; when false their
+// rows are Support::kNotYet and setting them is a ConfigError.
+inline constexpr bool kOpenAiModelWired = false;
+inline constexpr bool kMcpToolsWired = false;
+
+void addAgentAppRows(std::vector<OptionRow>& rows);
+
+// Appends what is wrong with the agent app sections of `config` (nothing when it has none):
+// a section without [agent], an agent without a name or a model, a scripted model without a
+// script, a tool without a name or command, two tools of one name, ...
+void validateAgentApp(const Config& config, ConfigIssues& issues);
+
+}  // namespace loom::app

@@ -1,0 +1,42 @@
+// `loom config check FILE`: validates a loom.toml (or an agent app file) the way boot and
+// `loom run` would, without opening or creating anything, and prints the validated
+// configuration or every problem at once.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "command.h"
+
+namespace loom::cli {
+
+Action setupConfig(CLI::App& command, Session& session) {
+  command.require_subcommand(1);
+  CLI::App* check = command.add_subcommand(
+      "check", "Validate a config file and print it, or print every problem at once");
+  auto file = std::make_shared<std::string>();
+  check->add_option("FILE", *file, "The loom.toml or agent app file to check")
+      ->required()
+      ->type_name("");
+  check->footer(
+      "Prints \"<file>: valid\", then one \"path = value\" line per option (defaults filled\n"
+      "in, literal secrets hidden) and the middleware chain boot would build; for an agent\n"
+      "app also its model and tools, with the script and tool commands resolved against the\n"
+      "file's folder. Exit 0. Otherwise prints every problem, one per line as \"path:\n"
+      "message\", and exits 1. Opens, creates and runs nothing. docs/config.md lists every\n"
+      "option.");
+  return [&session, check, file] {
+    if (check->parsed()) {
+      app::ConfigCheck result = apps::checkAppConfigFile(*file);
+      session.out() << result.text << std::flush;
+      if (result.ok) return kExitOk;
+      printError(*file +
+                 " is not a valid configuration; fix the problems listed above and "
+                 "check it again");
+      return kExitFailure;
+    }
+    throw UsageError("`loom config` needs a subcommand: `loom config check FILE`");
+  };
+}
+
+}  // namespace loom::cli

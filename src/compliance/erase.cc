@@ -1,0 +1,201 @@
+#include "loom/compliance/erase.h"
+
+#include <algorithm>
+
+#include "erase_journal.h"
+#include "loom/compliance/claim_check_refs.h"
+
+namespace loom::compliance {
+namespace {
+
+using IdSet = std::set<std::string, std::less<>>;
+
+std::string refusalMessage(const std::string& subject, const std::string& reason, int64_t blobs) {
+  std::string cited = blobs < 0 ? "an unknown number of blobs"
+                                : std::to_string(blobs) + (blobs == 1 ? " blob" : " blobs");
+  return "erasure of subject '" + subject + "' refused before shredding anything: " + cited +
+         " of its executions would stay in the content store because " + reason +
+         "; fix that and run the erasure again (docs/compliance.md, \"Refusals\")";
+}
+
+void requireSubject(const std::string& subject) {
+  if (subject.empty()) throw InvalidArgumentError("eraseSubject: the subject is empty");
+}
+
+// Runs a planning read; a store that cannot enumerate (FailedPreconditionError) is a refusal.
+template <typename Fn>
+auto enumerating(const std::string& subject, int64_t blobs, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const ContentCopiesRemainError&) {
+    throw;
+  } catch (const FailedPreconditionError& e) {
+    throw ContentCopiesRemainError(
+        subject,
+        std::string("the stores cannot enumerate every execution's citations (") + e.what() + ")",
+        blobs);
+  }
+}
+
+bool hasKey(const KeyStore& keys, const std::string& subject) {
+  auto subjects = keys.subjects();
+  return std::find(subjects.begin(), subjects.end(), subject) != subjects.end();
+}
+
+// True when none of `addresses` is stored (a log that still reads in plaintext cites blobs an
+// earlier erasure deleted).
+bool nothingLeft(const content::ContentStore* store, const std::vector<std::string>& addresses) {
+  return std::none_of(addresses.begin(), addresses.end(),
+                      [&](const std::string& a) { return store->has(a); });
+}
+
+}  // namespace
+
+ContentCopiesRemainError::ContentCopiesRemainError(std::string subject, std::string reason,
+                                                   int64_t blobs)
+    : FailedPreconditionError(refusalMessage(subject, reason, blobs)),
+      subject_(std::move(subject)),
+      reason_(std::move(reason)),
+      blobs_(blobs) {}
+
+std::optional<std::string> ErasableContent::gap(const content::ContentStore* store) {
+  if (store == nullptr) return "no content store is wired for erasure";
+  auto caps = store->capabilities();
+  if (!caps.remove) return "the content store cannot delete blobs (no remove)";
+  if (!caps.deleteIfUntouchedSince) {
+    return "the content store lacks deleteIfUntouchedSince (ContentStore SPI 1.3.0)";
+  }
+  if (!caps.touchClock) return "the content store lacks touchClock (ContentStore SPI 1.3.0)";
+  return std::nullopt;
+}
+
+EraseCoordinator::EraseCoordinator(EraseCoordinatorOptions options) : options_(options) {
+  if (!options_.clock) throw InvalidArgumentError("EraseCoordinatorOptions.clock is null");
+}
+
+ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& subject) const {
+  requireSubject(subject);
+  ContentDeletionPlan plan;
+  auto pending = detail::latestErasure(options_.events, subject);
+  if (pending && !pending->finished) {
+    // An interrupted erasure: finish what it decided (its logs may read as erased by now).
+    if (!pending->addresses.empty()) {
+      if (auto gap = ErasableContent::gap(options_.content)) {
+        throw ContentCopiesRemainError(
+            subject, *gap + " (a prior erasure's journaled intent still has addresses to delete)",
+            static_cast<int64_t>(pending->addresses.size()));
+      }
+    }
+    plan.addresses = std::move(pending->addresses);
+    plan.touchCutoff = pending->touchCutoff;
+    plan.resumesIntent = pending->intent;
+    return plan;
+  }
+
+  CitationSources sources{&options_.events, options_.archive, options_.snapshots, &options_.keys};
+  // The cutoff is read before anything is scanned: a blob put again from now on is spared.
+  std::optional<int64_t> cutoff;
+  if (ErasableContent::is(options_.content)) cutoff = options_.content->touchClock();
+  SubjectExecutions executions =
+      enumerating(subject, -1, [&] { return executionsOfSubject(sources, subject); });
+  ClaimCheckRefs refs = enumerating(
+      subject, -1, [&] { return claimCheckRefsOfSubject(sources, subject, executions); });
+  plan.citedBySubject = static_cast<int64_t>(refs.size());
+  if (refs.empty()) return plan;
+  if (auto gap = ErasableContent::gap(options_.content)) {
+    throw ContentCopiesRemainError(subject, *gap, plan.citedBySubject);
+  }
+
+  IdSet candidates;
+  for (const auto& [address, ref] : refs) candidates.insert(address);
+  plan.stillCitedElsewhere = enumerating(subject, plan.citedBySubject, [&] {
+    return removeCitedByOthers(sources, subject, executions.ids, candidates);
+  });
+  plan.addresses.assign(candidates.begin(), candidates.end());
+  if (!plan.addresses.empty()) plan.touchCutoff = cutoff;
+  return plan;
+}
+
+EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
+  requireSubject(subject);
+  auto last = detail::latestErasure(options_.events, subject);
+  ContentDeletionPlan plan = planContentDeletion(subject);
+  EraseSubjectResult result;
+  result.subject = subject;
+
+  if (!plan.resumesIntent && last && last->finished && !hasKey(options_.keys, subject) &&
+      nothingLeft(options_.content, plan.addresses)) {
+    // Finished before, and nothing new to erase: the recorded result, nothing written.
+    result.shredded = last->shredJournaled;
+    result.contentDeleted = *last->finished;
+    result.intent = last->intent;
+    return result;
+  }
+
+  auto now = [&] { return options_.clock->nowMillis(); };
+  if (plan.resumesIntent) {
+    result.intent = *plan.resumesIntent;
+  } else {
+    json::array addresses;
+    for (const auto& a : plan.addresses) addresses.emplace_back(a);
+    json::object intended{{"subject", subject}, {"addresses", std::move(addresses)}};
+    intended["touchCutoff"] = plan.touchCutoff ? json::value(*plan.touchCutoff) : json::value();
+    result.intent =
+        detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());
+  }
+
+  bool destroyed = options_.keys.shred(subject);
+  result.shredded = destroyed || options_.keys.wasShredded(subject);
+  bool shredJournaled = plan.resumesIntent && last && last->shredJournaled;
+  if (result.shredded && !shredJournaled) {
+    detail::journal(options_.events, detail::kShreddedType, json::object{{"subject", subject}},
+                    now());
+  }
+
+  for (const auto& address : plan.addresses) {
+    if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {
+      ++result.contentDeleted.deleted;
+    } else if (options_.content->has(address)) {
+      ++result.contentDeleted.retained;  // put again since the cutoff: another citation
+    } else {
+      ++result.contentDeleted.deleted;  // gone already (an earlier attempt deleted it)
+    }
+  }
+
+  detail::journal(options_.events, detail::kDeletedType,
+                  json::object{{"subject", subject},
+                               {"deleted", result.contentDeleted.deleted},
+                               {"retained", result.contentDeleted.retained},
+                               {"intent", result.intent}},
+                  now());
+  return result;
+}
+
+EraseSubjectResult eraseSubject(const EraseCoordinatorOptions& options,
+                                const std::string& subject) {
+  return EraseCoordinator(options).eraseSubject(subject);
+}
+
+json::value toJson(const EraseSubjectResult& r) {
+  return json::object{{"subject", r.subject},
+                      {"shredded", r.shredded},
+                      {"contentDeleted", json::object{{"deleted", r.contentDeleted.deleted},
+                                                      {"retained", r.contentDeleted.retained}}}};
+}
+
+std::string describe(const EraseSubjectResult& r) {
+  std::string out = "erased subject '" + r.subject + "'\n";
+  out += r.shredded ? "  keys: shredded (sealed events, snapshots and archived copies read as "
+                      "erased)\n"
+                    : "  keys: none to shred (the subject had no data key)\n";
+  out += "  blobs: " + std::to_string(r.contentDeleted.deleted) + " deleted";
+  if (r.contentDeleted.retained > 0) {
+    out += ", " + std::to_string(r.contentDeleted.retained) +
+           " retained (put again for another execution while the erasure ran)";
+  }
+  out += "\n  logs: kept, sealed (they read as erased)\n";
+  out += "  control log: intent #" + std::to_string(r.intent) + "\n";
+  return out;
+}
+
+}  // namespace loom::compliance

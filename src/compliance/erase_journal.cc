@@ -1,0 +1,71 @@
+#include "erase_journal.h"
+
+#include "loom/content/content_store.h"
+#include "loom/util/error.h"
+
+namespace loom::compliance::detail {
+namespace {
+
+constexpr int kMaxJournalRounds = 100;
+
+std::vector<std::string> addressesOf(const json::object& data) {
+  const json::value& list = json::require(data, "addresses");
+  if (!list.is_array()) throw InvalidArgumentError("'addresses' is not an array");
+  std::vector<std::string> out;
+  out.reserve(list.get_array().size());
+  for (const auto& a : list.get_array()) {
+    if (!a.is_string() || !content::isValidAddress(std::string_view(a.get_string()))) {
+      throw InvalidArgumentError("'addresses' holds something that is not a content address");
+    }
+    out.emplace_back(a.get_string());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
+                                           const std::string& subject) {
+  std::optional<ErasureRecord> latest;
+  for (const auto& e : events.readControl(1)) {
+    bool intended = e.type == kIntendedType, shredded = e.type == kShreddedType,
+         deleted = e.type == kDeletedType;
+    if (!intended && !shredded && !deleted) continue;
+    try {
+      if (json::requireString(e.data, "subject") != subject) continue;
+      if (intended) {
+        latest = ErasureRecord{};
+        latest->intent = e.seq;
+        latest->addresses = addressesOf(e.data);
+        latest->touchCutoff = json::optionalInt(e.data, "touchCutoff");
+        if (!latest->addresses.empty() && !latest->touchCutoff) {
+          throw InvalidArgumentError("'touchCutoff' is missing while 'addresses' is not empty");
+        }
+      } else if (latest && shredded) {
+        latest->shredJournaled = true;
+      } else if (latest && deleted && json::requireInt(e.data, "intent") == latest->intent) {
+        latest->finished = ContentDeleted{json::requireInt(e.data, "deleted"),
+                                          json::requireInt(e.data, "retained")};
+      }
+    } catch (const InvalidArgumentError& bad) {
+      throw CorruptEventError("(control log)", e.seq, e.type + ": " + bad.what());
+    }
+  }
+  return latest;
+}
+
+int64_t journal(kernel::EventStore& events, std::string_view type, json::object data,
+                int64_t atMillis) {
+  for (int round = 0;; ++round) {
+    auto log = events.readControl(1);
+    int64_t seq = log.empty() ? 1 : log.back().seq + 1;
+    try {
+      events.appendControl(seq, {kernel::ControlEvent{0, std::string(type), atMillis, data}});
+      return seq;
+    } catch (const ConflictError&) {
+      if (round >= kMaxJournalRounds) throw;  // a very busy control log; the caller may retry
+    }
+  }
+}
+
+}  // namespace loom::compliance::detail

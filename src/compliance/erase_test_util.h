@@ -1,0 +1,194 @@
+// Shared by the erasure, export and claim-check-refs tests: a small world (memory event,
+// snapshot, content and key stores on a ManualClock, an archive folder), executions built
+// from step outputs, and store wrappers for refusals and crash injection. Test-only.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "loom/compliance/erase.h"
+#include "loom/compliance/memory_key_store.h"
+#include "loom/content/claim_check_envelope.h"
+#include "loom/content/memory_content_store.h"
+#include "loom/effects/taint.h"
+#include "loom/kernel/memory_event_store.h"
+#include "loom/kernel/memory_snapshot_store.h"
+#include "loom/sweep/archive.h"
+#include "loom/util/error.h"
+
+namespace loom::compliance::testutil {
+
+namespace fs = std::filesystem;
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("loom-compliance-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+             "-" + std::to_string(std::random_device{}()));
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;  // best effort: a leftover temp folder must not fail a test
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A content store that forwards everything but declares fewer capabilities.
+class MaskedContentStore : public content::ContentStore {
+ public:
+  MaskedContentStore(content::ContentStore& inner, content::ContentCapabilities caps)
+      : inner_(inner), caps_(caps) {}
+  content::ContentCapabilities capabilities() const override { return caps_; }
+  std::string put(std::string_view b, const std::optional<std::string>& s) override {
+    return inner_.put(b, s);
+  }
+  std::optional<std::string> get(std::string_view a,
+                                 const std::optional<std::string>& s) const override {
+    return inner_.get(a, s);
+  }
+  bool has(std::string_view a) const override { return inner_.has(a); }
+
+ private:
+  content::ContentStore& inner_;
+  content::ContentCapabilities caps_;
+};
+
+// An event store that forwards everything; its appendControl of `type` dies once (throws
+// UnavailableError) before or after the event is written, as a process killed right there.
+// list() can be made to throw FailedPreconditionError (a store that cannot enumerate).
+class CrashingEventStore : public kernel::EventStore {
+ public:
+  explicit CrashingEventStore(kernel::EventStore& inner) : inner_(inner) {}
+  void dieAt(std::string type, bool afterWrite) {
+    dieAt_ = std::move(type);
+    afterWrite_ = afterWrite;
+  }
+  bool died() const { return died_; }
+  bool cannotList = false;
+
+  int64_t append(const std::string& id, int64_t n, std::vector<kernel::Event> e) override {
+    return inner_.append(id, n, std::move(e));
+  }
+  void scan(const std::string& id, int64_t from,
+            const std::function<void(const kernel::Event&)>& visit) const override {
+    inner_.scan(id, from, visit);
+  }
+  std::optional<kernel::ExecutionInfo> info(const std::string& id) const override {
+    return inner_.info(id);
+  }
+  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& f) const override {
+    if (cannotList) throw FailedPreconditionError("injected: this store cannot list executions");
+    return inner_.list(f);
+  }
+  bool remove(const std::string& id) override { return inner_.remove(id); }
+  int64_t appendControl(int64_t n, std::vector<kernel::ControlEvent> events) override {
+    bool dies = !died_ && !events.empty() && events.front().type == dieAt_;
+    if (dies && !afterWrite_) die();
+    int64_t next = inner_.appendControl(n, std::move(events));
+    if (dies) die();
+    return next;
+  }
+  std::vector<kernel::ControlEvent> readControl(int64_t from) const override {
+    return inner_.readControl(from);
+  }
+
+ private:
+  void die() {
+    died_ = true;
+    throw UnavailableError("injected: the process died at appendControl of " + dieAt_);
+  }
+  kernel::EventStore& inner_;
+  std::string dieAt_;
+  bool afterWrite_ = false;
+  bool died_ = false;
+};
+
+// The stores of one Loom home, in memory.
+struct World {
+  std::shared_ptr<ManualClock> clock = std::make_shared<ManualClock>();
+  kernel::MemoryEventStore events;
+  kernel::MemorySnapshotStore snapshots;
+  content::MemoryContentStore content{clock};
+  MemoryKeyStore keys;
+  ScratchDir dir;
+  sweep::Archive archive{dir.path() / "archive"};
+
+  EraseCoordinatorOptions options(kernel::EventStore* eventStore = nullptr,
+                                  content::ContentStore* contentStore = nullptr) {
+    return EraseCoordinatorOptions{eventStore ? *eventStore : events,
+                                   keys,
+                                   contentStore ? contentStore : &content,
+                                   &archive,
+                                   &snapshots,
+                                   clock};
+  }
+
+  // The envelope the claim-check middleware records for `bytes`, which it puts.
+  json::value offload(const std::string& bytes, bool retain = true) {
+    std::string address = content.put(bytes);
+    return content::toJson(content::ClaimCheckEnvelope{address, static_cast<int64_t>(bytes.size()),
+                                                       json::object{{"preview", "p"}}, retain});
+  }
+
+  // An ended execution of `subject` (none when empty) with one tool step per output; the
+  // subject gets a data key, as sealing would give it. The clock then moves on a second.
+  void run(const std::string& id, const std::string& subject, std::vector<json::value> outputs) {
+    std::optional<std::string> s;
+    if (!subject.empty()) {
+      s = subject;
+      keys.getOrCreate(subject);
+    }
+    int64_t now = clock->nowMillis();
+    std::vector<kernel::Event> log{kernel::executionStarted("wf", json::object{}, s, now)};
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      log.push_back(kernel::stepCompleted("agent#turn:" + std::to_string(i + 1) + ":tool:0", "tool",
+                                          "fetch", std::move(outputs[i]), now));
+    }
+    log.push_back(kernel::executionCompleted(json::value(1), now));
+    events.append(id, 1, std::move(log));
+    clock->advance(1000);  // what comes next (an erasure, a put) happens later
+  }
+
+  // Moves a live execution into a new archive segment (retention with archiving).
+  void archiveExecution(const std::string& id) {
+    sweep::ArchiveWriter writer(archive.dir());
+    writer.add(*events.info(id), events.read(id));
+    writer.finish();
+    events.remove(id);
+  }
+
+  // A snapshot of `id` whose state cites `value`.
+  void snapshot(const std::string& id, const std::string& subject, json::value value) {
+    snapshots.put(kernel::Snapshot{
+        id, 1, json::object{{"version", 1}, {"subject", subject}, {"steps", std::move(value)}}});
+  }
+
+  bool hasKey(const std::string& subject) const {
+    auto s = keys.subjects();
+    return std::find(s.begin(), s.end(), subject) != s.end();
+  }
+  std::vector<std::string> controlTypes() const {
+    std::vector<std::string> out;
+    for (const auto& e : events.readControl(1)) out.push_back(e.type);
+    return out;
+  }
+};
+
+inline std::string addressOf(const json::value& envelope) {
+  return std::string(envelope.at("ref").at(content::kContentRefKey).as_string());
+}
+
+}  // namespace loom::compliance::testutil

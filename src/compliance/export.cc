@@ -1,0 +1,130 @@
+#include "loom/compliance/export.h"
+
+#include <boost/json/parse.hpp>
+#include <map>
+
+#include "aead.h"
+#include "loom/agent/agent_state.h"
+#include "loom/kernel/fold.h"
+#include "loom/util/error.h"
+
+namespace loom::compliance {
+namespace {
+
+json::value timestampOrNull(const std::optional<int64_t>& millis) {
+  return millis ? json::value(formatTimestamp(*millis)) : json::value();
+}
+
+json::object executionJson(const kernel::ExecutionInfo& info, std::string_view source,
+                           const std::vector<kernel::Event>& events) {
+  json::array stored;
+  stored.reserve(events.size());
+  for (const auto& e : events) stored.emplace_back(kernel::toJson(e));
+  json::object out{{"id", info.id},
+                   {"workflow", info.workflow},
+                   {"status", kernel::statusName(info.status)},
+                   {"startedAt", formatTimestamp(info.startedAtMillis)},
+                   {"endedAt", timestampOrNull(info.endedAtMillis)},
+                   {"source", source},
+                   {"events", std::move(stored)},
+                   {"state", kernel::foldEvents(events)}};
+  auto loops = agent::agentLoopsOf(events);
+  if (!loops.empty()) {
+    json::object agentState;
+    for (const auto& loop : loops) agentState[loop] = agent::foldAgentState(events, loop);
+    out["agentState"] = std::move(agentState);
+  }
+  return out;
+}
+
+}  // namespace
+
+ClaimCheckedBlob resolveClaimCheckedBlob(const content::ContentStore& store,
+                                         const ClaimCheckRef& ref,
+                                         const std::optional<std::string>& subject) {
+  ClaimCheckedBlob blob;
+  blob.address = ref.address;
+  blob.size = ref.size;
+  blob.digest = ref.digest;
+  std::optional<std::string> bytes = store.get(ref.address, subject);
+  if (!bytes) {
+    blob.missing = true;
+    return blob;
+  }
+  if (!blob.size) blob.size = static_cast<int64_t>(bytes->size());
+  boost::system::error_code ec;
+  json::value parsed = boost::json::parse(*bytes, ec);
+  if (!ec) {
+    blob.value = std::move(parsed);
+  } else {
+    blob.bytesBase64 = detail::toBase64(*bytes);
+  }
+  return blob;
+}
+
+json::value toJson(const ClaimCheckedBlob& blob) {
+  json::object out{{"address", blob.address},
+                   {"size", blob.size ? json::value(*blob.size) : json::value()},
+                   {"digest", blob.digest ? *blob.digest : json::value()}};
+  if (blob.missing) {
+    out["missing"] = true;
+  } else if (blob.value) {
+    out["value"] = *blob.value;
+  } else {
+    out["bytesBase64"] = blob.bytesBase64.value_or("");
+  }
+  return out;
+}
+
+json::object exportSubject(const ExportSubjectOptions& options, const std::string& subject) {
+  if (subject.empty()) throw InvalidArgumentError("exportSubject: the subject is empty");
+  if (!options.clock) throw InvalidArgumentError("ExportSubjectOptions.clock is null");
+  CitationSources sources{&options.events, options.archive, options.snapshots, options.keys};
+  SubjectExecutions executions = executionsOfSubject(sources, subject);
+
+  // Live logs first, by id; then what only the archive holds (the newest copy of each).
+  json::array exported;
+  std::set<std::string, std::less<>> live;
+  for (const auto& info : executions.live) {
+    live.insert(info.id);
+    exported.emplace_back(executionJson(info, "live", options.events.read(info.id)));
+  }
+  std::map<std::string, sweep::ArchivedExecution> archived;
+  if (options.archive != nullptr && !executions.archived.empty()) {
+    options.archive->forEachSegment([&](const sweep::ArchiveSegment& segment) {
+      for (const auto& info : segment.listExecutions()) {
+        if (info.subject != subject || live.contains(info.id)) continue;
+        auto copy = segment.read(info.id);
+        if (!copy) continue;
+        std::vector<kernel::Event> clear;
+        forEachArchivedEvent(sources, *copy, [&](const kernel::Event& e) { clear.push_back(e); });
+        copy->events = std::move(clear);
+        archived[info.id] = std::move(*copy);
+      }
+    });
+  }
+  for (const auto& [id, copy] : archived) {
+    exported.emplace_back(executionJson(copy.info, "archive", copy.events));
+  }
+
+  ClaimCheckRefs refs = claimCheckRefsOfSubject(sources, subject, executions);
+  if (!refs.empty() && options.content == nullptr) {
+    throw FailedPreconditionError(
+        "export of subject '" + subject + "' refused: its executions cite " +
+        std::to_string(refs.size()) +
+        " claim-checked blob(s) and no content store is wired (ExportSubjectOptions.content); "
+        "an export without them would hold refs, not the data");
+  }
+  json::array claimChecked;
+  for (const auto& [address, ref] : refs) {
+    claimChecked.emplace_back(toJson(resolveClaimCheckedBlob(*options.content, ref, subject)));
+  }
+
+  return json::object{{"format", kExportFormat},
+                      {"subject", subject},
+                      {"exportedAt", formatTimestamp(options.clock->nowMillis())},
+                      {"executions", std::move(exported)},
+                      {"claimChecked", std::move(claimChecked)}};
+}
+
+}  // namespace loom::compliance

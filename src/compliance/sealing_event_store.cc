@@ -1,0 +1,97 @@
+#include "loom/compliance/sealing_event_store.h"
+
+#include "loom/sweep/content_walker.h"
+#include "loom/util/error.h"
+
+namespace loom::compliance {
+
+SealingEventStore::SealingEventStore(kernel::EventStore& inner, KeyStore& keys,
+                                     SealingOptions options)
+    : inner_(inner), keys_(keys), options_(options) {}
+
+int64_t SealingEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
+                                  std::vector<kernel::Event> events) {
+  if (events.empty()) return inner_.append(executionId, expectedNextSeq, std::move(events));
+  for (const auto& e : events) {
+    if (kernel::isSealed(e.data) || kernel::isErased(e.data)) {
+      throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) +
+                                 " for '" + executionId +
+                                 "' has a sealed or erased payload; only the sealing store "
+                                 "writes those");
+    }
+  }
+  std::optional<std::string> subject;
+  if (expectedNextSeq == 1 && events.front().type == kernel::EventType::kExecutionStarted) {
+    if (const auto* s = events.front().data.if_contains("subject"); s && s->is_string()) {
+      subject = std::string(s->get_string());
+    }
+  } else if (auto info = inner_.info(executionId)) {
+    subject = info->subject;
+  } else {
+    // No such execution: the inner store refuses the append with the error it names.
+    return inner_.append(executionId, expectedNextSeq, std::move(events));
+  }
+  std::optional<std::string> sealer = sealingSubject(subject, options_);
+  if (!sealer) return inner_.append(executionId, expectedNextSeq, std::move(events));
+  DataKey key = keys_.getOrCreate(*sealer);
+  int64_t seq = expectedNextSeq;
+  for (auto& e : events) {
+    // Checked in clear first: once sealed, a missing field could no longer be named.
+    try {
+      kernel::validateEventData(e.type, e.data);
+    } catch (const InvalidArgumentError& err) {
+      throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) +
+                                 " for '" + executionId + "': " + err.what());
+    }
+    e.seq = seq++;
+    e = sealEvent(executionId, std::move(e), *sealer, key);
+  }
+  return inner_.append(executionId, expectedNextSeq, std::move(events));
+}
+
+void SealingEventStore::scan(const std::string& executionId, int64_t fromSeq,
+                             const std::function<void(const kernel::Event&)>& visit) const {
+  EventUnsealer unsealer(keys_);  // one per scan: keys cached for this read only
+  inner_.scan(executionId, fromSeq, [&](const kernel::Event& e) {
+    if (!kernel::isSealed(e.data)) {
+      visit(e);
+      return;
+    }
+    visit(unsealer.unseal(executionId, e));
+  });
+}
+
+std::optional<kernel::ExecutionInfo> SealingEventStore::info(
+    const std::string& executionId) const {
+  return inner_.info(executionId);
+}
+
+std::vector<kernel::ExecutionInfo> SealingEventStore::list(
+    const kernel::ExecutionFilter& filter) const {
+  return inner_.list(filter);
+}
+
+bool SealingEventStore::remove(const std::string& executionId) {
+  return inner_.remove(executionId);
+}
+
+int64_t SealingEventStore::appendControl(int64_t expectedNextSeq,
+                                         std::vector<kernel::ControlEvent> events) {
+  return inner_.appendControl(expectedNextSeq, std::move(events));
+}
+
+std::vector<kernel::ControlEvent> SealingEventStore::readControl(int64_t fromSeq) const {
+  return inner_.readControl(fromSeq);
+}
+
+sweep::PinSource sealedArchivePins(const sweep::Archive& archive, const KeyStore& keys) {
+  return sweep::PinSource{"archive", [&archive, &keys](const sweep::AddressVisitor& visit) {
+                            EventUnsealer unsealer(keys);
+                            archive.forEachEvent(
+                                [&](const std::string& id, const kernel::Event& e) {
+                                  sweep::visitCitedAddresses(unsealer.unseal(id, e), visit);
+                                });
+                          }};
+}
+
+}  // namespace loom::compliance

@@ -1,0 +1,291 @@
+#include "loom/compliance/sqlite_key_store.h"
+
+#include <sqlite3.h>
+
+#include <charconv>
+#include <mutex>
+
+#include "aead.h"
+#include "kernel/sqlite_db.h"
+#include "loom/util/error.h"
+
+namespace loom::compliance {
+namespace {
+
+using kernel::sqlite::Db;
+using kernel::sqlite::StatementUse;
+
+constexpr const char* kCreateTables = R"sql(
+CREATE TABLE IF NOT EXISTS key_store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS subject_keys (
+  subject TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL UNIQUE,
+  nonce TEXT NOT NULL,
+  wrapped TEXT NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS subject_key_tombstones (
+  subject TEXT PRIMARY KEY,
+  shredded_at INTEGER NOT NULL);
+)sql";
+
+// The check value: a known text sealed under the master key. Opening it proves the key.
+constexpr std::string_view kCheckPlaintext = "loom key store check v1";
+constexpr std::string_view kCheckDomain = "loom.keystore.check.v1";
+constexpr std::string_view kWrapDomain = "loom.keystore.key.v1";
+
+// Commits on commit(), rolls back when destroyed before it: every exit path of a write
+// transaction ends it, and the error being thrown stays the one reported.
+class Transaction {
+ public:
+  Transaction(Db& db, std::string_view op) : db_(db) { db_.exec("BEGIN IMMEDIATE", op); }
+  ~Transaction() {
+    if (db_.inTransaction()) db_.execNoThrow("ROLLBACK");
+  }
+  void commit() { db_.exec("COMMIT", "commit key store transaction"); }
+
+ private:
+  Db& db_;
+};
+
+std::string wrapAd(const std::string& subject, std::string_view keyId) {
+  return detail::associatedData(kWrapDomain, {subject, keyId});
+}
+
+}  // namespace
+
+struct SqliteKeyStore::Impl {
+  explicit Impl(SqliteKeyStoreOptions& o)
+      : path(o.path),
+        origin(o.masterKeyOrigin),
+        clock(o.clock),
+        master(o.masterKey),
+        db(o.path, o.busyTimeoutMillis) {
+    db.exec("PRAGMA secure_delete = ON", "enable secure_delete");
+    db.exec("PRAGMA journal_mode = WAL", "set WAL mode");  // persistent; loom.db has it already
+    db.exec("PRAGMA synchronous = FULL", "set synchronous");
+    Transaction tx(db, "begin key store schema transaction");
+    db.exec(kCreateTables, "create key store tables");
+    checkSchema();
+    checkMasterKey();
+    tx.commit();
+    // A WAL left by a shred whose checkpoint could not finish is truncated now if it can be.
+    checkpoint();
+  }
+
+  std::optional<std::string> meta(const char* name) {
+    StatementUse select(db.prepare("SELECT value FROM key_store_meta WHERE name = ?1"));
+    select->bind(1, std::string_view(name));
+    if (!select->step("read key_store_meta")) return std::nullopt;
+    return std::string(select->text(0));
+  }
+
+  void setMeta(const char* name, std::string_view value) {
+    StatementUse insert(db.prepare("INSERT INTO key_store_meta (name, value) VALUES (?1, ?2)"));
+    insert->bind(1, std::string_view(name));
+    insert->bind(2, value);
+    insert->step("write key_store_meta");
+  }
+
+  void checkSchema() {
+    auto text = meta("schema");
+    if (!text) {
+      setMeta("schema", std::to_string(kSqliteKeyStoreSchema));
+      return;
+    }
+    int version = 0;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), version);
+    if (ec != std::errc() || end != text->data() + text->size()) {
+      throw DataLossError("key store '" + path + "': key_store_meta.schema is '" + *text +
+                          "', not a version number");
+    }
+    if (version > kSqliteKeyStoreSchema || version < kSqliteKeyStoreSchemaOldestReadable) {
+      throw FailedPreconditionError(
+          "key store '" + path + "' was written under key store schema " +
+          std::to_string(version) + " but this build reads " +
+          std::to_string(kSqliteKeyStoreSchemaOldestReadable) + " to " +
+          std::to_string(kSqliteKeyStoreSchema) +
+          (version > kSqliteKeyStoreSchema ? "; upgrade Loom to open it" : ""));
+    }
+  }
+
+  void checkMasterKey() {
+    const std::string ad = detail::associatedData(kCheckDomain, {});
+    auto nonceHex = meta("check_nonce");
+    auto sealedHex = meta("check");
+    if (!nonceHex && !sealedHex) {  // a new store: this master key is the one
+      detail::Nonce nonce = detail::randomNonce();
+      setMeta("check_nonce", detail::toHex(nonce.data(), nonce.size()));
+      setMeta("check", detail::toHex(detail::seal(master.bytes, nonce, kCheckPlaintext, ad)));
+      return;
+    }
+    detail::Nonce nonce{};
+    std::string sealed(sealedHex ? sealedHex->size() / 2 : 0, '\0');
+    bool readable = nonceHex && sealedHex &&
+                    detail::fromHex(*nonceHex, nonce.data(), nonce.size()) &&
+                    detail::fromHex(*sealedHex, reinterpret_cast<uint8_t*>(sealed.data()),
+                                    sealed.size());
+    if (!readable) {
+      throw DataLossError("key store '" + path +
+                          "': its master key check value (key_store_meta.check) is damaged");
+    }
+    auto opened = detail::open(master.bytes, nonce, sealed, ad);
+    if (!opened || *opened != kCheckPlaintext) {
+      throw ConfigError("the master key in " + origin + " does not open this key store ('" +
+                        path + "'); it was created under another master key. Set security.keys "
+                        "to the master key this home was created with (a new key cannot read "
+                        "existing keys, and nothing was changed)");
+    }
+  }
+
+  DataKey unwrap(const std::string& subject, std::string_view keyId, std::string_view nonceHex,
+                 std::string_view wrappedHex) const {
+    detail::Nonce nonce{};
+    std::string wrapped(wrappedHex.size() / 2, '\0');
+    detail::Key bytes{};
+    bool ok = detail::fromHex(nonceHex, nonce.data(), nonce.size()) &&
+              detail::fromHex(wrappedHex, reinterpret_cast<uint8_t*>(wrapped.data()),
+                              wrapped.size()) &&
+              detail::openKey(master.bytes, nonce, wrapped, wrapAd(subject, keyId), bytes);
+    if (!ok) {
+      throw DataLossError("key store '" + path + "': the key of subject '" + subject +
+                          "' (key id " + std::string(keyId) +
+                          ") does not open under the master key that opened the store: the row "
+                          "is corrupt or was moved from another subject");
+    }
+    DataKey key{std::string(keyId), bytes};
+    detail::wipe(bytes);
+    return key;
+  }
+
+  // The subject's current key row, unwrapped; nullopt when it has none.
+  std::optional<DataKey> current(const std::string& subject) {
+    StatementUse select(
+        db.prepare("SELECT key_id, nonce, wrapped FROM subject_keys WHERE subject = ?1"));
+    select->bind(1, std::string_view(subject));
+    if (!select->step("read subject key")) return std::nullopt;
+    return unwrap(subject, select->text(0), select->text(1), select->text(2));
+  }
+
+  DataKey create(const std::string& subject) {
+    detail::Key bytes = detail::randomKey();
+    std::string keyId = detail::randomHex(16);
+    detail::Nonce nonce = detail::randomNonce();
+    std::string_view plain(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    std::string wrapped = detail::seal(master.bytes, nonce, plain, wrapAd(subject, keyId));
+    StatementUse insert(db.prepare(
+        "INSERT INTO subject_keys (subject, key_id, nonce, wrapped, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5)"));
+    insert->bind(1, std::string_view(subject));
+    insert->bind(2, std::string_view(keyId));
+    insert->bind(3, std::string_view(detail::toHex(nonce.data(), nonce.size())));
+    insert->bind(4, std::string_view(detail::toHex(wrapped)));
+    insert->bind(5, clock->nowMillis());
+    insert->step("create subject key");
+    DataKey key{keyId, bytes};
+    detail::wipe(bytes);
+    return key;
+  }
+
+  // Best effort: copies the WAL into the database and truncates it, so the frames of deleted
+  // rows leave the -wal file. Busy (another connection reading) is not an error: the shred
+  // itself is durable, and a later checkpoint overwrites the frames.
+  void checkpoint() {
+    int logFrames = 0;
+    int checkpointed = 0;
+    int rc = sqlite3_wal_checkpoint_v2(db.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE,
+                                       &logFrames, &checkpointed);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
+      db.fail(rc, "checkpoint the WAL after a shred");
+    }
+  }
+
+  const std::string path;
+  const std::string origin;
+  const std::shared_ptr<const Clock> clock;
+  detail::SecretKey master;  // wiped on destruction
+  mutable std::mutex mu;
+  mutable Db db;  // GUARDED_BY(mu)
+};
+
+SqliteKeyStore::SqliteKeyStore(SqliteKeyStoreOptions options) {
+  // Our copy of the master key is wiped however the constructor ends.
+  struct WipeOnExit {
+    detail::Key& key;
+    ~WipeOnExit() { detail::wipe(key); }
+  } wipeOptions{options.masterKey};
+  if (options.path.empty() || options.path == ":memory:") {
+    throw InvalidArgumentError("sqlite key store needs a database file path, not '" +
+                               options.path + "'");
+  }
+  if (!options.clock) options.clock = systemClock();
+  impl_ = std::make_unique<Impl>(options);
+}
+
+SqliteKeyStore::~SqliteKeyStore() = default;
+
+DataKey SqliteKeyStore::getOrCreate(const std::string& subject) {
+  if (subject.empty()) throw InvalidArgumentError("a data subject must not be empty");
+  std::lock_guard lock(impl_->mu);
+  if (auto key = impl_->current(subject)) return std::move(*key);
+  // Another process may create it between the read and the write: decide inside the write
+  // transaction.
+  Transaction tx(impl_->db, "begin key creation");
+  std::optional<DataKey> key = impl_->current(subject);
+  if (!key) key = impl_->create(subject);
+  tx.commit();
+  return std::move(*key);
+}
+
+std::optional<DataKey> SqliteKeyStore::find(const std::string& subject,
+                                            const std::string& keyId) const {
+  std::lock_guard lock(impl_->mu);
+  StatementUse select(impl_->db.prepare(
+      "SELECT nonce, wrapped FROM subject_keys WHERE subject = ?1 AND key_id = ?2"));
+  select->bind(1, std::string_view(subject));
+  select->bind(2, std::string_view(keyId));
+  if (!select->step("find subject key")) return std::nullopt;
+  return impl_->unwrap(subject, keyId, select->text(0), select->text(1));
+}
+
+bool SqliteKeyStore::shred(const std::string& subject) {
+  std::lock_guard lock(impl_->mu);
+  Transaction tx(impl_->db, "begin shred");
+  int64_t deleted = 0;
+  {
+    StatementUse del(impl_->db.prepare("DELETE FROM subject_keys WHERE subject = ?1"));
+    del->bind(1, std::string_view(subject));
+    del->step("shred subject key");
+    deleted = impl_->db.changes();
+  }
+  if (deleted > 0) {
+    StatementUse tomb(impl_->db.prepare(
+        "INSERT INTO subject_key_tombstones (subject, shredded_at) VALUES (?1, ?2) "
+        "ON CONFLICT (subject) DO UPDATE SET shredded_at = excluded.shredded_at"));
+    tomb->bind(1, std::string_view(subject));
+    tomb->bind(2, impl_->clock->nowMillis());
+    tomb->step("write shred tombstone");
+  }
+  tx.commit();
+  if (deleted > 0) impl_->checkpoint();
+  return deleted > 0;
+}
+
+bool SqliteKeyStore::wasShredded(const std::string& subject) const {
+  std::lock_guard lock(impl_->mu);
+  StatementUse select(
+      impl_->db.prepare("SELECT 1 FROM subject_key_tombstones WHERE subject = ?1"));
+  select->bind(1, std::string_view(subject));
+  return select->step("read shred tombstone");
+}
+
+std::vector<std::string> SqliteKeyStore::subjects() const {
+  std::lock_guard lock(impl_->mu);
+  StatementUse select(impl_->db.prepare("SELECT subject FROM subject_keys ORDER BY subject"));
+  std::vector<std::string> out;
+  while (select->step("list subjects")) out.emplace_back(select->text(0));
+  return out;
+}
+
+const std::string& SqliteKeyStore::path() const { return impl_->path; }
+
+}  // namespace loom::compliance

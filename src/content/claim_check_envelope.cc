@@ -1,0 +1,48 @@
+#include "loom/content/claim_check_envelope.h"
+
+#include "loom/content/content_store.h"
+
+namespace loom::content {
+
+json::value toJson(const ClaimCheckEnvelope& e) {
+  json::object o{{kClaimCheckKey, 1}, {"ref", contentRef(e.address)}, {"size", e.size}};
+  if (e.digest) o["digest"] = *e.digest;
+  if (e.retain) o["retain"] = true;
+  return o;
+}
+
+bool looksLikeEnvelope(const json::value& v) {
+  const auto* o = v.if_object();
+  return o != nullptr && o->contains(kClaimCheckKey);
+}
+
+std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v) {
+  const auto* o = v.if_object();
+  if (o == nullptr) return std::nullopt;
+  const auto* marker = o->if_contains(kClaimCheckKey);
+  if (marker == nullptr || !marker->is_int64() || marker->get_int64() != 1) return std::nullopt;
+  const auto* ref = o->if_contains("ref");
+  const auto* size = o->if_contains("size");
+  if (ref == nullptr || size == nullptr || !size->is_int64() || size->get_int64() < 0) {
+    return std::nullopt;
+  }
+  auto address = refAddress(*ref);
+  if (!address) return std::nullopt;
+  for (const auto& kv : *o) {
+    auto k = kv.key();
+    if (k != kClaimCheckKey && k != "ref" && k != "size" && k != "digest" && k != "retain") {
+      return std::nullopt;
+    }
+  }
+  ClaimCheckEnvelope e;
+  e.address = *address;
+  e.size = size->get_int64();
+  if (const auto* d = o->if_contains("digest")) e.digest = *d;
+  if (const auto* r = o->if_contains("retain")) {
+    if (!r->is_bool()) return std::nullopt;
+    e.retain = r->get_bool();
+  }
+  return e;
+}
+
+}  // namespace loom::content

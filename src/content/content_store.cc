@@ -1,0 +1,64 @@
+#include "loom/content/content_store.h"
+
+#include <sodium.h>
+
+#include "loom/util/error.h"
+
+namespace loom::content {
+
+bool ContentStore::remove(std::string_view) {
+  throw FailedPreconditionError("this content store cannot delete blobs (no remove capability)");
+}
+
+bool ContentStore::deleteIfUntouchedSince(std::string_view, int64_t) {
+  throw FailedPreconditionError(
+      "this content store has no deleteIfUntouchedSince (ContentStore SPI 1.3.0)");
+}
+
+int64_t ContentStore::touchClock() const {
+  throw FailedPreconditionError("this content store has no touchClock (ContentStore SPI 1.3.0)");
+}
+
+void ContentStore::forEachBlob(const std::function<void(const BlobInfo&)>&) const {
+  throw FailedPreconditionError("this content store cannot enumerate its blobs");
+}
+
+std::optional<BlobInfo> ContentStore::stat(std::string_view) const {
+  throw FailedPreconditionError("this content store cannot enumerate its blobs");
+}
+
+std::string sha256Hex(std::string_view bytes) {
+  static const int ready = sodium_init();
+  (void)ready;
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(2 * sizeof digest, '0');
+  for (std::size_t i = 0; i < sizeof digest; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+bool isValidAddress(std::string_view address) {
+  if (address.size() != 64) return false;
+  for (char c : address) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+json::value contentRef(std::string_view address) {
+  return json::object{{kContentRefKey, address}};
+}
+
+std::optional<std::string> refAddress(const json::value& v) {
+  const auto* o = v.if_object();
+  if (o == nullptr || o->size() != 1) return std::nullopt;
+  const auto* h = o->if_contains(kContentRefKey);
+  if (h == nullptr || !h->is_string() || !isValidAddress(h->get_string())) return std::nullopt;
+  return std::string(h->get_string());
+}
+
+}  // namespace loom::content

@@ -1,0 +1,126 @@
+#include "posix_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "loom/util/error.h"
+
+namespace loom::content::posix {
+
+void throwIoError(int err, std::string_view op, const std::filesystem::path& path) {
+  std::string message = "content store: " + std::string(op) + " '" + path.string() +
+                        "' failed: " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      throw UnavailableError(message + "; free disk space, then retry");
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+    case EINTR:
+    case EAGAIN:
+    case EBUSY:
+      throw UnavailableError(message + "; retry");
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      throw FailedPreconditionError(message +
+                                    "; give this process write access to the store's folder");
+    case EIO:
+      throw DataLossError(message + "; the disk reported an I/O error, check it");
+    default:
+      throw InternalError(message);
+  }
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_view op,
+                     mode_t mode) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) throwIoError(errno, op, path);
+  return UniqueFd(fd);
+}
+
+void writeAll(int fd, std::string_view bytes, const std::filesystem::path& path) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throwIoError(errno, "write", path);
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+std::string readAll(int fd, const std::filesystem::path& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throwIoError(errno, "stat", path);
+  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  for (;;) {
+    if (done == out.size()) out.resize(done + 4096);  // grew since fstat: keep reading
+    ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throwIoError(errno, "read", path);
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  out.resize(done);
+  return out;
+}
+
+void fsyncDirectory(const std::filesystem::path& dir) {
+  UniqueFd fd = openOrThrow(dir, O_RDONLY | O_DIRECTORY, "open directory");
+  if (::fsync(fd.get()) != 0) throwIoError(errno, "fsync directory", dir);
+}
+
+bool makeDirectory(const std::filesystem::path& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return true;
+  if (errno == EEXIST) return false;
+  throwIoError(errno, "create directory", dir);
+}
+
+void lockExclusive(int fd, const std::filesystem::path& path) {
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) throwIoError(errno, "lock", path);
+  }
+}
+
+int64_t mtimeMillis(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+}
+
+void modificationTimes(int64_t millis, struct timespec out[2]) {
+  out[0].tv_sec = 0;
+  out[0].tv_nsec = UTIME_OMIT;
+  int64_t seconds = millis / 1000;
+  int64_t rest = millis % 1000;
+  if (rest < 0) {  // floor division, so times before 1970 round-trip through mtimeMillis
+    rest += 1000;
+    seconds -= 1;
+  }
+  out[1].tv_sec = static_cast<time_t>(seconds);
+  out[1].tv_nsec = static_cast<long>(rest * 1'000'000);
+}
+
+}  // namespace loom::content::posix

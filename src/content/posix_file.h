@@ -1,0 +1,62 @@
+// Thin POSIX helpers for the filesystem content store: an owning file descriptor, errno mapped
+// to Loom errors (each message naming the path, the operation and what to do), whole-file
+// reads and writes, directory fsync, and millisecond file times.
+// Thread-safety: free functions; a UniqueFd is used by one thread at a time.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace loom::content::posix {
+
+// Throws the Loom error for errno `err` while doing `op` on `path`: out of space or of file
+// descriptors, or interrupted: UnavailableError (retry); permission or read-only filesystem:
+// FailedPreconditionError (fix the directory); an I/O error: DataLossError; anything else:
+// InternalError.
+[[noreturn]] void throwIoError(int err, std::string_view op, const std::filesystem::path& path);
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd();
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// open(2) with O_CLOEXEC; throws throwIoError on failure.
+UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_view op,
+                     mode_t mode = 0644);
+// Writes every byte (retrying short writes and EINTR); throws on failure.
+void writeAll(int fd, std::string_view bytes, const std::filesystem::path& path);
+// Reads the whole file from offset 0; throws on failure.
+std::string readAll(int fd, const std::filesystem::path& path);
+// Makes the directory entry changes inside `dir` durable.
+void fsyncDirectory(const std::filesystem::path& dir);
+// mkdir(2); true when it created the directory, false when it existed. Throws otherwise.
+bool makeDirectory(const std::filesystem::path& dir);
+// flock(2) LOCK_EX on `fd`, waiting and retrying EINTR; throws on failure.
+void lockExclusive(int fd, const std::filesystem::path& path);
+
+int64_t mtimeMillis(const struct stat& st);
+// The timespec pair for futimens/utimensat: access time untouched, modification time `millis`.
+void modificationTimes(int64_t millis, struct timespec out[2]);
+
+}  // namespace loom::content::posix

@@ -1,0 +1,229 @@
+#include "loom/content/sqlite_content_store.h"
+
+#include <charconv>
+#include <mutex>
+#include <vector>
+
+#include "loom/util/error.h"
+#include "sqlite_blob_statement.h"
+#include "store_support.h"
+
+namespace loom::content {
+namespace {
+
+using sqlite::Connection;
+using sqlite::StatementUse;
+
+constexpr const char* kCreateTables = R"sql(
+CREATE TABLE IF NOT EXISTS content_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (
+  address TEXT PRIMARY KEY,
+  bytes BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  touched_at INTEGER NOT NULL) WITHOUT ROWID;
+)sql";
+
+// A put rewrites the bytes (repairing a corrupt row) and never moves the touch back.
+constexpr const char* kPut =
+    "INSERT INTO blobs (address, bytes, size, touched_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (address) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, "
+    "touched_at = max(touched_at, excluded.touched_at)";
+constexpr const char* kGet = "SELECT bytes FROM blobs WHERE address = ?1";
+constexpr const char* kHas = "SELECT 1 FROM blobs WHERE address = ?1";
+constexpr const char* kStat = "SELECT size, touched_at FROM blobs WHERE address = ?1";
+constexpr const char* kRemove = "DELETE FROM blobs WHERE address = ?1";
+constexpr const char* kDeleteIfUntouched =
+    "DELETE FROM blobs WHERE address = ?1 AND touched_at < ?2";
+constexpr const char* kEnumerate = "SELECT address, size, touched_at FROM blobs";
+constexpr std::size_t kMaxIdleReaders = 8;
+
+// Checks the recorded content schema, recording ours in a new database.
+void checkSchema(Connection& c, const std::string& name) {
+  StatementUse select(c.prepare("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  if (!select->step("read content_meta.content_schema")) {
+    StatementUse insert(
+        c.prepare("INSERT INTO content_meta (key, value) VALUES ('content_schema', ?1)"));
+    insert->bindText(1, std::to_string(kSqliteContentSchema));
+    insert->step("write content_meta.content_schema");
+    return;
+  }
+  std::string_view text = select->text(0);
+  int version = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw DataLossError(name + ": content_meta.content_schema is '" + std::string(text) +
+                        "', not a version number");
+  }
+  if (version > kSqliteContentSchema || version < kSqliteContentSchemaOldestReadable) {
+    throw FailedPreconditionError(
+        name + " was written under content schema " + std::to_string(version) +
+        " but this build reads content schemas " +
+        std::to_string(kSqliteContentSchemaOldestReadable) + " to " +
+        std::to_string(kSqliteContentSchema) +
+        (version > kSqliteContentSchema ? "; upgrade Loom to open it" : ""));
+  }
+}
+
+}  // namespace
+
+struct SqliteContentStore::Impl {
+  Impl(std::string p, std::shared_ptr<const Clock> clock, int busy)
+      : path(std::move(p)),
+        name("sqlite content store '" + path + "'"),
+        busyTimeoutMillis(busy),
+        touch(std::move(clock), name),
+        writer(path, busyTimeoutMillis) {
+    // journal_mode is persistent in the file and cannot change inside a transaction.
+    writer.db().exec("PRAGMA journal_mode = WAL", "set WAL mode");
+    writer.db().exec("PRAGMA synchronous = FULL", "set synchronous");
+    writer.db().exec("BEGIN IMMEDIATE", "begin schema transaction");
+    try {
+      writer.db().exec(kCreateTables, "create content tables");
+      checkSchema(writer, name);
+      writer.db().exec("COMMIT", "commit schema");
+    } catch (const Error&) {
+      writer.db().execNoThrow("ROLLBACK");  // the first error is the one to report
+      throw;
+    }
+  }
+
+  // A read connection used by one call at a time, back to the pool when the lease ends.
+  class ReaderLease {
+   public:
+    ReaderLease(const Impl& impl, std::unique_ptr<Connection> c)
+        : impl_(impl), connection_(std::move(c)) {}
+    ~ReaderLease() { impl_.returnReader(std::move(connection_)); }
+    ReaderLease(const ReaderLease&) = delete;
+    ReaderLease& operator=(const ReaderLease&) = delete;
+    Connection* operator->() const { return connection_.get(); }
+
+   private:
+    const Impl& impl_;
+    std::unique_ptr<Connection> connection_;
+  };
+
+  ReaderLease reader() const {
+    {
+      std::lock_guard lock(readMu);
+      if (!idleReaders.empty()) {
+        std::unique_ptr<Connection> c = std::move(idleReaders.back());
+        idleReaders.pop_back();
+        return ReaderLease(*this, std::move(c));
+      }
+    }
+    auto c = std::make_unique<Connection>(path, busyTimeoutMillis);
+    c->db().exec("PRAGMA query_only = 1", "open read connection");
+    return ReaderLease(*this, std::move(c));
+  }
+
+  void returnReader(std::unique_ptr<Connection> c) const {
+    std::lock_guard lock(readMu);
+    if (idleReaders.size() < kMaxIdleReaders) idleReaders.push_back(std::move(c));
+  }
+
+  const std::string path;
+  const std::string name;  // "sqlite content store '<path>'", the prefix of error messages
+  const int busyTimeoutMillis;
+  detail::TouchClock touch;
+  std::mutex writeMu;
+  Connection writer;  // GUARDED_BY(writeMu)
+  mutable std::mutex readMu;
+  mutable std::vector<std::unique_ptr<Connection>> idleReaders;  // GUARDED_BY(readMu)
+};
+
+SqliteContentStore::SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
+                                       int busyTimeoutMillis) {
+  if (path.empty() || path == ":memory:") {
+    throw InvalidArgumentError("sqlite content store needs a database file path, not '" + path +
+                               "'");
+  }
+  impl_ = std::make_unique<Impl>(std::move(path), std::move(clock), busyTimeoutMillis);
+}
+
+SqliteContentStore::~SqliteContentStore() = default;
+
+ContentCapabilities SqliteContentStore::capabilities() const {
+  return {.remove = true,
+          .deleteIfUntouchedSince = true,
+          .touchClock = true,
+          .enumerate = true,
+          .sealsContent = false};
+}
+
+std::string SqliteContentStore::put(std::string_view bytes, const std::optional<std::string>&) {
+  std::string address = sha256Hex(bytes);
+  std::lock_guard lock(impl_->writeMu);
+  StatementUse insert(impl_->writer.prepare(kPut));
+  insert->bindText(1, address);
+  insert->bindBlob(2, bytes);
+  insert->bindInt(3, static_cast<int64_t>(bytes.size()));
+  insert->bindInt(4, impl_->touch.now());
+  insert->step("put blob " + address);
+  return address;
+}
+
+std::optional<std::string> SqliteContentStore::get(std::string_view address,
+                                                   const std::optional<std::string>&) const {
+  detail::requireAddress(address, impl_->name);
+  std::string bytes;
+  {
+    auto c = impl_->reader();
+    StatementUse select(c->prepare(kGet));
+    select->bindText(1, address);
+    if (!select->step("get blob " + std::string(address))) return std::nullopt;
+    bytes.assign(select->blob(0));
+  }
+  detail::verifyBytes(bytes, address, impl_->name);
+  return bytes;
+}
+
+bool SqliteContentStore::has(std::string_view address) const {
+  detail::requireAddress(address, impl_->name);
+  auto c = impl_->reader();
+  StatementUse select(c->prepare(kHas));
+  select->bindText(1, address);
+  return select->step("look up blob " + std::string(address));
+}
+
+bool SqliteContentStore::remove(std::string_view address) {
+  detail::requireAddress(address, impl_->name);
+  std::lock_guard lock(impl_->writeMu);
+  StatementUse del(impl_->writer.prepare(kRemove));
+  del->bindText(1, address);
+  del->step("remove blob " + std::string(address));
+  return impl_->writer.db().changes() > 0;
+}
+
+bool SqliteContentStore::deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) {
+  detail::requireAddress(address, impl_->name);
+  std::lock_guard lock(impl_->writeMu);
+  StatementUse del(impl_->writer.prepare(kDeleteIfUntouched));
+  del->bindText(1, address);
+  del->bindInt(2, cutoffMillis);
+  del->step("delete blob " + std::string(address) + " if untouched");
+  return impl_->writer.db().changes() > 0;
+}
+
+int64_t SqliteContentStore::touchClock() const { return impl_->touch.now(); }
+
+void SqliteContentStore::forEachBlob(const std::function<void(const BlobInfo&)>& visit) const {
+  // One read transaction for the walk; a visitor's calls use other connections.
+  auto c = impl_->reader();
+  StatementUse select(c->prepare(kEnumerate));
+  while (select->step("enumerate blobs")) {
+    visit(BlobInfo{std::string(select->text(0)), select->int64(1), select->int64(2)});
+  }
+}
+
+std::optional<BlobInfo> SqliteContentStore::stat(std::string_view address) const {
+  detail::requireAddress(address, impl_->name);
+  auto c = impl_->reader();
+  StatementUse select(c->prepare(kStat));
+  select->bindText(1, address);
+  if (!select->step("stat blob " + std::string(address))) return std::nullopt;
+  return BlobInfo{std::string(address), select->int64(0), select->int64(1)};
+}
+
+const std::string& SqliteContentStore::path() const { return impl_->path; }
+
+}  // namespace loom::content

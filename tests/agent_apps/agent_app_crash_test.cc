@@ -1,0 +1,89 @@
+// Replay of an agent app after SIGKILL: `loom run app.toml` (10 turns, each calling the
+// fetch_report subprocess tool, which sleeps 100 ms and appends "fetch_report page=N" to a
+// witness file) is killed at several turns; `loom resume` in a fresh process finishes it.
+// No recorded step runs again: the resume calls the model only for the turns that were not
+// recorded ("modelCalls"), and the witness shows every page fetched once, except at most the
+// one call that was in flight at the kill (it ran, but its result was not recorded yet).
+#include <signal.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "agent_apps/agent_app_fixture.h"
+
+namespace loom::testing {
+namespace {
+
+constexpr int kPages = 10;
+
+struct KillPoint {
+  const char* name;
+  std::size_t afterWitnessLines;  // SIGKILL once the witness file has this many lines
+};
+
+void PrintTo(const KillPoint& k, std::ostream* os) { *os << k.name; }
+
+class AgentAppCrashTest : public AgentAppTest, public ::testing::WithParamInterface<KillPoint> {};
+
+TEST_P(AgentAppCrashTest, ResumeAfterSigkillRerunsNoRecordedModelOrToolStep) {
+  std::string app = writeApp(fetchPagesScript(kPages), fetchReportTool(", \"--delay\", \"0.1\""));
+  Child run({"--home", home_, "run", app, "--id", "c"}, dir_, env());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (readLines(witness_).size() < GetParam().afterWitnessLines) {
+    ASSERT_FALSE(run.exited()) << "the run ended before it could be killed";
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the run made no progress";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  run.kill(SIGKILL);
+  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+
+  int models = recordedSteps("c", ":model");
+  int tools = recordedSteps("c", ":tool:");
+  std::size_t ranAtKill = readLines(witness_).size();
+  EXPECT_GE(ranAtKill, static_cast<std::size_t>(tools));
+  EXPECT_LE(ranAtKill, static_cast<std::size_t>(tools) + 1) << "at most one call in flight";
+
+  Outcome resumed = loom({"resume", "c", "--json"});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  json::value result = resumed.json();
+  EXPECT_EQ(result.at("status"), "completed");
+  EXPECT_EQ(result.at("output").at("turns"), kPages + 1);
+  EXPECT_EQ(result.at("modelCalls"), kPages + 1 - models) << "only unrecorded turns call the model";
+  EXPECT_EQ(result.at("replayedSteps"), models + tools);
+  EXPECT_EQ(result.at("effectsRun"), (kPages + 1 - models) + (kPages - tools));
+
+  std::map<std::string, int> seen;
+  for (const auto& line : readLines(witness_)) ++seen[line];
+  int twice = 0;
+  for (int page = 1; page <= kPages; ++page) {
+    int n = seen["fetch_report page=" + std::to_string(page)];
+    if (page <= tools) {
+      EXPECT_EQ(n, 1) << "recorded page " << page << " ran again";
+    } else {
+      EXPECT_GE(n, 1) << "page " << page << " never ran";
+      EXPECT_LE(n, 2);
+      if (n == 2) {
+        ++twice;
+        EXPECT_EQ(page, tools + 1) << "only the call in flight at the kill may run twice";
+      }
+    }
+  }
+  EXPECT_LE(twice, 1);
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kPages));
+
+  Outcome again = loom({"resume", "c", "--json"});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(again.json().at("effectsRun"), 0) << "an ended run runs nothing";
+  EXPECT_EQ(again.json().at("modelCalls"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Turns, AgentAppCrashTest,
+                         ::testing::Values(KillPoint{"afterTurn1", 1}, KillPoint{"afterTurn4", 4},
+                                           KillPoint{"afterTurn8", 8}),
+                         [](const ::testing::TestParamInfo<KillPoint>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace loom::testing
