@@ -37,11 +37,11 @@ using namespace loom;
 namespace fs = std::filesystem;
 
 constexpr int kExecutions = 10'000;
-constexpr int kErased = 3;             // subjects erased, one per iteration
-constexpr int kPerSubject = 100;       // executions of each erased subject
-constexpr int kTurns = 200;            // turns of each of those executions
-constexpr int kOtherTurns = 5;         // turns of every other execution
-constexpr int kShared = 50;            // blobs the erased subjects share with others
+constexpr int kErased = 3;        // subjects erased, one per iteration
+constexpr int kPerSubject = 100;  // executions of each erased subject
+constexpr int kTurns = 200;       // turns of each of those executions
+constexpr int kOtherTurns = 5;    // turns of every other execution
+constexpr int kShared = 50;       // blobs the erased subjects share with others
 constexpr std::size_t kBlobBytes = 1200;
 
 std::string subjectName(int i) { return "subject-" + std::to_string(i); }
@@ -58,8 +58,8 @@ std::string report(const std::string& seed) {
 
 json::value envelope(const std::string& address, const std::string& bytes) {
   json::object digest{{"preview", bytes.substr(0, 64)}, {"truncated", true}};
-  return content::toJson(content::ClaimCheckEnvelope{
-      address, static_cast<int64_t>(bytes.size()), json::value(std::move(digest)), true});
+  return content::toJson(content::ClaimCheckEnvelope{address, static_cast<int64_t>(bytes.size()),
+                                                     json::value(std::move(digest)), true});
 }
 
 json::value modelTurn(int turn) {
@@ -71,7 +71,7 @@ json::value modelTurn(int turn) {
 }
 
 struct World {
-  std::string variant;
+  bool sealed = false;
   fs::path dir;
   std::unique_ptr<kernel::SqliteEventStore> rawEvents;
   std::unique_ptr<kernel::SqliteSnapshotStore> rawSnapshots;
@@ -82,7 +82,7 @@ struct World {
   std::vector<std::string> sharedAddresses;
   int erasedSoFar = 0;
 
-  explicit World(bool sealed) {
+  explicit World(bool sealedLogs) : sealed(sealedLogs) {
     dir = fs::temp_directory_path() /
           ("loom-erase-bench-" + std::to_string(::getpid()) + (sealed ? "-sealed" : "-plain"));
     fs::remove_all(dir);
@@ -112,6 +112,7 @@ struct World {
       addExecution(id, subject, kOtherTurns, false);
     }
     openEvents(kernel::Durability::kFull);  // erasure journals with the durable default
+    ::sync();  // the blobs were put long before anyone erases: no write-back of them meanwhile
   }
   ~World() {
     sealedEvents.reset();
@@ -127,7 +128,7 @@ struct World {
     o.path = (dir / "loom.db").string();
     o.durability = durability;
     rawEvents = std::make_unique<kernel::SqliteEventStore>(o);
-    if (sealedSnapshots) {
+    if (sealed) {
       sealedEvents = std::make_unique<compliance::SealingEventStore>(*rawEvents, *keys);
     }
   }
@@ -135,8 +136,7 @@ struct World {
     return sealedEvents ? static_cast<kernel::EventStore&>(*sealedEvents) : *rawEvents;
   }
   kernel::SnapshotStore& snapshots() {
-    return sealedSnapshots ? static_cast<kernel::SnapshotStore&>(*sealedSnapshots)
-                           : *rawSnapshots;
+    return sealedSnapshots ? static_cast<kernel::SnapshotStore&>(*sealedSnapshots) : *rawSnapshots;
   }
 
   // One ended agent execution: per turn a model step and a tool step. An erased subject's
@@ -147,12 +147,14 @@ struct World {
     std::string executionId = "e" + std::to_string(100000 + id);
     std::optional<std::string> s;
     if (!subject.empty()) s = subject;
+    if (s && !sealed) keys->getOrCreate(subject);  // as sealing would (once per subject)
     std::vector<kernel::Event> log{
         kernel::executionStarted("research", json::object{{"q", "quarterly"}}, s, 0)};
     std::vector<std::string> blobs;
     std::vector<std::string_view> views;
+    bool citesShared = !erased && id < kErased * kPerSubject + 500;
     for (int t = 1; t <= turns; ++t) {
-      if (erased ? t % 20 != 0 : t <= 2) {
+      if (erased ? t % 20 != 0 : (t == 2 || (t == 1 && !citesShared))) {
         blobs.push_back(report(executionId + "/" + std::to_string(t)));
       }
     }
@@ -167,10 +169,9 @@ struct World {
       if (erased && t % 20 == 0) {
         int k = (t / 20) % kShared;
         output = envelope(sharedAddresses[k], report("shared-" + std::to_string(k)));
-      } else if (!erased && t == 1 && id < kErased * kPerSubject + 500) {
+      } else if (citesShared && t == 1) {
         int k = id % kShared;
         output = envelope(sharedAddresses[k], report("shared-" + std::to_string(k)));
-        ++next;
       } else if (erased || t <= 2) {
         output = envelope(addresses[next], blobs[next]);
         ++next;
@@ -187,36 +188,65 @@ struct World {
     log.push_back(kernel::executionCompleted(json::value("done"), 0));
     int64_t seq = static_cast<int64_t>(log.size()) - 1;
     events().append(executionId, 1, std::move(log));
-    snapshots().put(kernel::Snapshot{
-        executionId, seq,
-        json::object{{"version", 1},
-                     {"seq", seq},
-                     {"workflow", "research"},
-                     {"startedAt", formatTimestamp(0)},
-                     {"subject", s ? json::value(*s) : json::value()},
-                     {"input", json::object{{"q", "quarterly"}}},
-                     {"steps", std::move(steps)},
-                     {"signals", json::object{}},
-                     {"last", json::object{{"type", "STEP_COMPLETED"}}}}});
+    snapshots().put(
+        kernel::Snapshot{executionId, seq,
+                         json::object{{"version", 1},
+                                      {"seq", seq},
+                                      {"workflow", "research"},
+                                      {"startedAt", formatTimestamp(0)},
+                                      {"subject", s ? json::value(*s) : json::value()},
+                                      {"input", json::object{{"q", "quarterly"}}},
+                                      {"steps", std::move(steps)},
+                                      {"signals", json::object{}},
+                                      {"last", json::object{{"type", "STEP_COMPLETED"}}}}});
   }
 };
 
-void BM_EraseSubject(benchmark::State& state) {
-  bool sealed = state.range(0) != 0;
+World& worldOf(bool sealed) {
   static std::unique_ptr<World> worlds[2];
   auto& world = worlds[sealed ? 1 : 0];
   if (!world) world = std::make_unique<World>(sealed);
+  return *world;
+}
+
+// The planning pass alone (collect, drop what others cite): it writes and destroys nothing,
+// so it runs before the erasures, on the last subject they erase.
+void BM_PlanContentDeletion(benchmark::State& state) {
+  World& world = worldOf(state.range(0) != 0);
+  compliance::EraseCoordinatorOptions o{world.events(), *world.keys, world.content.get(), nullptr,
+                                        &world.snapshots()};
+  compliance::EraseCoordinator coordinator(o);
+  for (auto _ : state) {
+    auto plan = coordinator.planContentDeletion(subjectName(kErased - 1));
+    if (plan.addresses.size() != kPerSubject * kTurns * 19 / 20) {
+      state.SkipWithError("unexpected plan");
+    }
+    benchmark::DoNotOptimize(plan);
+  }
+}
+BENCHMARK(BM_PlanContentDeletion)
+    ->ArgName("sealed")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(kErased)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_EraseSubject(benchmark::State& state) {
+  World* world = &worldOf(state.range(0) != 0);
   compliance::ContentDeleted total;
   for (auto _ : state) {
     if (world->erasedSoFar >= kErased) {
       state.SkipWithError("no subject left to erase");
       break;
     }
-    compliance::EraseCoordinatorOptions o{world->events(),  *world->keys, world->content.get(),
-                                          nullptr,          &world->snapshots()};
+    compliance::EraseCoordinatorOptions o{world->events(), *world->keys, world->content.get(),
+                                          nullptr, &world->snapshots()};
     auto r = compliance::eraseSubject(o, subjectName(world->erasedSoFar++));
     if (!r.shredded || r.contentDeleted.deleted != kPerSubject * kTurns * 19 / 20) {
-      state.SkipWithError("unexpected erasure result: " + compliance::describe(r));
+      static std::string message;  // SkipWithError keeps the pointer
+      message = "unexpected erasure result: " + compliance::describe(r);
+      state.SkipWithError(message.c_str());
     }
     total.deleted += r.contentDeleted.deleted;
     total.retained += r.contentDeleted.retained;

@@ -13,10 +13,20 @@ namespace loom::app {
 
 // Whether this build wires `model.kind = "openai"` and `[[tools.mcp]]`; when false their
 // rows are Support::kNotYet and setting them is a ConfigError.
-inline constexpr bool kOpenAiModelWired = false;
-inline constexpr bool kMcpToolsWired = false;
+inline constexpr bool kOpenAiModelWired = true;
+inline constexpr bool kMcpToolsWired = true;
 
 void addAgentAppRows(std::vector<OptionRow>& rows);
+
+// Shared by the two files of these rows (agent_app_option_rows.cc: [agent] and [model];
+// agent_tool_option_rows.cc: [[tools]] and [[tools.mcp]]).
+OptionRow& addAgentAppRow(std::vector<OptionRow>& rows, std::string path, OptionType type,
+                          std::string description, std::string defaultText = "");
+// What is wrong with an agent's name (dots allowed) or a tool's (not); "" when nothing.
+std::string agentAppNameProblem(const std::string& name, bool dotAllowed);
+void addToolRows(std::vector<OptionRow>& rows);
+// The tools' and MCP servers' part of validateAgentApp.
+void validateTools(const Config& config, ConfigIssues& issues);
 
 // Appends what is wrong with the agent app sections of `config` (nothing when it has none):
 // a section without [agent], an agent without a name or a model, a scripted model without a

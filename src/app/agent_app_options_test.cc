@@ -182,6 +182,56 @@ TEST(AgentAppOptions, OptionsOfLaterWorkAreRefused) {
   }
 }
 
+TEST(AgentAppOptions, McpServersLoadWhereverTomlPutsThem) {
+  if (!kMcpToolsWired) GTEST_SKIP() << "[[tools.mcp]] is not wired in this build";
+  // After a [[tools]] entry TOML nests the server in it; alone, `tools` is a table.
+  auto nested = parseConfigToml(std::string(kMinimal) + R"(
+[[tools]]
+name = "fetch_report"
+command = ["tools/fetch_report"]
+
+[[tools.mcp]]
+name = "files"
+command = "npx"
+args = ["@modelcontextprotocol/server-filesystem", "./data"]
+env = { DEBUG = "1" }
+)",
+                                "app.toml");
+  ASSERT_EQ(nested->tools.size(), 1u);
+  ASSERT_EQ(nested->mcpServers.size(), 1u);
+  EXPECT_EQ(nested->mcpServers[0].name, "files");
+  EXPECT_EQ(nested->mcpServers[0].command, "npx");
+  EXPECT_EQ(nested->mcpServers[0].args.size(), 2u);
+  ASSERT_EQ(nested->mcpServers[0].env.size(), 1u);
+  EXPECT_EQ(nested->mcpServers[0].env[0], (std::pair<std::string, std::string>{"DEBUG", "1"}));
+  auto alone = parseConfigToml(std::string(kMinimal) +
+                                   "[[tools.mcp]]\nname = \"files\"\n"
+                                   "command = \"npx\"\n",
+                               "app.toml");
+  EXPECT_TRUE(alone->tools.empty());
+  ASSERT_EQ(alone->mcpServers.size(), 1u);
+  expectIssue(std::string(kMinimal) + "[[tools.mcp]]\nname = \"files\"\n", "tools.mcp[0].command",
+              "missing");
+  expectIssue(std::string(kMinimal) +
+                  "[[tools.mcp]]\nname = \"f\"\ncommand = \"x\"\n"
+                  "env = { N = 1 }\n",
+              "tools.mcp[0].env.N", "expected a string");
+}
+
+TEST(AgentAppOptions, AnOpenAiModelNeedsItsServerAndName) {
+  if (!kOpenAiModelWired) GTEST_SKIP() << "kind = \"openai\" is not wired in this build";
+  std::string agent = "[agent]\nname = \"a\"\n[model]\nkind = \"openai\"\n";
+  expectIssue(agent, "model.baseUrl", "missing");
+  expectIssue(agent, "model.model", "missing");
+  auto config = parseConfigToml(agent +
+                                    "baseUrl = \"http://127.0.0.1:8080/v1\"\n"
+                                    "model = \"qwen2.5:7b\"\napiKeyEnv = \"\"\n",
+                                "app.toml");
+  EXPECT_EQ(config->model->baseUrl, "http://127.0.0.1:8080/v1");
+  EXPECT_EQ(config->model->apiKeyEnv, "");
+  EXPECT_NE(describeConfig(*config).find("model.baseUrl = "), std::string::npos);
+}
+
 TEST(AgentAppOptions, CppConfigsAreValidatedToo) {
   Config config;
   config.agent.emplace().name = "a";

@@ -221,8 +221,6 @@ TEST(ConfigToml, OptionsOfLaterVersionsAndCppOnlyOptionsAreRefused) {
     std::string toml = "[" + path.substr(0, dot) + "." + path.substr(dot + 1) + "]\nx = 1";
     expectIssue(toml, path, "not supported by this build yet");
   }
-  // Agent app options of later work (agent_app_options_test.cc covers the rest).
-  expectIssue("[[tools.mcp]]\nname = \"files\"", "tools.mcp", "not supported by this build yet");
   expectIssue("[observability]\nonWarn = \"stderr\"", "observability.onWarn",
               "can only be set from C++");
 }

@@ -7,6 +7,7 @@
 
 #include "loom/agent/model_input.h"
 #include "loom/middleware/warn_sink.h"
+#include "loom/providers/openai_model.h"
 #include "loom/providers/scripted_model.h"
 #include "loom/providers/subprocess_tool.h"
 #include "loom/util/error.h"
@@ -71,8 +72,26 @@ std::optional<std::string> resolveProgram(const std::string& program, const fs::
   return std::nullopt;
 }
 
+std::shared_ptr<agent::Model> buildOpenAiModel(const app::ModelSection& section,
+                                               ConfigIssues& issues) {
+  providers::OpenAiModelOptions options;
+  options.baseUrl = section.baseUrl;
+  options.model = section.model;
+  options.apiKeyEnv = section.apiKeyEnv;
+  options.timeoutMillis = section.timeoutMillis;
+  try {
+    return std::make_shared<providers::OpenAiModel>(std::move(options));
+  } catch (const FailedPreconditionError& e) {  // the key's variable is unset
+    issues.push_back({"model.apiKeyEnv", e.what()});
+  } catch (const InvalidArgumentError& e) {
+    issues.push_back({"model", e.what()});
+  }
+  return nullptr;
+}
+
 std::shared_ptr<agent::Model> buildModel(const app::ModelSection& section, const fs::path& folder,
                                          ConfigIssues& issues) {
+  if (section.kind == "openai") return buildOpenAiModel(section, issues);
   // validateAgentApp refused every other kind already.
   fs::path script = (folder / section.script).lexically_normal();
   try {
@@ -178,7 +197,7 @@ AgentApp loadAgentApp(const fs::path& file) {
   return out;
 }
 
-void registerAgentApp(const AgentApp& app, workflow::WorkflowRegistry& workflows,
+void registerAgentApp(AgentApp& app, workflow::WorkflowRegistry& workflows,
                       effects::TaskRegistry& tasks) {
   if (workflows.find(app.name) != nullptr) {
     throw AlreadyExistsError("agent.name \"" + app.name + "\" of " + app.file.string() +
@@ -186,6 +205,19 @@ void registerAgentApp(const AgentApp& app, workflow::WorkflowRegistry& workflows
   }
   agent::registerModel(tasks, app.model);
   for (const auto& tool : app.tools) agent::registerTool(tasks, tool);
+  for (const app::McpServerSection& server : app.config->mcpServers) {
+    providers::McpServerOptions options;
+    options.name = server.name;
+    options.command = server.command;
+    options.args = server.args;
+    options.env = {server.env.begin(), server.env.end()};
+    options.workingDirectory = app.file.parent_path().string();
+    auto client = providers::registerMcpServer(tasks, std::move(options));
+    for (const auto& definition : client->toolDefinitions()) {
+      app.options.tools.push_back(definition);
+    }
+    app.mcpServers.push_back(std::move(client));
+  }
   agent::registerAgentWorkflow(workflows, app.name, app.options);
 }
 
@@ -212,8 +244,10 @@ app::ConfigCheck checkAppConfigFile(const fs::path& file) {
   try {
     AgentApp loaded = loadAgentApp(file);
     check.text += "agent app: \"" + loaded.name + "\", model \"" + loaded.model->id() + "\", " +
-                  std::to_string(loaded.tools.size()) + " tool(s); run it with `loom run " +
-                  file.string() + "`\n";
+                  std::to_string(loaded.tools.size()) + " tool(s), " +
+                  std::to_string(loaded.config->mcpServers.size()) +
+                  " MCP server(s) (started by a run); run it with `loom run " + file.string() +
+                  "`\n";
   } catch (const ConfigError& e) {
     return {false, std::string(e.what()) + "\n"};  // the problems are the answer
   }

@@ -151,6 +151,20 @@ TEST(AgentApp, ProblemsThatNeedTheFilesFolderNameTheirPaths) {
   EXPECT_NE(problems.find("no such file"), std::string::npos) << problems;
 }
 
+TEST(AgentApp, AnOpenAiModelIsBuiltFromItsSection) {
+  TempFolder dir;
+  std::string openai =
+      "[agent]\nname = \"a\"\nprompt = \"go\"\n[model]\nkind = \"openai\"\n"
+      "baseUrl = \"http://127.0.0.1:9/v1\"\nmodel = \"tiny\"\n";
+  std::string problems =
+      problemsOf(dir.write("unset.toml", openai + "apiKeyEnv = \"LOOM_TEST_SURELY_UNSET_KEY\"\n"));
+  EXPECT_NE(problems.find("model.apiKeyEnv: "), std::string::npos) << problems;
+  EXPECT_NE(problems.find("LOOM_TEST_SURELY_UNSET_KEY"), std::string::npos) << problems;
+  AgentApp app = loadAgentApp(dir.write("local.toml", openai + "apiKeyEnv = \"\"\n"));
+  EXPECT_EQ(app.model->id(), "openai:tiny");
+  EXPECT_EQ(app.options.model, "openai:tiny");
+}
+
 TEST(AgentApp, ConfigCheckOfAnAppFile) {
   app::ConfigCheck ok = checkAppConfigFile(kExamples / "research.toml");
   EXPECT_TRUE(ok.ok) << ok.text;

@@ -20,7 +20,9 @@ namespace loom::cli {
 namespace {
 
 constexpr Subcommand kSubcommands[] = {
-    {"run", "Start a workflow as a new durable execution and run it until it ends or parks",
+    {"run",
+     "Start a workflow (or an agent app file) as a new durable execution and run it until it "
+     "ends or parks",
      setupRun},
     {"resume", "Continue an execution from its log: recorded steps replay, the rest run",
      setupResume},
@@ -32,6 +34,10 @@ constexpr Subcommand kSubcommands[] = {
     {"unkill", "Lift a stop set by `loom kill`", setupUnkill},
     {"killed", "List the effects `loom kill` stopped (same as `loom kill --list`)", setupKilled},
     {"config", "Check a loom.toml (or agent app) file: `loom config check FILE`", setupConfig},
+    {"sweep", "Delete the content-store blobs that no log, archive or snapshot needs", setupSweep},
+    {"retention", "Archive, then discard, the logs of old ended executions: `loom retention run`",
+     setupRetention},
+    {"bench", "Measure: `loom bench claim-check` prints the ADR 0140 table", setupBench},
     {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
 };
 

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "loom/app/app.h"
+#include "loom/content/counting_content_store.h"
 #include "loom/apps/agent_app.h"
 #include "loom/cli/cli.h"
 #include "loom/effects/task.h"
@@ -83,6 +84,19 @@ class Session {
   // The kill switch of the home (its loom.db must exist).
   middleware::KillSwitchStore& killSwitch();
 
+  // Uses the config in `file` (loom.toml: storage, execution...) instead of the defaults when
+  // booting; its storage.home applies unless --home was given. Call before runtime().
+  void loadConfig(const std::filesystem::path& file);
+
+  // The booted app (boots it like runtime(create) when needed): its content store, snapshots
+  // and archive folder, for `loom sweep` and `loom retention run`.
+  app::App& app(bool create);
+
+  // Content-store calls the last resume or signal made while it replayed recorded steps
+  // (ADR 0140 D6: a replay makes none): every call of the booted app's store until the run
+  // left its recorded part.
+  int64_t replayContentStoreCalls() const;
+
  private:
   kernel::Durability durability() const;
   void requireDatabase() const;
@@ -92,9 +106,12 @@ class Session {
   std::ostream& out_;
   GlobalOptions options_;
   std::optional<apps::AgentApp> app_;  // registered in the registries; outlives booted_
+  std::shared_ptr<const app::Config> config_;  // --config, when no agent app is loaded
   std::unique_ptr<kernel::EventStore> store_;
   std::unique_ptr<middleware::KillSwitchStore> killSwitch_;
   std::unique_ptr<app::App> booted_;
+  std::shared_ptr<content::CountingContentStore> counting_;  // wraps the booted content store
+  std::optional<int64_t> callsAtReplayEnd_;
 };
 
 // What runs when a subcommand is chosen; returns the exit code.
@@ -123,6 +140,9 @@ Action setupUnkill(CLI::App& command, Session& session);
 Action setupKilled(CLI::App& command, Session& session);
 Action setupConfig(CLI::App& command, Session& session);
 Action setupHelpMarkdown(CLI::App& command, Session& session);
+Action setupSweep(CLI::App& command, Session& session);      // storage_commands.cc
+Action setupRetention(CLI::App& command, Session& session);  // storage_commands.cc
+Action setupBench(CLI::App& command, Session& session);      // bench_commands.cc
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
 void printError(std::string_view message);

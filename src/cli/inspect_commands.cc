@@ -8,6 +8,7 @@
 #include "command.h"
 #include "loom/agent/agent_state.h"
 #include "loom/kernel/fold.h"
+#include "loom/sweep/archive.h"
 #include "loom/util/clock.h"
 #include "text.h"
 
@@ -101,13 +102,20 @@ Action setupLog(CLI::App& command, Session& session) {
                         "Print one JSON array of the stored event objects "
                         "{\"seq\",\"type\",\"at\",...}, complete");
   command.footer("Text output shows one event per line: seq, time, type and its data\n(cut to " +
-                 std::to_string(kMaxDataBytes) + " bytes; --json shows everything).");
+                 std::to_string(kMaxDataBytes) +
+                 " bytes; --json shows everything). A log that `loom retention run` archived\n"
+                 "is read from its archive segment in <home>/archive.");
   return [&session, args] {
-    requireExecution(session, args->id);
+    // A live log, or else one that retention moved into an archive segment (ADR 0138).
+    std::optional<sweep::ArchivedExecution> archived;
+    if (!session.store(false).info(args->id)) {
+      archived = sweep::Archive(session.databasePath().parent_path() / "archive").find(args->id);
+      if (!archived) requireExecution(session, args->id);
+    }
     std::ostream& out = session.out();
     bool first = true;
     if (args->json) out << '[';
-    session.store(false).scan(args->id, 1, [&](const kernel::Event& event) {
+    auto print = [&](const kernel::Event& event) {
       if (args->json) {
         out << (first ? "" : ",") << kernel::toText(event);
       } else {
@@ -117,8 +125,14 @@ Action setupLog(CLI::App& command, Session& session) {
             << truncateUtf8(json::toText(event.data), kMaxDataBytes, " ...") << '\n';
       }
       first = false;
-    });
+    };
+    if (archived) {
+      for (const auto& e : archived->events) print(e);
+    } else {
+      session.store(false).scan(args->id, 1, print);
+    }
     if (args->json) out << ']' << '\n';
+    if (archived && !args->json) out << "(from the archive: retention moved this log out of loom.db)\n";
     out.flush();
     return kExitOk;
   };

@@ -89,9 +89,15 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
 int report(Session& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
   const apps::AgentApp* app = session.agentApp();
   if (asJson) {
-    session.out() << json::toText(resultJson(r, withCounts, app)) << std::endl;
+    json::object o = resultJson(r, withCounts, app);
+    if (withCounts) o["replayContentStoreCalls"] = session.replayContentStoreCalls();
+    session.out() << json::toText(o) << std::endl;
   } else {
     printHuman(session.out(), r, withCounts, app);
+    if (withCounts) {
+      session.out() << "content:  " << session.replayContentStoreCalls()
+                    << " content-store calls while replaying\n";
+    }
     session.out().flush();
   }
   if (r.status != ExecutionStatus::kFailed) return kExitOk;
@@ -217,8 +223,9 @@ Action setupResume(CLI::App& command, Session& session) {
   command.add_option("ID", args->id, "The execution to continue")->required()->type_name("");
   command.add_flag("--json", args->json,
                    std::string(kJsonHelp) +
-                       ": as `loom run --json`, plus \"replayedSteps\" "
-                       "and \"effectsRun\"");
+                       ": as `loom run --json`, plus \"replayedSteps\", \"effectsRun\" and "
+                       "\"replayContentStoreCalls\" (the content-store calls made while "
+                       "replaying recorded steps: 0, offloaded results replay from the log)");
   command.footer(
       "Run it in a fresh process after a crash or a stop: recorded steps return their recorded\n"
       "outputs without running; at most the one step that was in flight when the process died\n"

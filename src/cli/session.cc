@@ -5,6 +5,17 @@
 #include "loom/kernel/sqlite_event_store.h"
 
 namespace loom::cli {
+
+// A CountingContentStore that owns the store it counts (boot hands it a shared_ptr).
+class OwningCountingStore : public content::CountingContentStore {
+ public:
+  explicit OwningCountingStore(std::shared_ptr<content::ContentStore> inner)
+      : CountingContentStore(*inner), inner_(std::move(inner)) {}
+
+ private:
+  std::shared_ptr<content::ContentStore> inner_;  // outlives the base's reference to it
+};
+
 namespace {
 
 // Stops a scan after the first event (an execution's EXECUTION_STARTED).
@@ -34,6 +45,7 @@ Session::~Session() = default;
 std::filesystem::path Session::databasePath() const {
   std::string home = options_.home;
   if (app_ && !options_.homeGiven) home = app_->config->storage.home;
+  if (!app_ && config_ && !options_.homeGiven) home = config_->storage.home;
   return std::filesystem::path(home) / "loom.db";
 }
 
@@ -53,6 +65,20 @@ void Session::requireDatabase() const {
                         "' (it holds no loom.db); pass --home DIR or set LOOM_HOME to the "
                         "folder `loom run` used");
   }
+}
+
+void Session::loadConfig(const std::filesystem::path& file) {
+  config_ = app::loadConfigFile(file);
+}
+
+app::App& Session::app(bool create) {
+  runtime(create);
+  return *booted_;
+}
+
+int64_t Session::replayContentStoreCalls() const {
+  if (callsAtReplayEnd_) return *callsAtReplayEnd_;
+  return counting_ ? counting_->total() : 0;
 }
 
 kernel::EventStore& Session::store(bool create) {
@@ -80,19 +106,29 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   if (booted_) return booted_->runtime();
   durability();  // a bad --durability is a usage error, before anything is opened
   if (!create) requireDatabase();
-  app::Config config = app_ ? *app_->config : app::Config{};
-  if (options_.homeGiven || !app_) config.storage.home = options_.home;
-  if (options_.durabilityGiven || !app_) config.storage.eventStore.durability = options_.durability;
+  bool fromFile = app_ || config_;
+  app::Config config = app_ ? *app_->config : (config_ ? *config_ : app::Config{});
+  if (options_.homeGiven || !fromFile) config.storage.home = options_.home;
+  if (options_.durabilityGiven || !fromFile) {
+    config.storage.eventStore.durability = options_.durability;
+  }
   if (config.storage.eventStore.kind != "sqlite") {
     throw FailedPreconditionError(
         "storage.eventStore.kind = \"" + config.storage.eventStore.kind + "\" in " +
-        app_->file.string() +
+        (app_ ? app_->file.string() : std::string("the config file")) +
         ": the loom command line keeps executions in <home>/loom.db, so "
         "such a run could be neither listed nor resumed; remove the option");
   }
   store_.reset();  // the booted app opens its own
-  booted_ = app::boot(app::defineConfig(std::move(config)), workflows_, tasks_,
-                      app::BootOptions{.workers = 1});
+  app::BootOptions boot{.workers = 1};
+  boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {
+    counting_ = std::make_shared<OwningCountingStore>(std::move(inner));
+    return std::shared_ptr<content::ContentStore>(counting_);
+  };
+  boot.onReplayEnd = [this](const std::string&) {
+    if (!callsAtReplayEnd_) callsAtReplayEnd_ = counting_->total();
+  };
+  booted_ = app::boot(app::defineConfig(std::move(config)), workflows_, tasks_, std::move(boot));
   return booted_->runtime();
 }
 

@@ -2,7 +2,6 @@
 
 #include <sodium.h>
 
-#include <cstring>
 
 #include "loom/util/error.h"
 
@@ -150,26 +149,67 @@ bool fromHex(std::string_view hex, uint8_t* out, std::size_t size) {
   return true;
 }
 
+// Base64 is done here rather than with sodium_bin2base64: the constant-time codec costs as much
+// as the encryption on every sealed event, and what is encoded here is ciphertext (or, in an
+// export, data the caller hands out anyway), not key material.
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 std::string toBase64(std::string_view bytes) {
-  ensureSodium();
-  constexpr int kVariant = sodium_base64_VARIANT_ORIGINAL;
-  std::string out(sodium_base64_ENCODED_LEN(bytes.size(), kVariant), '\0');
-  sodium_bin2base64(out.data(), out.size(), bytesOf(bytes), bytes.size(), kVariant);
-  out.resize(std::strlen(out.c_str()));
+  const auto* in = bytesOf(bytes);
+  const std::size_t n = bytes.size();
+  std::string out((n + 2) / 3 * 4, '=');
+  std::size_t o = 0;
+  std::size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = (uint32_t{in[i]} << 16) | (uint32_t{in[i + 1]} << 8) | in[i + 2];
+    out[o++] = kBase64[v >> 18];
+    out[o++] = kBase64[(v >> 12) & 63];
+    out[o++] = kBase64[(v >> 6) & 63];
+    out[o++] = kBase64[v & 63];
+  }
+  if (i < n) {
+    uint32_t v = uint32_t{in[i]} << 16;
+    if (i + 1 < n) v |= uint32_t{in[i + 1]} << 8;
+    out[o++] = kBase64[v >> 18];
+    out[o++] = kBase64[(v >> 12) & 63];
+    if (i + 1 < n) out[o] = kBase64[(v >> 6) & 63];
+  }
   return out;
 }
 
 std::optional<std::string> fromBase64(std::string_view text) {
-  ensureSodium();
-  std::string out(text.size() / 4 * 3 + 3, '\0');
-  std::size_t n = 0;
-  const char* end = nullptr;
-  if (sodium_base642bin(reinterpret_cast<unsigned char*>(out.data()), out.size(), text.data(),
-                        text.size(), nullptr, &n, &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
-      end != text.data() + text.size()) {
-    return std::nullopt;
+  static const auto kValues = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    for (int k = 0; k < 64; ++k) t[static_cast<uint8_t>(kBase64[k])] = static_cast<int8_t>(k);
+    return t;
+  }();
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::size_t padding = 0;
+  if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      char c = text[i + k];
+      if (last && k >= 4 - padding) {
+        if (c != '=') return std::nullopt;
+        v <<= 6;
+        continue;
+      }
+      int8_t d = kValues[static_cast<uint8_t>(c)];
+      if (d < 0) return std::nullopt;
+      v = (v << 6) | static_cast<uint32_t>(d);
+    }
+    out.push_back(static_cast<char>(v >> 16));
+    if (!last || padding < 2) out.push_back(static_cast<char>((v >> 8) & 0xff));
+    if (!last || padding < 1) out.push_back(static_cast<char>(v & 0xff));
+    // Canonical form only: the bits a padded group leaves over must be zero.
+    if (last && padding == 2 && (v & 0xffff) != 0) return std::nullopt;
+    if (last && padding == 1 && (v & 0xff) != 0) return std::nullopt;
   }
-  out.resize(n);
   return out;
 }
 

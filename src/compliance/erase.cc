@@ -1,6 +1,8 @@
 #include "loom/compliance/erase.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "erase_journal.h"
 #include "loom/compliance/claim_check_refs.h"
@@ -117,9 +119,13 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
 }
 
 EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const char* what) { auto t = std::chrono::steady_clock::now(); std::fprintf(stderr, "TRACE %s %.1f ms\n", what, std::chrono::duration<double, std::milli>(t - t0).count()); t0 = t; };
   requireSubject(subject);
   auto last = detail::latestErasure(options_.events, subject);
+  lap("latest");
   ContentDeletionPlan plan = planContentDeletion(subject);
+  lap("plan");
   EraseSubjectResult result;
   result.subject = subject;
 
@@ -144,7 +150,9 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
         detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());
   }
 
+  lap("intent");
   bool destroyed = options_.keys.shred(subject);
+  lap("shred");
   result.shredded = destroyed || options_.keys.wasShredded(subject);
   bool shredJournaled = plan.resumesIntent && last && last->shredJournaled;
   if (result.shredded && !shredJournaled) {
@@ -152,6 +160,7 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
                     now());
   }
 
+  lap("shredJournal");
   for (const auto& address : plan.addresses) {
     if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {
       ++result.contentDeleted.deleted;
@@ -162,12 +171,14 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
     }
   }
 
+  lap("deletes");
   detail::journal(options_.events, detail::kDeletedType,
                   json::object{{"subject", subject},
                                {"deleted", result.contentDeleted.deleted},
                                {"retained", result.contentDeleted.retained},
                                {"intent", result.intent}},
                   now());
+  lap("deletedJournal");
   return result;
 }
 
@@ -193,7 +204,7 @@ std::string describe(const EraseSubjectResult& r) {
     out += ", " + std::to_string(r.contentDeleted.retained) +
            " retained (put again for another execution while the erasure ran)";
   }
-  out += "\n  logs: kept, sealed (they read as erased)\n";
+  out += "\n  logs: kept (sealed under the shredded key, they read as erased)\n";
   out += "  control log: intent #" + std::to_string(r.intent) + "\n";
   return out;
 }

@@ -20,33 +20,72 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
                                  "writes those");
     }
   }
-  std::optional<std::string> subject;
-  if (expectedNextSeq == 1 && events.front().type == kernel::EventType::kExecutionStarted) {
-    if (const auto* s = events.front().data.if_contains("subject"); s && s->is_string()) {
-      subject = std::string(s->get_string());
+  std::optional<Sealing> sealing = remembered(executionId, expectedNextSeq);
+  if (!sealing) {
+    std::optional<std::string> subject;
+    if (expectedNextSeq == 1 && events.front().type == kernel::EventType::kExecutionStarted) {
+      if (const auto* s = events.front().data.if_contains("subject"); s && s->is_string()) {
+        subject = std::string(s->get_string());
+      }
+    } else if (auto info = inner_.info(executionId)) {
+      subject = info->subject;
+    } else {
+      // No such execution: the inner store refuses the append with the error it names.
+      return inner_.append(executionId, expectedNextSeq, std::move(events));
     }
-  } else if (auto info = inner_.info(executionId)) {
-    subject = info->subject;
+    sealing.emplace();
+    sealing->sealer = sealingSubject(subject, options_);
+    if (sealing->sealer) sealing->key = keys_.getOrCreate(*sealing->sealer);
+  }
+  const bool ends = events.back().type == kernel::EventType::kExecutionCompleted ||
+                    events.back().type == kernel::EventType::kExecutionFailed;
+  if (sealing->sealer) {
+    int64_t seq = expectedNextSeq;
+    for (auto& e : events) {
+      // Checked in clear first: once sealed, a missing field could no longer be named.
+      try {
+        kernel::validateEventData(e.type, e.data);
+      } catch (const InvalidArgumentError& err) {
+        throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) +
+                                   " for '" + executionId + "': " + err.what());
+      }
+      e.seq = seq++;
+      e = sealEvent(executionId, std::move(e), *sealing->sealer, *sealing->key);
+    }
+  }
+  int64_t next = 0;
+  try {
+    next = inner_.append(executionId, expectedNextSeq, std::move(events));
+  } catch (...) {
+    forget(executionId);  // another writer, or a bad request: look the execution up again
+    throw;
+  }
+  if (ends) {
+    forget(executionId);
   } else {
-    // No such execution: the inner store refuses the append with the error it names.
-    return inner_.append(executionId, expectedNextSeq, std::move(events));
+    sealing->nextSeq = next;
+    remember(executionId, std::move(*sealing));
   }
-  std::optional<std::string> sealer = sealingSubject(subject, options_);
-  if (!sealer) return inner_.append(executionId, expectedNextSeq, std::move(events));
-  DataKey key = keys_.getOrCreate(*sealer);
-  int64_t seq = expectedNextSeq;
-  for (auto& e : events) {
-    // Checked in clear first: once sealed, a missing field could no longer be named.
-    try {
-      kernel::validateEventData(e.type, e.data);
-    } catch (const InvalidArgumentError& err) {
-      throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) +
-                                 " for '" + executionId + "': " + err.what());
-    }
-    e.seq = seq++;
-    e = sealEvent(executionId, std::move(e), *sealer, key);
-  }
-  return inner_.append(executionId, expectedNextSeq, std::move(events));
+  return next;
+}
+
+std::optional<SealingEventStore::Sealing> SealingEventStore::remembered(
+    const std::string& executionId, int64_t expectedNextSeq) {
+  std::lock_guard lock(mu_);
+  auto it = sealings_.find(executionId);
+  if (it == sealings_.end() || it->second.nextSeq != expectedNextSeq) return std::nullopt;
+  return it->second;
+}
+
+void SealingEventStore::remember(const std::string& executionId, Sealing sealing) {
+  std::lock_guard lock(mu_);
+  if (sealings_.size() >= kMaxRemembered && !sealings_.contains(executionId)) sealings_.clear();
+  sealings_.insert_or_assign(executionId, std::move(sealing));
+}
+
+void SealingEventStore::forget(const std::string& executionId) {
+  std::lock_guard lock(mu_);
+  sealings_.erase(executionId);
 }
 
 void SealingEventStore::scan(const std::string& executionId, int64_t fromSeq,
@@ -72,6 +111,7 @@ std::vector<kernel::ExecutionInfo> SealingEventStore::list(
 }
 
 bool SealingEventStore::remove(const std::string& executionId) {
+  forget(executionId);
   return inner_.remove(executionId);
 }
 

@@ -96,6 +96,28 @@ TEST_F(SealingEventStoreTest, LaterAppendsAreSealedUnderTheSubjectFromTheMetadat
   EXPECT_EQ(2u, sealed_->read("e1", 3).size());
 }
 
+TEST_F(SealingEventStoreTest, AnotherWriterLearnsTheSubjectFromTheMetadata) {
+  sealed_->append("e1", 1, secretRun("alice", "S1", 1, false));
+  SealingEventStore other(inner_, keys_);  // another process: nothing remembered
+  other.append("e1", 3, {kernel::signalReceived("approve", json::value("S2"), kT0)});
+  Event stored = inner_.read("e1", 3).front();
+  ASSERT_TRUE(kernel::isSealed(stored.data));
+  EXPECT_EQ("alice", stored.data.at("sealed").at("subject").as_string());
+  // The first writer, now behind, learns the new end from a conflict and seals as before.
+  EXPECT_THROW(sealed_->append("e1", 3, {kernel::executionCompleted(1, kT0)}), ConflictError);
+  sealed_->append("e1", 4, {kernel::executionCompleted(1, kT0)});
+  EXPECT_EQ(json::value("S2"), sealed_->read("e1")[2].data.at("payload"));
+}
+
+TEST_F(SealingEventStoreTest, AShredDuringARunErasesItsLaterEventsButNotANewExecution) {
+  sealed_->append("run", 1, secretRun("alice", "BEFORE", 1, false));
+  ASSERT_TRUE(keys_.shred("alice"));
+  sealed_->append("run", 3, {kernel::signalReceived("late", json::value("AFTER"), kT0)});
+  for (const Event& e : sealed_->read("run")) EXPECT_TRUE(kernel::isErased(e.data)) << e.seq;
+  sealed_->append("new", 1, secretRun("alice", "NEW", 1));
+  EXPECT_EQ("input NEW", sealed_->read("new").front().data.at("input").at("q").as_string());
+}
+
 TEST_F(SealingEventStoreTest, WithoutASubjectEventsStayClearUnlessSecurityCryptoSealsThem) {
   sealed_->append("none", 1,
                   {kernel::executionStarted("wf", json::value("NOSUBJECT-1"), std::nullopt, kT0)});
@@ -222,7 +244,8 @@ TEST_F(SealingEventStoreTest, ConflictsAndUnknownExecutionsBehaveAsTheInnerStore
   sealed_->append("e1", 1, secretRun("alice", "C", 1, false));
   EXPECT_THROW(sealed_->append("e1", 1, secretRun("alice", "C", 0, false)), ConflictError);
   EXPECT_THROW(sealed_->append("e1", 9, {kernel::executionCompleted(1, kT0)}), ConflictError);
-  EXPECT_THROW(sealed_->append("nope", 2, {kernel::executionCompleted(1, kT0)}),
+  EXPECT_THROW(sealed_->append("nope", 2, {kernel::executionCompleted(1, kT0)}), ConflictError);
+  EXPECT_THROW(sealed_->append("nope", 1, {kernel::executionCompleted(1, kT0)}),
                InvalidArgumentError);
   EXPECT_TRUE(sealed_->remove("e1"));
   EXPECT_FALSE(sealed_->info("e1"));

@@ -79,7 +79,7 @@ inline std::vector<kernel::Event> secretRun(const std::string& subject, const st
                                            json::object{{"text", secret + " #" + std::to_string(i)}},
                                            kT0 + i + 1));
   }
-  if (complete) events.push_back(kernel::executionCompleted("done: " + secret, kT0 + 1000));
+  if (complete) events.push_back(kernel::executionCompleted(json::value("done: " + secret), kT0 + 1000));
   return events;
 }
 

@@ -83,6 +83,17 @@ ScriptedModel::ScriptedModel(std::string id, json::value script)
     }
     checkCalls(g->get_object().contains("toolCalls") ? g->at("toolCalls") : json::array{},
                "script.generate");
+    if (const auto* then = g->get_object().if_contains("then")) {
+      if (!then->is_array()) throw InvalidArgumentError("script.generate.then must be an array");
+      for (std::size_t i = 0; i < then->get_array().size(); ++i) {
+        const auto& t = then->get_array()[i];
+        std::string where = "script.generate.then[" + std::to_string(i) + "]";
+        if (!t.is_object() || !t.get_object().contains("toolCalls")) {
+          throw InvalidArgumentError(where + " needs \"toolCalls\"");
+        }
+        checkCalls(t.at("toolCalls"), where);
+      }
+    }
   }
   if (!o.contains("turns") && !o.contains("generate")) {
     throw InvalidArgumentError("a model script needs \"turns\" or \"generate\"");
@@ -98,8 +109,14 @@ json::value ScriptedModel::turnMessage(int64_t turn) const {
   }
   if (const auto* g = o.if_contains("generate")) {
     const auto& gen = g->get_object();
-    if (turn <= gen.at("turns").as_int64() && gen.contains("toolCalls")) {
+    int64_t last = gen.at("turns").as_int64();
+    if (turn <= last && gen.contains("toolCalls")) {
       return toolCallsMessage(gen.at("toolCalls").get_array(), turn);
+    }
+    if (const auto* then = gen.if_contains("then")) {
+      const auto& after = then->get_array();
+      auto i = static_cast<std::size_t>(turn - std::max(last, explicitTurns_) - 1);
+      if (i < after.size()) return toolCallsMessage(after[i].at("toolCalls").get_array(), turn);
     }
     return answerMessage(gen.contains("answer") ? gen.at("answer") : json::value("Done."));
   }

@@ -82,6 +82,17 @@ TEST_F(AgentAppTest, PromptComesFromTheFileOrTheInput) {
   EXPECT_EQ(events("b")[0].at("input").at("prompt"), json::parse(R"({"task": "x"})", "expected"));
 }
 
+TEST_F(AgentAppTest, TheFilesJournalModeIsTheLoopsModelInput) {
+  std::string app = writeApp(fetchPagesScript(2), fetchReportTool(),
+                             "\n[execution.journal]\nmodelInput = \"full\"\n");
+  ASSERT_EQ(loom({"run", app, "--id", "f"}).exitCode, 0);
+  json::array log = events("f");
+  ASSERT_GE(log.size(), 5u);
+  EXPECT_EQ(log[3].at("stepId"), "research#turn:2:model");
+  EXPECT_EQ(log[3].at("input").at("messages").as_array().size(), 3u)
+      << "full: the whole transcript (prompt, turn 1's call, its result)";
+}
+
 TEST_F(AgentAppTest, AToolThatRequiresApprovalParksUntilSignalled) {
   std::string app = writeApp(fetchPagesScript(2),
                              "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
@@ -134,6 +145,30 @@ TEST_F(AgentAppTest, TheStateGrowthWarningGoesToStderrOnceAndTheRunGoesOn) {
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   EXPECT_EQ(run.err.rfind("loom: warning: agent 'research': the transcript is ", 0), 0u) << run.err;
   EXPECT_NE(run.err.find("execution.claimCheck"), std::string::npos) << run.err;
+}
+
+TEST_F(AgentAppTest, McpServerToolsRunAsTaintedToolSteps) {
+  std::string server = std::string(LOOM_SOURCE_DIR) + "/tests/agent_apps/servers/notes_server.sh";
+  std::string app = writeApp(
+      R"({"turns": [{"toolCalls": [{"name": "lookup", "arguments": {"topic": "churn"}}]},
+                    {"answer": "done"}]})",
+      "[[tools.mcp]]\nname = \"notes\"\ncommand = \"sh\"\nargs = [\"" + server + "\"]\n");
+  Outcome check = loom({"config", "check", app});
+  ASSERT_EQ(check.exitCode, 0) << check.out;
+  EXPECT_NE(check.out.find("1 MCP server(s)"), std::string::npos) << check.out;
+  Outcome run = loom({"run", app, "--id", "mcp", "--json"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.json().at("status"), "completed") << run.out;
+  json::array log = events("mcp");
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[2].at("stepId"), "research#turn:1:tool:0");
+  EXPECT_EQ(log[2].at("effectId"), "lookup");
+  EXPECT_EQ(log[2].at("taskKind"), "tool");
+  EXPECT_EQ(log[2].at("output").at("__loomTaint").at("origin"), "mcp:notes");
+  Outcome state = loom({"state", "mcp", "--json"});
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+  EXPECT_EQ(state.json().at("loops").at(0).at("state").at("sawTaintFrom"),
+            json::parse(R"(["mcp:notes"])", "expected"));
 }
 
 TEST_F(AgentAppTest, ConfigErrorsOfAnAppFileNameTheirPaths) {

@@ -59,8 +59,10 @@ TEST_F(CliTest, ResumeJsonAddsReplayCounts) {
   ASSERT_EQ(o.exitCode, 0) << o.err;
   json::value v = o.json();
   EXPECT_EQ(keys(v),
-            (std::set<std::string>{"id", "status", "output", "replayedSteps", "effectsRun"}));
+            (std::set<std::string>{"id", "status", "output", "replayedSteps", "effectsRun",
+                                   "replayContentStoreCalls"}));
   EXPECT_EQ(v.at("output"), 2);
+  EXPECT_EQ(v.at("replayContentStoreCalls"), 0);
 }
 
 TEST_F(CliTest, LsJsonListsEveryExecutionWithItsSizes) {

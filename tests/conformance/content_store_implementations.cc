@@ -1,6 +1,8 @@
 // Every ContentStore implementation, instantiated over the conformance suite. Adding one is
 // one line in the list below.
 #include "content_store_conformance.h"
+#include "loom/compliance/encrypting_content_store.h"
+#include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/content/sqlite_content_store.h"
@@ -22,11 +24,41 @@ ContentStoreFactory factory(std::string name, bool persistent, std::string file 
           persistent};
 }
 
+// EncryptingContentStore (ADR 0143) over the filesystem store, its keys in a SQLite key store
+// beside it (both persistent, so the reopening test applies). Owns what it wraps.
+class OwningEncryptingStore : public compliance::EncryptingContentStore {
+ public:
+  struct Parts {
+    compliance::SqliteKeyStore keys;
+    FilesystemContentStore inner;
+  };
+  explicit OwningEncryptingStore(std::unique_ptr<Parts> parts)
+      : EncryptingContentStore(parts->inner, parts->keys), parts_(std::move(parts)) {}
+
+ private:
+  std::unique_ptr<Parts> parts_;  // destroyed before the base, whose destructor uses neither
+};
+
+ContentStoreFactory encrypting() {
+  return {"Encrypting",
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<ContentStore> {
+            std::array<uint8_t, 32> master{};
+            master.fill(7);
+            std::unique_ptr<OwningEncryptingStore::Parts> parts(new OwningEncryptingStore::Parts{
+                compliance::SqliteKeyStore({(dir / "keys.db").string(), master, "test key"}),
+                FilesystemContentStore(dir / "content", std::move(clock))});
+            return std::make_unique<OwningEncryptingStore>(std::move(parts));
+          },
+          true};
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Stores, ContentStoreConformance,
     ::testing::Values(factory<MemoryContentStore>("Memory", false),
                       factory<FilesystemContentStore>("Filesystem", true, "content"),
-                      factory<SqliteContentStore>("Sqlite", true, "content.db")),
+                      factory<SqliteContentStore>("Sqlite", true, "content.db"),
+                      encrypting()),
     factoryName);
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "loom/app/config_file.h"
 #include "loom/effects/task.h"
 #include "loom/json/json.h"
+#include "loom/providers/mcp_client.h"
 #include "loom/workflow/workflow.h"
 
 namespace loom::apps {
@@ -42,7 +43,10 @@ struct AgentApp {
   // and the state-growth warning sink (observability.onWarn, else stderr).
   agent::AgentOptions options;
   std::shared_ptr<agent::Model> model;
-  std::vector<std::shared_ptr<agent::Tool>> tools;
+  std::vector<std::shared_ptr<agent::Tool>> tools;  // the [[tools]] (subprocess tools)
+  // The [[tools.mcp]] servers, started by registerAgentApp (their tools are then in
+  // options.tools); each stops when the last reference goes.
+  std::vector<std::shared_ptr<providers::McpClient>> mcpServers;
   // How many completions `model` produced; shared with the model, which counts them.
   std::shared_ptr<const std::atomic<int64_t>> completions;
 
@@ -53,16 +57,20 @@ struct AgentApp {
 
 // Loads the app file at `file`. Throws app::ConfigValidationError listing every problem at
 // once, each with its option path: what loadConfigFile reports, then what needs the file's
-// folder (a model script that is missing or not a valid script, a tool command that does
-// not exist or is not executable, agent.compaction.model naming another model, a tool that
-// takes the model's id). Reads files; starts no process and opens no store.
+// folder or environment (a model script that is missing or not a valid script, an openai
+// model whose API key variable is unset, a tool command that does not exist or is not
+// executable, agent.compaction.model naming another model, a tool that takes the model's
+// id). Reads files and the environment; starts no process, opens no store or connection.
 AgentApp loadAgentApp(const std::filesystem::path& file);
 
-// Registers the app's model and tools as tasks and its agent loop as the workflow
+// Registers the app's model and tools as tasks, starts its [[tools.mcp]] servers and registers
+// their tools (adding them to app.options.tools), and registers its agent loop as the workflow
 // `app.name`. Throws AlreadyExistsError when a name is taken (a workflow or task of the
-// program with the agent's or a tool's name). Call before boot; the registries must outlive
-// the runtime, and `app` must outlive both (its model and tools are shared with them).
-void registerAgentApp(const AgentApp& app, workflow::WorkflowRegistry& workflows,
+// program with the agent's or a tool's name, two servers listing one tool name), and what
+// providers::registerMcpServer throws when a server cannot be started. Call before boot; the
+// registries must outlive the runtime, and `app` must outlive both (its model, tools and
+// servers are shared with them).
+void registerAgentApp(AgentApp& app, workflow::WorkflowRegistry& workflows,
                       effects::TaskRegistry& tasks);
 
 // The input of a new execution of `app`: {"prompt": prompt, "app": app.file}.

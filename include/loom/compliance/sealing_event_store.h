@@ -13,11 +13,20 @@
 //   archive segment receives the sealed events as stored (ciphertext, never plaintext);
 // - the sweep's archive pins come from sealedArchivePins (below), which unseals the segment's
 //   events to find what they cite; snapshot pins from the SealingSnapshotStore.
-// Thread-safety: as the inner store and the key store (both thread-safe); no state of its own.
-// The inner store and the key store must outlive it.
+// Per execution, the sealing subject and its key are remembered from one append to the next
+// (an execution's subject never changes), so a run's steps cost no metadata or key lookup; the
+// entry is used only when an append continues exactly where this store's last append to that
+// execution ended, and is dropped on remove, on a failed append and when the execution ends.
+// So a shred while a run is under way leaves that run's later events erased as well (the
+// execution is erased), while a new execution of the subject gets the subject's new key.
+// Thread-safety: thread-safe (the inner store and the key store are; the remembered entries
+// are under a mutex). The inner store and the key store must outlive it.
 #pragma once
 
+#include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/compliance/event_sealing.h"
@@ -55,9 +64,23 @@ class SealingEventStore : public kernel::EventStore {
   const SealingOptions& options() const { return options_; }
 
  private:
+  // How one execution's events are sealed: by `sealer`'s `key`, or not at all (no sealer).
+  struct Sealing {
+    std::optional<std::string> sealer;
+    std::optional<DataKey> key;
+    int64_t nextSeq = 0;  // valid for an append at exactly this seq
+  };
+  std::optional<Sealing> remembered(const std::string& executionId, int64_t expectedNextSeq);
+  void remember(const std::string& executionId, Sealing sealing);
+  void forget(const std::string& executionId);
+
+  static constexpr std::size_t kMaxRemembered = 4096;  // running executions; cleared beyond
+
   kernel::EventStore& inner_;
   KeyStore& keys_;
   const SealingOptions options_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Sealing> sealings_;  // GUARDED_BY(mu_); by execution id
 };
 
 // The sweep's pin source over archive segments whose events are sealed: every address the

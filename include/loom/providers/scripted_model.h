@@ -4,11 +4,13 @@
 //              {"answer": "All done."}],
 //    "generate": {"turns": 200, "toolCalls": [{"name": "fetch_report",
 //                                              "arguments": {"page": "{turn}"}}],
+//                 "then": [{"toolCalls": [{"name": "publish"}]}],
 //                 "answer": "Report complete."},
 //    "summary": "Summary text for compaction requests."}
 // `turns` gives turn 1, 2, ... explicitly; `generate` covers turns after the explicit ones up
 // to its `turns` count ("{turn}" in a string argument is replaced by the turn number; a string
-// that is exactly "{turn}" becomes the integer), then answers. The turn is read from the step
+// that is exactly "{turn}" becomes the integer), then runs the turns of `then` in order, then
+// answers. The turn is read from the step
 // id (`<loop>#turn:<i>:model`), so the answer for a turn never depends on call history.
 // Thread-safe.
 #pragma once

@@ -1,0 +1,119 @@
+// `loom sweep` and `loom retention run`: reclaiming content-store blobs nothing needs, and
+// discarding (after archiving) the logs of old ended executions.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <unistd.h>
+
+#include "command.h"
+#include "loom/sweep/archive.h"
+#include "loom/sweep/pin_sources.h"
+#include "loom/sweep/retention.h"
+#include "loom/sweep/sweep.h"
+
+namespace loom::cli {
+namespace {
+
+constexpr int64_t kDay = 24LL * 3600 * 1000;
+
+void addConfigOption(CLI::App& command, std::string& file) {
+  command.add_option("--config", file,
+                     "A loom.toml (or agent app) whose storage options to use (content store "
+                     "kind and path, retention); its storage.home applies unless --home is given")
+      ->type_name("FILE");
+}
+
+// A one-line progress bar on a terminal (stderr), nothing otherwise.
+std::function<void(const sweep::SweepProgress&)> progressBar() {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [](const sweep::SweepProgress& p) {
+    std::cerr << "\rsweep: " << p.phase << ": " << p.executionsScanned << " executions, "
+              << p.blobsSeen << " blobs   " << std::flush;
+  };
+}
+
+}  // namespace
+
+Action setupSweep(CLI::App& command, Session& session) {
+  struct Args {
+    bool dryRun = false;
+    bool json = false;
+    int64_t ttlDays = 7;
+    int64_t graceHours = 1;
+    std::string config;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_flag("--dry-run", args->dryRun, "Report what would be deleted; delete nothing");
+  command.add_flag("--json", args->json, "Print the report as one JSON object");
+  command.add_option("--ttl-days", args->ttlDays,
+                     "Telemetry blobs (envelopes without retain) survive this long after the "
+                     "run citing them ended (default 7)")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--grace-hours", args->graceHours,
+                     "A blob nothing cites survives this long after its last put (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  addConfigOption(command, args->config);
+  command.footer(
+      "Scans the live logs, archive segments and snapshots of the home and deletes the blobs\n"
+      "of its content store that nothing needs. Kept: a claim-check envelope with retain: true\n"
+      "(execution.claimCheck) while any history cites it, however old; everything an archive\n"
+      "segment or a snapshot cites; telemetry while its run is running and for --ttl-days after\n"
+      "it ended; an uncited blob for --grace-hours. Every delete is conditional: a blob put\n"
+      "again during the sweep is spared.");
+  return [&session, args] {
+    if (!args->config.empty()) session.loadConfig(args->config);
+    app::App& app = session.app(false);
+    sweep::Archive archive(app.archiveDir());
+    sweep::SweepOptions options;
+    options.ttlMillis = args->ttlDays * kDay;
+    options.graceMillis = args->graceHours * 3600 * 1000;
+    options.dryRun = args->dryRun;
+    options.onProgress = args->json ? nullptr : progressBar();
+    sweep::SweepSources sources{&app.store(),
+                                {sweep::archivePins(archive), sweep::snapshotPins(app.snapshots())}};
+    sweep::SweepReport report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);
+    if (options.onProgress) std::cerr << "\r" << std::string(60, ' ') << "\r";
+    session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
+                                 : sweep::describe(report));
+    return kExitOk;
+  };
+}
+
+Action setupRetention(CLI::App& command, Session& session) {
+  struct Args {
+    std::string action;
+    bool dryRun = false;
+    bool json = false;
+    std::string config;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ACTION", args->action, "run")->required()->check(CLI::IsMember({"run"}));
+  command.add_flag("--dry-run", args->dryRun, "Report what would be discarded; change nothing");
+  command.add_flag("--json", args->json, "Print the report as one JSON object");
+  addConfigOption(command, args->config);
+  command.footer(
+      "Applies storage.retention { afterDays, archive } of the --config file: ended executions\n"
+      "older than afterDays are written into a read-only, compressed archive segment in\n"
+      "<home>/archive (unless archive = false) and only then removed from the live log. Archived\n"
+      "executions stay readable (`loom log`) and keep pinning their blobs for `loom sweep`.\n"
+      "A crash in the middle loses nothing: run it again.");
+  return [&session, args] {
+    if (!args->config.empty()) session.loadConfig(args->config);
+    app::App& app = session.app(false);
+    const auto& retention = app.config().storage.retention;
+    if (!retention) {
+      throw FailedPreconditionError(
+          "no storage.retention is configured: add [storage.retention] afterDays = N to a "
+          "loom.toml and pass it with --config");
+    }
+    sweep::RetentionOptions options;
+    options.afterDays = retention->afterDays;
+    options.archive = retention->archive;
+    options.dryRun = args->dryRun;
+    auto report = sweep::runRetention(app.store(), &app.snapshots(), app.archiveDir(), options);
+    session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
+                                 : sweep::describe(report));
+    return kExitOk;
+  };
+}
+
+}  // namespace loom::cli

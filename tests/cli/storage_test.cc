@@ -1,0 +1,79 @@
+// `loom` end to end for the claim-check opt-in and the content lifetime: the 200-turn
+// examples/agents/claim-check.toml app parks for approval, a fresh process approves it and
+// reports 0 content-store calls made by the replay (ADR 0140 D6); `loom sweep` keeps every
+// retained blob; `loom retention run` archives the log and `loom log` still reads it; `loom
+// bench claim-check` prints its rows.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cli/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+const std::string kApp = std::string(LOOM_SOURCE_DIR) + "/examples/agents/claim-check.toml";
+const std::string kApproval = "approve:claim-check#turn:201:tool:0";
+
+TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsItsBlobs) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome run = runLoom({"--home", home, "run", kApp, "--id", "cc", "--json"}, dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.json().at("status").as_string(), "parked");
+
+  Outcome approve = runLoom({"--home", home, "signal", "cc", kApproval,
+                             R"({"approved": true})", "--json"}, dir);
+  ASSERT_EQ(approve.exitCode, 0) << approve.err;
+  json::value r = approve.json();
+  EXPECT_EQ(r.at("status").as_string(), "completed");
+  EXPECT_EQ(r.at("replayedSteps").as_int64(), 402);
+  EXPECT_EQ(r.at("replayContentStoreCalls").as_int64(), 0);
+
+  Outcome sweep = runLoom({"--home", home, "sweep", "--json"}, dir);
+  ASSERT_EQ(sweep.exitCode, 0) << sweep.err;
+  json::value report = sweep.json();
+  EXPECT_EQ(report.at("deleted").as_int64(), 0);
+  EXPECT_EQ(report.at("kept").at("loadBearing").as_int64(), 201);  // 200 pages + 1 search
+
+  // Retention archives the ended run; its blobs stay pinned and its log stays readable.
+  std::string config = dir / "retention.toml";
+  { std::ofstream(config) << "[storage.retention]\nafterDays = 0\n"; }
+  Outcome retention = runLoom({"--home", home, "retention", "run", "--config", config, "--json"}, dir);
+  ASSERT_EQ(retention.exitCode, 0) << retention.err;
+  EXPECT_EQ(retention.json().at("archived").as_int64(), 1);
+  Outcome log = runLoom({"--home", home, "log", "cc", "--json"}, dir);
+  ASSERT_EQ(log.exitCode, 0) << log.err;
+  EXPECT_EQ(log.json().as_array().size(), 408u);
+  Outcome after = runLoom({"--home", home, "sweep", "--json"}, dir);
+  EXPECT_EQ(after.json().at("kept").at("archive").as_int64(), 201);
+  EXPECT_EQ(after.json().at("deleted").as_int64(), 0);
+}
+
+TEST(ClaimCheckCli, RetentionWithoutConfigSaysWhatToAdd) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir).exitCode, 0);
+  Outcome r = runLoom({"--home", home, "retention", "run"}, dir);
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("[storage.retention]"), std::string::npos) << r.err;
+}
+
+TEST(ClaimCheckCli, BenchPrintsOneRowPerSetting) {
+  TempDir dir;
+  Outcome bench = runLoom({"bench", "claim-check", "--turns", "3", "--stores", "memory", "--json"}, dir);
+  ASSERT_EQ(bench.exitCode, 0) << bench.err;
+  json::value parsed = bench.json();
+  const auto& rows = parsed.as_array();
+  ASSERT_EQ(rows.size(), 6u);  // {full, delta} x {off, on, on-no-preview}
+  for (const auto& row : rows) {
+    for (const char* key : {"turns", "claimCheck", "journal", "stateBytes", "logBytes",
+                            "zstdStateRatio", "wallSeconds"}) {
+      EXPECT_TRUE(row.as_object().contains(key)) << key;
+    }
+  }
+  EXPECT_EQ(runLoom({"bench", "claim-check", "--turns", "x"}, dir).exitCode, 2);
+}
+
+}  // namespace
+}  // namespace loom::testing
