@@ -1,4 +1,10 @@
 #include "loom/app/app.h"
+#include <sodium.h>
+
+#include "loom/compliance/encrypting_content_store.h"
+#include "loom/compliance/sealing_event_store.h"
+#include "loom/compliance/sealing_snapshot_store.h"
+#include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/content/sqlite_content_store.h"
@@ -82,7 +88,47 @@ std::unique_ptr<kernel::EventStore> openEventStore(const Config& config,
   return std::make_unique<kernel::SqliteEventStore>(std::move(options));
 }
 
+// A master key that is wiped when boot is done with it.
+struct MasterKey {
+  explicit MasterKey(const std::array<uint8_t, 32>& k) : bytes(k) {}
+  ~MasterKey() { sodium_memzero(bytes.data(), bytes.size()); }
+  std::array<uint8_t, 32> bytes;
+};
+
 }  // namespace
+
+// Boot's access to the App it composes.
+struct AppAccess {
+  // security.keys, compliance.erase, security.crypto and storage.contentStore.sealed: the key
+  // store in loom.db (a wrong master key is a ConfigError here), the sealing layers over the
+  // event and snapshot stores, the EncryptingContentStore over the content store.
+  static void openCompliance(const Config& config, const MasterKey& masterKey,
+                             std::shared_ptr<const Clock> clock, App& app);
+};
+
+void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
+                               std::shared_ptr<const Clock> clock, App& app) {
+  compliance::SqliteKeyStoreOptions keyOptions;
+  keyOptions.path = (app.home_ / "loom.db").string();
+  keyOptions.masterKey = masterKey.bytes;
+  keyOptions.masterKeyOrigin = compliance::masterKeyOrigin(*config.security.keys);
+  keyOptions.clock = clock;
+  app.keys_ = std::make_unique<compliance::SqliteKeyStore>(std::move(keyOptions));
+  sodium_memzero(keyOptions.masterKey.data(), keyOptions.masterKey.size());
+  if (config.compliance.erase || config.security.crypto) {
+    compliance::SealingOptions sealing{.sealSubjectless = config.security.crypto};
+    app.rawStore_ = std::move(app.store_);
+    app.store_ = std::make_unique<compliance::SealingEventStore>(*app.rawStore_, *app.keys_, sealing);
+    app.rawSnapshots_ = std::move(app.snapshots_);
+    app.snapshots_ =
+        std::make_unique<compliance::SealingSnapshotStore>(*app.rawSnapshots_, *app.keys_, sealing);
+  }
+  if (config.storage.contentStore.sealed) {
+    app.rawContentStore_ = app.contentStore_;
+    app.contentStore_ =
+        std::make_shared<compliance::EncryptingContentStore>(*app.rawContentStore_, *app.keys_);
+  }
+}
 
 App::~App() = default;
 
@@ -108,14 +154,19 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
                                                                   config->observability.onWarn);
   }
 
+  // The master key is read before anything exists: a missing one stops boot here.
+  std::optional<MasterKey> masterKey;
+  if (config->security.keys) masterKey.emplace(compliance::loadMasterKey(*config->security.keys));
+
   // 3. Create the home and open the stores.
   auto app = std::unique_ptr<App>(new App());
   app->config_ = config;
   app->home_ = createHome(config->storage.home);
   app->store_ = openEventStore(*config, app->home_);
   app->contentStore_ = openContentStore(*config, app->home_, options.clock);
-  if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
   app->snapshots_ = openSnapshotStore(*config, app->home_);
+  if (masterKey) AppAccess::openCompliance(*config, *masterKey, options.clock, *app);
+  if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
   middleware::KillSwitchOptions killOptions;
   killOptions.path = (app->home_ / "loom.db").string();
   killOptions.clock = options.clock;

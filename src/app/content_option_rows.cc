@@ -185,6 +185,15 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.kind); };
   }
   {
+    OptionRow& r = addRow(rows, "storage.contentStore.sealed", OptionType::kBoolean,
+                          "Seal each blob under its subject's key (EncryptingContentStore, ADR "
+                          "0143): equal bytes of two subjects get two addresses, and erasing a "
+                          "subject leaves its blobs unreadable. Needs security.keys.",
+                          "false");
+    r.set = [](Config& c, OptionValue v) { c.storage.contentStore.sealed = std::get<bool>(v); };
+    r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.sealed); };
+  }
+  {
     OptionRow& r = addRow(rows, "storage.contentStore.path", OptionType::kString,
                           "Another location for the blobs (a folder, or the SQLite file).");
     r.set = [](Config& c, OptionValue v) { c.storage.contentStore.path = std::get<std::string>(v); };

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "agent_app_option_rows.h"
+#include "compliance_option_rows.h"
 #include "content_option_rows.h"
 #include "effect_middleware_entry.h"
 #include "loom/middleware/retry_config.h"
@@ -68,11 +69,7 @@ std::vector<OptionRow> buildTable() {
     r.description = std::move(description);
     return r;
   };
-  auto notYet = [&](std::string path, OptionType type, std::string what, std::string by) {
-    OptionRow& r = row(std::move(path), type, std::move(what));
-    r.support = Support::kNotYet;
-    r.arrivesWith = std::move(by);
-  };
+  // (Support::kNotYet rows reserve an option for a later version; none is pending now.)
 
   // execution ---------------------------------------------------------------------------
   row("execution", OptionType::kGroup, "How effects run: the middleware chain and the journal.");
@@ -141,7 +138,7 @@ std::vector<OptionRow> buildTable() {
   addClaimCheckRows(rows);
 
   // security ----------------------------------------------------------------------------
-  row("security", OptionType::kGroup, "Secrets and (later) encryption.");
+  row("security", OptionType::kGroup, "Secrets, the master key and encryption at rest.");
   {
     OptionRow& r = row("security.redact", OptionType::kTableArray,
                        "Secret redaction rules. Every match in an effect's result (every "
@@ -162,16 +159,11 @@ std::vector<OptionRow> buildTable() {
       "An environment variable whose value (read at boot) is the secret.");
   row("security.redact[].pattern", OptionType::kString,
       "A regular expression (ECMAScript) that must not match the empty string.");
-  notYet("security.crypto", OptionType::kTable, "Per-subject sealing of log payloads.",
-         "the compliance work, ADR 0143");
-  notYet("security.keys", OptionType::kTable, "The key store of per-subject data keys.",
-         "the compliance work, ADR 0143");
+  addSecurityKeyRows(rows);
 
   // compliance --------------------------------------------------------------------------
-  row("compliance", OptionType::kGroup,
-      "Erasure and export of a data subject's data (nothing here is supported yet).");
-  notYet("compliance.erase", OptionType::kTable, "Erasure of a data subject (GDPR Art. 17).",
-         "the compliance work");
+  row("compliance", OptionType::kGroup, "Erasure and export of a data subject's data.");
+  addComplianceRows(rows);
 
   // storage -----------------------------------------------------------------------------
   row("storage", OptionType::kGroup, "Where Loom keeps its data.");

@@ -1,6 +1,7 @@
 #include "agent_app_option_rows.h"
 #include "loom/app/config.h"
 #include "loom/app/options.h"
+#include "loom/compliance/boot_rules.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/middleware/timeout.h"
@@ -49,7 +50,49 @@ void validateEffectMiddleware(const Config& config, ConfigIssues& issues) {
   }
 }
 
+// security.keys, security.crypto, compliance.erase and the D8 boot rules: all decided from
+// the config alone, before anything is opened.
+void validateCompliance(const Config& c, ConfigIssues& issues) {
+  bool needsKeys = c.compliance.erase || c.security.crypto || c.storage.contentStore.sealed;
+  if (needsKeys && !c.security.keys) {
+    issues.push_back({"security.keys",
+                      "required when compliance.erase, security.crypto or "
+                      "storage.contentStore.sealed is on: name a file or an environment "
+                      "variable that holds the master key (`loom keys new-master` prints one)"});
+  }
+  if (c.security.keys && c.security.keys->file.has_value() == c.security.keys->env.has_value()) {
+    issues.push_back({"security.keys", "give exactly one of file and env"});
+  }
+  content::ContentCapabilities caps = claimCheckStoreCapabilities(c);
+  ConfigIssues rules = compliance::checkCryptoRules(c.security.crypto, c.compliance.erase,
+                                                    c.execution.claimCheck.has_value(), caps);
+  issues.insert(issues.end(), rules.begin(), rules.end());
+  if (c.compliance.erase && !c.execution.claimCheck && !caps.remove) {
+    issues.push_back({"compliance.erase",
+                      "needs a content store that can delete blobs (the filesystem, SQLite "
+                      "or memory store), so erasure can reach a subject's blobs"});
+  }
+}
+
 }  // namespace
+
+content::ContentCapabilities claimCheckStoreCapabilities(const Config& c) {
+  const ContentStoreConfig& store = c.storage.contentStore;
+  std::shared_ptr<content::ContentStore> explicitStore =
+      c.execution.claimCheck && c.execution.claimCheck->store ? c.execution.claimCheck->store
+                                                              : store.instance;
+  content::ContentCapabilities caps;
+  if (explicitStore) {
+    caps = explicitStore->capabilities();
+  } else {
+    caps.remove = caps.deleteIfUntouchedSince = caps.touchClock = caps.enumerate = true;
+  }
+  // The default store is wrapped in an EncryptingContentStore when sealed.
+  if (store.sealed && !(c.execution.claimCheck && c.execution.claimCheck->store)) {
+    caps.sealsContent = true;
+  }
+  return caps;
+}
 
 ConfigValidationError::ConfigValidationError(std::string origin, ConfigIssues issues)
     : ConfigError(validationMessage(origin, issues)),
@@ -73,6 +116,7 @@ ConfigIssues validateConfig(const Config& config) {
     issues.insert(issues.end(), cc.begin(), cc.end());
   }
   validateAgentApp(config, issues);
+  validateCompliance(config, issues);
   return issues;
 }
 

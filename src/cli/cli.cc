@@ -37,6 +37,10 @@ constexpr Subcommand kSubcommands[] = {
     {"sweep", "Delete the content-store blobs that no log, archive or snapshot needs", setupSweep},
     {"retention", "Archive, then discard, the logs of old ended executions: `loom retention run`",
      setupRetention},
+    {"erase", "Erase a data subject: shred their key, delete the blobs only they cite",
+     setupErase},
+    {"export", "Export everything held on a data subject as one JSON file", setupExport},
+    {"keys", "Key management: `loom keys new-master` prints a fresh master key", setupKeys},
     {"bench", "Measure: `loom bench claim-check` prints the ADR 0140 table", setupBench},
     {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
 };

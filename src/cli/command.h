@@ -87,6 +87,7 @@ class Session {
   // Uses the config in `file` (loom.toml: storage, execution...) instead of the defaults when
   // booting; its storage.home applies unless --home was given. Call before runtime().
   void loadConfig(const std::filesystem::path& file);
+  bool hasConfig() const { return config_ != nullptr; }
 
   // The booted app (boots it like runtime(create) when needed): its content store, snapshots
   // and archive folder, for `loom sweep` and `loom retention run`.
@@ -143,6 +144,9 @@ Action setupHelpMarkdown(CLI::App& command, Session& session);
 Action setupSweep(CLI::App& command, Session& session);      // storage_commands.cc
 Action setupRetention(CLI::App& command, Session& session);  // storage_commands.cc
 Action setupBench(CLI::App& command, Session& session);      // bench_commands.cc
+Action setupErase(CLI::App& command, Session& session);      // compliance_commands.cc
+Action setupExport(CLI::App& command, Session& session);     // compliance_commands.cc
+Action setupKeys(CLI::App& command, Session& session);       // compliance_commands.cc
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
 void printError(std::string_view message);

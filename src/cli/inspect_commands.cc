@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "loom/agent/agent_state.h"
+#include "loom/compliance/event_sealing.h"
 #include "loom/kernel/fold.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/clock.h"
@@ -53,12 +54,24 @@ struct IdArgs {
   bool json = false;
 };
 
-std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, std::string_view jsonHelp) {
+// --config FILE: read through the app that file configures (sealed logs are unsealed with
+// its security.keys; erased subjects read as erased).
+void addConfigOption(CLI::App& command, Session& session) {
+  command.add_option_function<std::string>(
+             "--config", [&session](const std::string& file) { session.loadConfig(file); },
+             "A loom.toml with security.keys: sealed logs (compliance.erase, security.crypto) "
+             "are shown decrypted")
+      ->type_name("FILE");
+}
+
+std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, Session& session,
+                                  std::string_view jsonHelp) {
   auto args = std::make_shared<IdArgs>();
   command.add_option("ID", args->id, "The execution's id (see `loom ls`)")
       ->required()
       ->type_name("");
   command.add_flag("--json", args->json, std::string(jsonHelp));
+  addConfigOption(command, session);
   return args;
 }
 
@@ -70,6 +83,7 @@ Action setupLs(CLI::App& command, Session& session) {
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended)");
+  addConfigOption(command, session);
   return [&session, asJson] {
     auto infos = session.store(false).list(kernel::ExecutionFilter{});
     if (*asJson) {
@@ -98,7 +112,7 @@ Action setupLs(CLI::App& command, Session& session) {
 }
 
 Action setupLog(CLI::App& command, Session& session) {
-  auto args = addIdArgs(command,
+  auto args = addIdArgs(command, session,
                         "Print one JSON array of the stored event objects "
                         "{\"seq\",\"type\",\"at\",...}, complete");
   command.footer("Text output shows one event per line: seq, time, type and its data\n(cut to " +
@@ -127,7 +141,13 @@ Action setupLog(CLI::App& command, Session& session) {
       first = false;
     };
     if (archived) {
-      for (const auto& e : archived->events) print(e);
+      // Retention archived the stored (possibly sealed) events: unseal them with the home's
+      // keys when a config with security.keys was given (erased subjects read as erased).
+      std::optional<compliance::EventUnsealer> unsealer;
+      if (session.hasConfig()) {
+        if (auto* keys = session.app(false).keys()) unsealer.emplace(*keys);
+      }
+      for (const auto& e : archived->events) print(unsealer ? unsealer->unseal(args->id, e) : e);
     } else {
       session.store(false).scan(args->id, 1, print);
     }
@@ -139,7 +159,7 @@ Action setupLog(CLI::App& command, Session& session) {
 }
 
 Action setupState(CLI::App& command, Session& session) {
-  auto args = addIdArgs(command,
+  auto args = addIdArgs(command, session,
                         "Print one line of compact JSON: the kernel's folded state, or for an "
                         "agent run {\"id\", \"loops\": [{\"loop\", \"stateBytes\", \"state\"}]}");
   auto kernelState = std::make_shared<bool>(false);

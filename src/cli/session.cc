@@ -83,6 +83,7 @@ int64_t Session::replayContentStoreCalls() const {
 
 kernel::EventStore& Session::store(bool create) {
   if (booted_) return booted_->store();
+  if (config_) return app(create).store();  // through its sealing layer, when it has one
   if (store_) return *store_;
   kernel::Durability mode = durability();
   std::filesystem::path db = databasePath();

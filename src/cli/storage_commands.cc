@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "loom/compliance/sealing_event_store.h"
 #include "loom/sweep/archive.h"
 #include "loom/sweep/pin_sources.h"
 #include "loom/sweep/retention.h"
@@ -68,8 +69,12 @@ Action setupSweep(CLI::App& command, Session& session) {
     options.graceMillis = args->graceHours * 3600 * 1000;
     options.dryRun = args->dryRun;
     options.onProgress = args->json ? nullptr : progressBar();
+    // The live logs as the app reads them (unsealed), so every cited ref is seen; archived
+    // events are unsealed with the same keys.
     sweep::SweepSources sources{&app.store(),
-                                {sweep::archivePins(archive), sweep::snapshotPins(app.snapshots())}};
+                                {app.keys() ? compliance::sealedArchivePins(archive, *app.keys())
+                                            : sweep::archivePins(archive),
+                                 sweep::snapshotPins(app.snapshots())}};
     sweep::SweepReport report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);
     if (options.onProgress) std::cerr << "\r" << std::string(60, ' ') << "\r";
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
@@ -109,7 +114,9 @@ Action setupRetention(CLI::App& command, Session& session) {
     options.afterDays = retention->afterDays;
     options.archive = retention->archive;
     options.dryRun = args->dryRun;
-    auto report = sweep::runRetention(app.store(), &app.snapshots(), app.archiveDir(), options);
+    // The stores under any sealing layer: segments then hold ciphertext, never plaintext.
+    auto report =
+        sweep::runRetention(app.rawStore(), &app.rawSnapshots(), app.archiveDir(), options);
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));
     return kExitOk;

@@ -2,7 +2,6 @@
 
 #include <sodium.h>
 
-
 #include "loom/util/error.h"
 
 namespace loom::compliance::detail {
@@ -33,8 +32,7 @@ void ensureSodium() {
   if (ready < 0) throw InternalError("libsodium could not be initialized (sodium_init failed)");
 }
 
-std::string associatedData(std::string_view domain,
-                           std::initializer_list<std::string_view> parts) {
+std::string associatedData(std::string_view domain, std::initializer_list<std::string_view> parts) {
   std::string out;
   appendLength(out, domain.size());
   out += domain;
@@ -71,10 +69,9 @@ std::string seal(const Key& key, const Nonce& nonce, std::string_view plaintext,
   ensureSodium();
   std::string out(plaintext.size() + kTagBytes, '\0');
   unsigned long long written = 0;
-  crypto_aead_xchacha20poly1305_ietf_encrypt(reinterpret_cast<unsigned char*>(out.data()),
-                                             &written, bytesOf(plaintext), plaintext.size(),
-                                             bytesOf(ad), ad.size(), nullptr, nonce.data(),
-                                             key.data());
+  crypto_aead_xchacha20poly1305_ietf_encrypt(reinterpret_cast<unsigned char*>(out.data()), &written,
+                                             bytesOf(plaintext), plaintext.size(), bytesOf(ad),
+                                             ad.size(), nullptr, nonce.data(), key.data());
   out.resize(written);
   return out;
 }
@@ -94,15 +91,14 @@ std::optional<std::string> open(const Key& key, const Nonce& nonce, std::string_
   return out;
 }
 
-bool openKey(const Key& key, const Nonce& nonce, std::string_view ciphertext,
-             std::string_view ad, Key& out) {
+bool openKey(const Key& key, const Nonce& nonce, std::string_view ciphertext, std::string_view ad,
+             Key& out) {
   ensureSodium();
   if (ciphertext.size() != kKeyBytes + kTagBytes) return false;
   unsigned long long written = 0;
-  if (crypto_aead_xchacha20poly1305_ietf_decrypt(out.data(), &written, nullptr,
-                                                 bytesOf(ciphertext), ciphertext.size(),
-                                                 bytesOf(ad), ad.size(), nonce.data(),
-                                                 key.data()) != 0 ||
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt(out.data(), &written, nullptr, bytesOf(ciphertext),
+                                                 ciphertext.size(), bytesOf(ad), ad.size(),
+                                                 nonce.data(), key.data()) != 0 ||
       written != kKeyBytes) {
     wipe(out);
     return false;

@@ -40,8 +40,8 @@ std::optional<std::string> open(const Key& key, const Nonce& nonce, std::string_
                                 std::string_view ad);
 // The same for a 32-byte secret (a wrapped key): the result is written straight into `out`
 // so no unwiped copy is left behind. False when it does not authenticate.
-bool openKey(const Key& key, const Nonce& nonce, std::string_view ciphertext,
-             std::string_view ad, Key& out);
+bool openKey(const Key& key, const Nonce& nonce, std::string_view ciphertext, std::string_view ad,
+             Key& out);
 
 // Subkey `id` of `key` for `context` (exactly 8 characters), crypto_kdf_derive_from_key.
 Key deriveKey(const Key& key, uint64_t id, const char (&context)[9]);

@@ -10,9 +10,13 @@ namespace loom::compliance::detail {
 namespace {
 
 TEST(Aead, Base64MatchesTheRfc4648Vectors) {
-  const std::pair<std::string, std::string> vectors[] = {
-      {"", ""},         {"f", "Zg=="},        {"fo", "Zm8="},        {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const std::pair<std::string, std::string> vectors[] = {{"", ""},
+                                                         {"f", "Zg=="},
+                                                         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},
+                                                         {"foob", "Zm9vYg=="},
+                                                         {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(encoded, toBase64(plain));
     EXPECT_EQ(plain, fromBase64(encoded));
@@ -29,8 +33,8 @@ TEST(Aead, Base64RoundTripsEveryByteValueAndLength) {
 }
 
 TEST(Aead, Base64DecodingIsStrict) {
-  for (std::string bad : {"Zg=", "Zg", "Zh==", "Zm9=", "Z===", "====", "Zm9v!A==", "Zm 9v",
-                          "Zg==Zg==", "-_8="}) {
+  for (std::string bad :
+       {"Zg=", "Zg", "Zh==", "Zm9=", "Z===", "====", "Zm9v!A==", "Zm 9v", "Zg==Zg==", "-_8="}) {
     EXPECT_EQ(std::nullopt, fromBase64(bad)) << bad;
   }
 }

@@ -1,11 +1,15 @@
 #include "loom/compliance/claim_check_refs.h"
 
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <utility>
 
+#include "erase_parallel.h"
 #include "loom/compliance/event_sealing.h"
 #include "loom/content/claim_check_envelope.h"
 #include "loom/content/content_store.h"
+#include "loom/effects/taint.h"
 #include "loom/sweep/content_walker.h"
 
 namespace loom::compliance {
@@ -68,12 +72,49 @@ ClaimCheckRefs collect(const CitationSources& sources, const IdSet& ids,
   return refs;
 }
 
-// Erases the trusted ref of `event` from `candidates`; true when it was the last one.
-bool strikeTrusted(const kernel::Event& event, IdSet& candidates) {
-  if (candidates.empty()) return true;
-  if (auto address = trustedClaimCheckRefOf(event)) candidates.erase(*address);
-  return candidates.empty();
+// The address of the envelope at the trusted position of `event`, as a view into it, without
+// checking the envelope's other members (trustedClaimCheckRefOf does, for a hit).
+std::optional<std::string_view> trustedRefView(const kernel::Event& event) {
+  if (event.type != kernel::EventType::kStepCompleted) return std::nullopt;
+  const auto* output = event.data.if_contains("output");
+  if (output == nullptr) return std::nullopt;
+  const auto* o = effects::untainted(*output).if_object();
+  if (o == nullptr || !o->contains(content::kClaimCheckKey)) return std::nullopt;
+  const auto* ref = o->if_contains("ref");
+  return ref != nullptr ? refView(*ref) : std::nullopt;
 }
+
+// removeCitedByOthers' candidates, struck from several scanning threads.
+class SharedCandidates {
+ public:
+  explicit SharedCandidates(IdSet& set) : set_(set), empty_(set.empty()) {}
+  bool empty() const { return empty_.load(std::memory_order_acquire); }
+
+  // Strikes the trusted ref of `event`, if it is a candidate.
+  void strike(const kernel::Event& event) {
+    if (empty()) return;
+    auto address = trustedRefView(event);
+    if (!address) return;
+    std::lock_guard lock(mu_);
+    auto it = set_.find(*address);
+    if (it == set_.end() || !trustedClaimCheckRefOf(event)) return;  // a malformed envelope
+    erase(it);
+  }
+  // Strikes `address`, if it is a candidate.
+  void strikeAddress(std::string_view address) {
+    std::lock_guard lock(mu_);
+    if (auto it = set_.find(address); it != set_.end()) erase(it);
+  }
+
+ private:
+  void erase(IdSet::iterator it) {
+    set_.erase(it);
+    if (set_.empty()) empty_.store(true, std::memory_order_release);
+  }
+  std::mutex mu_;
+  IdSet& set_;  // GUARDED_BY(mu_)
+  std::atomic<bool> empty_;
+};
 
 }  // namespace
 
@@ -194,16 +235,17 @@ ClaimCheckRefs claimCheckRefsOfSubject(const CitationSources& sources, const std
 }
 
 int64_t removeCitedByOthers(const CitationSources& sources, const std::string& subject,
-                            const IdSet& subjectIds, IdSet& candidates) {
+                            const IdSet& subjectIds, IdSet& candidates, int concurrency) {
   const std::size_t before = candidates.size();
   auto removed = [&] { return static_cast<int64_t>(before - candidates.size()); };
   if (candidates.empty()) return 0;
+  SharedCandidates shared(candidates);
 
   // Executions outside the subject whose recorded steps vouch for them (their snapshots do
-  // not count), and the live logs already read, by (startedAt, nextSeq).
+  // not count), and the live logs to read, by (startedAt, nextSeq).
   IdSet withSteps;
   std::map<std::string, std::pair<int64_t, int64_t>, std::less<>> readLive;
-
+  std::vector<const std::string*> toScan;
   kernel::ExecutionFilter page;
   page.limit = kListPage;
   for (;;) {
@@ -211,14 +253,18 @@ int64_t removeCitedByOthers(const CitationSources& sources, const std::string& s
     for (const auto& info : infos) {
       if (info.subject == subject || info.steps == 0) continue;
       withSteps.insert(info.id);
-      readLive.emplace(info.id, std::make_pair(info.startedAtMillis, info.nextSeq));
-      sources.events->scan(info.id, 1,
-                           [&](const kernel::Event& e) { strikeTrusted(e, candidates); });
-      if (candidates.empty()) return removed();
+      auto [it, fresh] =
+          readLive.emplace(info.id, std::make_pair(info.startedAtMillis, info.nextSeq));
+      if (fresh) toScan.push_back(&it->first);
     }
     if (infos.size() < page.limit) break;
     page.afterId = infos.back().id;
   }
+  detail::forEachIndexInParallel(toScan.size(), concurrency, [&](std::size_t i) {
+    sources.events->scan(*toScan[i], 1, [&](const kernel::Event& e) { shared.strike(e); });
+    return !shared.empty();
+  });
+  if (shared.empty()) return removed();
 
   if (sources.archive != nullptr) {
     for (const auto& path : sources.archive->segmentPaths()) {
@@ -233,8 +279,8 @@ int64_t removeCitedByOthers(const CitationSources& sources, const std::string& s
         }
         if (auto archived = segment.read(info.id)) {
           forEachArchivedEvent(sources, *archived,
-                               [&](const kernel::Event& e) { strikeTrusted(e, candidates); });
-          if (candidates.empty()) return removed();
+                               [&](const kernel::Event& e) { shared.strike(e); });
+          if (shared.empty()) return removed();
         }
       }
     }
@@ -242,13 +288,11 @@ int64_t removeCitedByOthers(const CitationSources& sources, const std::string& s
 
   if (sources.snapshots != nullptr) {
     sources.snapshots->forEach([&](const kernel::Snapshot& s) {
-      if (candidates.empty() || subjectIds.contains(s.executionId) ||
+      if (shared.empty() || subjectIds.contains(s.executionId) ||
           withSteps.contains(s.executionId) || stateSubject(s.state) == subject) {
         return;
       }
-      sweep::visitCitedAddresses(s.state, [&](std::string_view a) {
-        if (auto it = candidates.find(a); it != candidates.end()) candidates.erase(it);
-      });
+      sweep::visitCitedAddresses(s.state, [&](std::string_view a) { shared.strikeAddress(a); });
     });
   }
   return removed();

@@ -72,8 +72,8 @@ std::string EncryptingContentStore::put(std::string_view bytes,
   const std::string owner = subjectOf(subject);
   DataKey key = keys_.getOrCreate(owner);
   if (key.id().empty() || key.id().size() > 255) {
-    throw InternalError("key id of subject '" + owner + "' has " +
-                        std::to_string(key.id().size()) + " characters; a sealed blob holds 1 "
+    throw InternalError("key id of subject '" + owner + "' has " + std::to_string(key.id().size()) +
+                        " characters; a sealed blob holds 1 "
                         "to 255");
   }
   BlobKeys keys(key);
@@ -111,8 +111,8 @@ std::optional<std::string> EncryptingContentStore::get(
       detail::open(keys.blob.bytes, sealed->nonce, sealed->ciphertext, blobAd(owner, key->id()));
   if (!bytes) {
     throw DataLossError("content blob " + std::string(address) +
-                        " does not authenticate under key " + key->id() + " of subject '" +
-                        owner + "': it was altered");
+                        " does not authenticate under key " + key->id() + " of subject '" + owner +
+                        "': it was altered");
   }
   return bytes;
 }

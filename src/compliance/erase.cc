@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <atomic>
 
 #include "erase_journal.h"
+#include "erase_parallel.h"
 #include "loom/compliance/claim_check_refs.h"
 
 namespace loom::compliance {
@@ -111,7 +113,7 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
   IdSet candidates;
   for (const auto& [address, ref] : refs) candidates.insert(address);
   plan.stillCitedElsewhere = enumerating(subject, plan.citedBySubject, [&] {
-    return removeCitedByOthers(sources, subject, executions.ids, candidates);
+    return removeCitedByOthers(sources, subject, executions.ids, candidates, options_.concurrency);
   });
   plan.addresses.assign(candidates.begin(), candidates.end());
   if (!plan.addresses.empty()) plan.touchCutoff = cutoff;
@@ -161,15 +163,19 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
   }
 
   lap("shredJournal");
-  for (const auto& address : plan.addresses) {
+  std::atomic<int64_t> deleted{0}, retained{0};
+  detail::forEachIndexInParallel(plan.addresses.size(), options_.concurrency, [&](std::size_t i) {
+    const std::string& address = plan.addresses[i];
     if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {
-      ++result.contentDeleted.deleted;
+      ++deleted;
     } else if (options_.content->has(address)) {
-      ++result.contentDeleted.retained;  // put again since the cutoff: another citation
+      ++retained;  // put again since the cutoff: another execution cites it now
     } else {
-      ++result.contentDeleted.deleted;  // gone already (an earlier attempt deleted it)
+      ++deleted;  // gone already (an earlier attempt deleted it)
     }
-  }
+    return true;
+  });
+  result.contentDeleted = ContentDeleted{deleted.load(), retained.load()};
 
   lap("deletes");
   detail::journal(options_.events, detail::kDeletedType,

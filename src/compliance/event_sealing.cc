@@ -1,8 +1,7 @@
 #include "loom/compliance/event_sealing.h"
 
-#include <boost/json/serialize.hpp>
-
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 
 #include "aead.h"
 #include "loom/util/error.h"
@@ -84,8 +83,19 @@ const std::optional<DataKey>& EventUnsealer::key(const std::string& subject,
                                                  const std::string& keyId) {
   auto slot = std::make_pair(subject, keyId);
   auto it = cache_.find(slot);
-  if (it == cache_.end()) it = cache_.emplace(std::move(slot), keys_.find(subject, keyId)).first;
-  return it->second;
+  if (it != cache_.end()) return it->second;
+  std::optional<DataKey> found = keys_.find(subject, keyId);
+  // Absent is "erased" only when the subject was shredded. Otherwise the row names a key that
+  // never existed (a damaged key id) or the key store is not the one the log was sealed with
+  // (a lost or swapped keys file): fail closed rather than call everything erased.
+  if (!found && !keys_.wasShredded(subject)) {
+    throw InvalidArgumentError("the sealed payload names key " + keyId + " of subject '" +
+                               subject +
+                               "', which the key store neither has nor shredded: the row is "
+                               "damaged, or this is not the key store the log was sealed with "
+                               "(check security.keys and the home's key store)");
+  }
+  return cache_.emplace(std::move(slot), std::move(found)).first->second;
 }
 
 kernel::Event EventUnsealer::unseal(const std::string& executionId, const kernel::Event& event) {

@@ -41,8 +41,7 @@ std::array<uint8_t, 32> loadMasterKey(const KeysConfig& config, const EnvLookup&
   if (config.file.has_value() == config.env.has_value()) {
     throw ConfigError(std::string("security.keys must name exactly one source of the master ") +
                       "key, a file (security.keys.file) or an environment variable " +
-                      "(security.keys.env)" +
-                      (config.file ? ", not both" : "; none is set") +
+                      "(security.keys.env)" + (config.file ? ", not both" : "; none is set") +
                       ". Generate a key with `loom keys new-master` and keep it outside the home");
   }
   const std::string origin = masterKeyOrigin(config);
@@ -52,7 +51,8 @@ std::array<uint8_t, 32> loadMasterKey(const KeysConfig& config, const EnvLookup&
     if (!std::filesystem::is_regular_file(*config.file, ec)) {
       throw ConfigError("the master key file " + *config.file +
                         " (security.keys.file) does not exist or is not a file; create it with "
-                        "`loom keys new-master > " + *config.file + "` (mode 600)");
+                        "`loom keys new-master > " +
+                        *config.file + "` (mode 600)");
     }
     std::ifstream in(*config.file, std::ios::binary);
     if (!in) {

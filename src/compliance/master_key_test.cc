@@ -76,12 +76,14 @@ TEST(MasterKey, LoadsFromAnEnvironmentVariable) {
 }
 
 TEST(MasterKey, MissingSourcesAreConfigErrorsNamingWhich) {
-  std::string m = configErrorOf(
-      [] { loadMasterKey(KeysConfig{"/no/such/dir/master.key", std::nullopt}); });
+  std::string m = configErrorOf([] {
+    loadMasterKey(KeysConfig{"/no/such/dir/master.key", std::nullopt});
+  });
   EXPECT_NE(std::string::npos, m.find("/no/such/dir/master.key")) << m;
   EXPECT_NE(std::string::npos, m.find("security.keys.file")) << m;
-  m = configErrorOf(
-      [] { loadMasterKey(KeysConfig{std::nullopt, "LOOM_MASTER_KEY"}, fakeEnv({})); });
+  m = configErrorOf([] {
+    loadMasterKey(KeysConfig{std::nullopt, "LOOM_MASTER_KEY"}, fakeEnv({}));
+  });
   EXPECT_NE(std::string::npos, m.find("LOOM_MASTER_KEY")) << m;
   EXPECT_NE(std::string::npos, m.find("not set")) << m;
   m = configErrorOf([] {

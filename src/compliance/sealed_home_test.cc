@@ -82,24 +82,24 @@ TEST_F(SealedHomeTest, NoPlaintextAnywhereInTheHomeBeforeOrAfterAShred) {
   // Retention on the inner stores: the segment receives the events as stored.
   clock_->advance(10 * kDay);
   sweep::RetentionReport retention = sweep::runRetention(
-      logs_, &snapshots_, archive_.dir(),
-      sweep::RetentionOptions{.afterDays = 1, .clock = clock_});
+      logs_, &snapshots_, archive_.dir(), sweep::RetentionOptions{.afterDays = 1, .clock = clock_});
   ASSERT_EQ(2, retention.archived);
   ASSERT_EQ(1u, archive_.segmentPaths().size());
   std::optional<sweep::ArchivedExecution> archived = archive_.find("b-done");
   ASSERT_TRUE(archived);
   for (const auto& e : archived->events) EXPECT_TRUE(kernel::isSealed(e.data)) << e.seq;
   EventUnsealer unsealer(keys_);
-  EXPECT_EQ("fetched BOB-SECRET-1",
-            unsealer.unseal("b-done", archived->events[1]).data.at("output").at("text").as_string());
+  EXPECT_EQ(
+      "fetched BOB-SECRET-1",
+      unsealer.unseal("b-done", archived->events[1]).data.at("output").at("text").as_string());
 
   // The sweep pins what the sealed archive cites only because its pins unseal.
   sweep::SweepOptions sweepOptions{.dryRun = true, .clock = clock_};
   sweep::SweepReport report = sweep::sweepUnpinnedContent(
       blobs_,
-      sweep::SweepSources{&sealedLogs_,
-                          {compliance::sealedArchivePins(archive_, keys_),
-                           sweep::snapshotPins(sealedSnapshots_)}},
+      sweep::SweepSources{
+          &sealedLogs_,
+          {compliance::sealedArchivePins(archive_, keys_), sweep::snapshotPins(sealedSnapshots_)}},
       sweepOptions);
   EXPECT_EQ(4, report.blobsSeen);
   EXPECT_EQ(2, report.keptByReason["archive"]);
@@ -137,8 +137,8 @@ TEST_F(SealedHomeTest, NoPlaintextAnywhereInTheHomeBeforeOrAfterAShred) {
   workflow::RunResult bob = runtime_->signal("b-parked", "go", json::value(true));
   EXPECT_EQ(kernel::ExecutionStatus::kCompleted, bob.status);
   EXPECT_EQ(json::value("done with BOB-SECRET-2"), bob.output);
-  std::string bobRef(sealedLogs_.read("b-parked")[1].data.at("output").at("ref").at(
-      "__loomContent").as_string());
+  std::string bobRef(
+      sealedLogs_.read("b-parked")[1].data.at("output").at("ref").at("__loomContent").as_string());
   EXPECT_EQ("blob of BOB-SECRET-2", blobs_.get(bobRef, std::string("bob")));
 
   for (const std::string secret : {"ALICE-SECRET", "BOB-SECRET"}) {
@@ -155,8 +155,8 @@ TEST_F(SealedHomeTest, AnErasedEndedExecutionIsRefusedToo) {
 
 TEST_F(SealedHomeTest, AliceBlobsAreUnreadableAfterTheShred) {
   start("a-done", "alice", "ALICE-Y", true);
-  std::string ref(sealedLogs_.read("a-done")[1].data.at("output").at("ref").at(
-      "__loomContent").as_string());
+  std::string ref(
+      sealedLogs_.read("a-done")[1].data.at("output").at("ref").at("__loomContent").as_string());
   EXPECT_EQ("blob of ALICE-Y", blobs_.get(ref, std::string("alice")));
   ASSERT_TRUE(keys_.shred("alice"));
   EXPECT_EQ(std::nullopt, blobs_.get(ref, std::string("alice")));

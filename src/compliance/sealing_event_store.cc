@@ -14,8 +14,8 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
   if (events.empty()) return inner_.append(executionId, expectedNextSeq, std::move(events));
   for (const auto& e : events) {
     if (kernel::isSealed(e.data) || kernel::isErased(e.data)) {
-      throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) +
-                                 " for '" + executionId +
+      throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) + " for '" +
+                                 executionId +
                                  "' has a sealed or erased payload; only the sealing store "
                                  "writes those");
     }
@@ -100,8 +100,7 @@ void SealingEventStore::scan(const std::string& executionId, int64_t fromSeq,
   });
 }
 
-std::optional<kernel::ExecutionInfo> SealingEventStore::info(
-    const std::string& executionId) const {
+std::optional<kernel::ExecutionInfo> SealingEventStore::info(const std::string& executionId) const {
   return inner_.info(executionId);
 }
 
@@ -125,13 +124,13 @@ std::vector<kernel::ControlEvent> SealingEventStore::readControl(int64_t fromSeq
 }
 
 sweep::PinSource sealedArchivePins(const sweep::Archive& archive, const KeyStore& keys) {
-  return sweep::PinSource{"archive", [&archive, &keys](const sweep::AddressVisitor& visit) {
-                            EventUnsealer unsealer(keys);
-                            archive.forEachEvent(
-                                [&](const std::string& id, const kernel::Event& e) {
-                                  sweep::visitCitedAddresses(unsealer.unseal(id, e), visit);
-                                });
-                          }};
+  return sweep::PinSource{
+      "archive", [&archive, &keys](const sweep::AddressVisitor& visit) {
+        EventUnsealer unsealer(keys);
+        archive.forEachEvent([&](const std::string& id, const kernel::Event& e) {
+          sweep::visitCitedAddresses(unsealer.unseal(id, e), visit);
+        });
+      }};
 }
 
 }  // namespace loom::compliance

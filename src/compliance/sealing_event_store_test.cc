@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "loom/compliance/memory_key_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/util/error.h"
@@ -32,8 +33,8 @@ class SealingEventStoreTest : public ::testing::Test {
     sqlite3* h = nullptr;
     sqlite3_open(dbPath().c_str(), &h);
     sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(h, "SELECT body FROM events WHERE execution_id = ?1 AND seq = ?2", -1,
-                       &stmt, nullptr);
+    sqlite3_prepare_v2(h, "SELECT body FROM events WHERE execution_id = ?1 AND seq = ?2", -1, &stmt,
+                       nullptr);
     sqlite3_bind_text(stmt, 1, id.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(stmt, 2, seq);
     std::string body;
@@ -54,8 +55,8 @@ class SealingEventStoreTest : public ::testing::Test {
   }
 
   ScratchHome home_;
-  SqliteKeyStore keys_{SqliteKeyStoreOptions{(home_.path() / "loom.db").string(),
-                                             testMasterKey(), "the test key"}};
+  SqliteKeyStore keys_{
+      SqliteKeyStoreOptions{(home_.path() / "loom.db").string(), testMasterKey(), "the test key"}};
   kernel::SqliteEventStore inner_{kernel::SqliteEventStoreOptions{dbPath()}};
   std::unique_ptr<SealingEventStore> sealed_;
 };
@@ -170,8 +171,7 @@ TEST_F(SealingEventStoreTest, SwappedRowsDoNotOpen) {
     EXPECT_NE(std::string::npos, std::string(e.what()).find("does not authenticate"));
   }
   // A row moved to another execution at the same seq does not open either.
-  exec("UPDATE events SET body = '" + rawBody("e1", 4) +
-       "' WHERE execution_id = 'e2' AND seq = 4");
+  exec("UPDATE events SET body = '" + rawBody("e1", 4) + "' WHERE execution_id = 'e2' AND seq = 4");
   EXPECT_THROW(sealed_->read("e2"), CorruptEventError);
   // Nor does a flipped byte of ciphertext.
   std::string five = rawBody("e2", 5);
@@ -179,6 +179,26 @@ TEST_F(SealingEventStoreTest, SwappedRowsDoNotOpen) {
   five[at] = five[at] == 'A' ? 'B' : 'A';
   exec("UPDATE events SET body = '" + five + "' WHERE execution_id = 'e2' AND seq = 5");
   EXPECT_THROW(sealed_->scan("e2", 5, [](const Event&) {}), CorruptEventError);
+}
+
+TEST_F(SealingEventStoreTest, AKeyThatNeverExistedIsCorruptionNotErasure) {
+  sealed_->append("e1", 1, secretRun("alice", "K", 1));
+  std::string body = rawBody("e1", 2);
+  std::size_t at = body.find("\"keyId\":\"") + 9;
+  body[at] = body[at] == 'a' ? 'b' : 'a';
+  exec("UPDATE events SET body = '" + body + "' WHERE execution_id = 'e1' AND seq = 2");
+  try {
+    sealed_->read("e1");
+    FAIL() << "a damaged key id read as erased";
+  } catch (const CorruptEventError& e) {
+    EXPECT_EQ(2, e.seq());
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("neither has nor shredded"));
+  }
+  // A log opened with another (empty) key store fails the same way, instead of reading as
+  // erased.
+  MemoryKeyStore empty;
+  SealingEventStore wrongKeys(inner_, empty);
+  EXPECT_THROW(wrongKeys.read("e1", 3), CorruptEventError);
 }
 
 TEST_F(SealingEventStoreTest, ChangingTheClearWorkflowOfAStartIsDetected) {
@@ -218,10 +238,10 @@ TEST_F(SealingEventStoreTest, AfterAShredEventsReadAsErasedNamingTheSubject) {
 
 TEST_F(SealingEventStoreTest, AppendingASealedOrErasedShapeIsRefused) {
   sealed_->append("e1", 1, secretRun("alice", "X", 0, false));
-  json::object forged{{"sealed", json::object{{"subject", "alice"},
-                                              {"keyId", "k"},
-                                              {"nonce", "AAAA"},
-                                              {"ciphertext", "AAAA"}}}};
+  json::object forged{
+      {"sealed",
+       json::object{
+           {"subject", "alice"}, {"keyId", "k"}, {"nonce", "AAAA"}, {"ciphertext", "AAAA"}}}};
   Event e{0, EventType::kStepCompleted, kT0, forged};
   EXPECT_THROW(sealed_->append("e1", 2, {e}), InvalidArgumentError);
   e.data = json::object{{"erased", json::object{{"subject", "alice"}}}};
@@ -252,14 +272,13 @@ TEST_F(SealingEventStoreTest, ConflictsAndUnknownExecutionsBehaveAsTheInnerStore
 }
 
 TEST(SealedShapes, TheKernelAcceptsSealedAndErasedPayloadsForAnyType) {
-  json::object sealed{{"sealed", json::object{{"subject", "s"},
-                                              {"keyId", "k"},
-                                              {"nonce", "n"},
-                                              {"ciphertext", "c"}}}};
+  json::object sealed{
+      {"sealed",
+       json::object{{"subject", "s"}, {"keyId", "k"}, {"nonce", "n"}, {"ciphertext", "c"}}}};
   json::object erased{{"erased", json::object{{"subject", "s"}}}};
-  for (auto type : {EventType::kStepCompleted, EventType::kStepFailed, EventType::kExecutionParked,
-                    EventType::kSignalReceived, EventType::kExecutionCompleted,
-                    EventType::kExecutionFailed}) {
+  for (auto type :
+       {EventType::kStepCompleted, EventType::kStepFailed, EventType::kExecutionParked,
+        EventType::kSignalReceived, EventType::kExecutionCompleted, EventType::kExecutionFailed}) {
     EXPECT_NO_THROW(kernel::validateEventData(type, sealed));
     EXPECT_NO_THROW(kernel::validateEventData(type, erased));
     json::object extra = sealed;
@@ -276,13 +295,17 @@ TEST(SealedShapes, TheKernelAcceptsSealedAndErasedPayloadsForAnyType) {
                InvalidArgumentError);
   json::object noKey{{"sealed", json::object{{"subject", "s"}, {"nonce", "n"}}}};
   EXPECT_THROW(kernel::validateEventData(EventType::kStepCompleted, noKey), InvalidArgumentError);
-  json::object stepWithSealedMember{{"stepId", "a"}, {"taskKind", "t"}, {"effectId", "e"},
-                                    {"output", 1}, {"sealed", json::object{}}};
+  json::object stepWithSealedMember{{"stepId", "a"},
+                                    {"taskKind", "t"},
+                                    {"effectId", "e"},
+                                    {"output", 1},
+                                    {"sealed", json::object{}}};
   EXPECT_FALSE(kernel::isSealed(stepWithSealedMember)) << "a clear step is not sealed by shape";
   // A stored sealed row parses (eventFromText validates), and metadata does not read its fields.
-  Event e = kernel::eventFromText(
-      "x", 2, R"({"seq":2,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z",)" +
-                  json::toText(json::value(sealed)).substr(1));
+  Event e =
+      kernel::eventFromText("x", 2,
+                            R"({"seq":2,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z",)" +
+                                json::toText(json::value(sealed)).substr(1));
   kernel::ExecutionInfo info;
   info.id = "x";
   kernel::applyEvent(info, kernel::executionStarted("wf", nullptr, "s", kT0), 10);

@@ -22,8 +22,8 @@ const json::object* sealedState(const json::value& state) {
 std::optional<kernel::Snapshot> unsealSnapshot(EventUnsealer& unsealer, kernel::Snapshot s) {
   const json::object* sealed = sealedState(s.state);
   if (sealed == nullptr) return s;  // written before sealing was on, or not a subject's
-  std::string what = "the sealed snapshot of execution '" + s.executionId + "' at seq " +
-                     std::to_string(s.seq);
+  std::string what =
+      "the sealed snapshot of execution '" + s.executionId + "' at seq " + std::to_string(s.seq);
   std::optional<std::string> plaintext = unsealer.open(*sealed, snapshotAd(s), what);
   if (!plaintext) return std::nullopt;
   try {
@@ -51,14 +51,13 @@ void SealingSnapshotStore::put(const kernel::Snapshot& snapshot) {
   if (!sealer) return inner_.put(snapshot);
   DataKey key = keys_.getOrCreate(*sealer);
   kernel::Snapshot sealed{snapshot.executionId, snapshot.seq, json::value()};
-  sealed.state = json::object{
-      {kernel::kSealedKey,
-       sealDocument(json::toText(snapshot.state), *sealer, key, snapshotAd(snapshot))}};
+  sealed.state =
+      json::object{{kernel::kSealedKey, sealDocument(json::toText(snapshot.state), *sealer, key,
+                                                     snapshotAd(snapshot))}};
   inner_.put(sealed);
 }
 
-std::optional<kernel::Snapshot> SealingSnapshotStore::latest(
-    const std::string& executionId) const {
+std::optional<kernel::Snapshot> SealingSnapshotStore::latest(const std::string& executionId) const {
   std::optional<kernel::Snapshot> s = inner_.latest(executionId);
   if (!s) return s;
   EventUnsealer unsealer(keys_);
@@ -73,7 +72,8 @@ int64_t SealingSnapshotStore::prune(const std::string& executionId, int64_t keep
   return inner_.prune(executionId, keepFromSeq);
 }
 
-void SealingSnapshotStore::forEach(const std::function<void(const kernel::Snapshot&)>& visit) const {
+void SealingSnapshotStore::forEach(
+    const std::function<void(const kernel::Snapshot&)>& visit) const {
   EventUnsealer unsealer(keys_);  // one walk: keys cached for it only
   inner_.forEach([&](const kernel::Snapshot& stored) {
     std::optional<kernel::Snapshot> s = unsealSnapshot(unsealer, stored);
@@ -83,8 +83,7 @@ void SealingSnapshotStore::forEach(const std::function<void(const kernel::Snapsh
     }
     kernel::Snapshot erased{stored.executionId, stored.seq, json::value()};
     erased.state = json::object{
-        {kernel::kErasedKey,
-         json::object{{"subject", sealedState(stored.state)->at("subject")}}}};
+        {kernel::kErasedKey, json::object{{"subject", sealedState(stored.state)->at("subject")}}}};
     visit(erased);
   });
 }

@@ -75,11 +75,12 @@ inline std::vector<kernel::Event> secretRun(const std::string& subject, const st
   std::vector<kernel::Event> events{
       kernel::executionStarted("wf", json::object{{"q", "input " + secret}}, subject, kT0)};
   for (int i = 0; i < steps; ++i) {
-    events.push_back(kernel::stepCompleted("step-" + std::to_string(i), "tool", "fetch",
-                                           json::object{{"text", secret + " #" + std::to_string(i)}},
-                                           kT0 + i + 1));
+    events.push_back(kernel::stepCompleted(
+        "step-" + std::to_string(i), "tool", "fetch",
+        json::object{{"text", secret + " #" + std::to_string(i)}}, kT0 + i + 1));
   }
-  if (complete) events.push_back(kernel::executionCompleted(json::value("done: " + secret), kT0 + 1000));
+  if (complete)
+    events.push_back(kernel::executionCompleted(json::value("done: " + secret), kT0 + 1000));
   return events;
 }
 

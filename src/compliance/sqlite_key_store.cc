@@ -100,9 +100,8 @@ struct SqliteKeyStore::Impl {
     }
     if (version > kSqliteKeyStoreSchema || version < kSqliteKeyStoreSchemaOldestReadable) {
       throw FailedPreconditionError(
-          "key store '" + path + "' was written under key store schema " +
-          std::to_string(version) + " but this build reads " +
-          std::to_string(kSqliteKeyStoreSchemaOldestReadable) + " to " +
+          "key store '" + path + "' was written under key store schema " + std::to_string(version) +
+          " but this build reads " + std::to_string(kSqliteKeyStoreSchemaOldestReadable) + " to " +
           std::to_string(kSqliteKeyStoreSchema) +
           (version > kSqliteKeyStoreSchema ? "; upgrade Loom to open it" : ""));
     }
@@ -120,18 +119,17 @@ struct SqliteKeyStore::Impl {
     }
     detail::Nonce nonce{};
     std::string sealed(sealedHex ? sealedHex->size() / 2 : 0, '\0');
-    bool readable = nonceHex && sealedHex &&
-                    detail::fromHex(*nonceHex, nonce.data(), nonce.size()) &&
-                    detail::fromHex(*sealedHex, reinterpret_cast<uint8_t*>(sealed.data()),
-                                    sealed.size());
+    bool readable =
+        nonceHex && sealedHex && detail::fromHex(*nonceHex, nonce.data(), nonce.size()) &&
+        detail::fromHex(*sealedHex, reinterpret_cast<uint8_t*>(sealed.data()), sealed.size());
     if (!readable) {
       throw DataLossError("key store '" + path +
                           "': its master key check value (key_store_meta.check) is damaged");
     }
     auto opened = detail::open(master.bytes, nonce, sealed, ad);
     if (!opened || *opened != kCheckPlaintext) {
-      throw ConfigError("the master key in " + origin + " does not open this key store ('" +
-                        path + "'); it was created under another master key. Set security.keys "
+      throw ConfigError("the master key in " + origin + " does not open this key store ('" + path +
+                        "'); it was created under another master key. Set security.keys "
                         "to the master key this home was created with (a new key cannot read "
                         "existing keys, and nothing was changed)");
     }
@@ -142,10 +140,10 @@ struct SqliteKeyStore::Impl {
     detail::Nonce nonce{};
     std::string wrapped(wrappedHex.size() / 2, '\0');
     detail::Key bytes{};
-    bool ok = detail::fromHex(nonceHex, nonce.data(), nonce.size()) &&
-              detail::fromHex(wrappedHex, reinterpret_cast<uint8_t*>(wrapped.data()),
-                              wrapped.size()) &&
-              detail::openKey(master.bytes, nonce, wrapped, wrapAd(subject, keyId), bytes);
+    bool ok =
+        detail::fromHex(nonceHex, nonce.data(), nonce.size()) &&
+        detail::fromHex(wrappedHex, reinterpret_cast<uint8_t*>(wrapped.data()), wrapped.size()) &&
+        detail::openKey(master.bytes, nonce, wrapped, wrapAd(subject, keyId), bytes);
     if (!ok) {
       throw DataLossError("key store '" + path + "': the key of subject '" + subject +
                           "' (key id " + std::string(keyId) +
@@ -172,9 +170,9 @@ struct SqliteKeyStore::Impl {
     detail::Nonce nonce = detail::randomNonce();
     std::string_view plain(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     std::string wrapped = detail::seal(master.bytes, nonce, plain, wrapAd(subject, keyId));
-    StatementUse insert(db.prepare(
-        "INSERT INTO subject_keys (subject, key_id, nonce, wrapped, created_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5)"));
+    StatementUse insert(
+        db.prepare("INSERT INTO subject_keys (subject, key_id, nonce, wrapped, created_at) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5)"));
     insert->bind(1, std::string_view(subject));
     insert->bind(2, std::string_view(keyId));
     insert->bind(3, std::string_view(detail::toHex(nonce.data(), nonce.size())));
@@ -192,8 +190,8 @@ struct SqliteKeyStore::Impl {
   void checkpoint() {
     int logFrames = 0;
     int checkpointed = 0;
-    int rc = sqlite3_wal_checkpoint_v2(db.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE,
-                                       &logFrames, &checkpointed);
+    int rc = sqlite3_wal_checkpoint_v2(db.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, &logFrames,
+                                       &checkpointed);
     if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
       db.fail(rc, "checkpoint the WAL after a shred");
     }
@@ -214,8 +212,8 @@ SqliteKeyStore::SqliteKeyStore(SqliteKeyStoreOptions options) {
     ~WipeOnExit() { detail::wipe(key); }
   } wipeOptions{options.masterKey};
   if (options.path.empty() || options.path == ":memory:") {
-    throw InvalidArgumentError("sqlite key store needs a database file path, not '" +
-                               options.path + "'");
+    throw InvalidArgumentError("sqlite key store needs a database file path, not '" + options.path +
+                               "'");
   }
   if (!options.clock) options.clock = systemClock();
   impl_ = std::make_unique<Impl>(options);
@@ -272,8 +270,7 @@ bool SqliteKeyStore::shred(const std::string& subject) {
 
 bool SqliteKeyStore::wasShredded(const std::string& subject) const {
   std::lock_guard lock(impl_->mu);
-  StatementUse select(
-      impl_->db.prepare("SELECT 1 FROM subject_key_tombstones WHERE subject = ?1"));
+  StatementUse select(impl_->db.prepare("SELECT 1 FROM subject_key_tombstones WHERE subject = ?1"));
   select->bind(1, std::string_view(subject));
   return select->step("read shred tombstone");
 }

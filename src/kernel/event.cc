@@ -95,9 +95,8 @@ void validateOpaque(EventType type, const json::object& data, std::string_view m
     requireString(data, "workflow");
     json::optionalString(data, "subject");
   } else if (data.size() != 1) {
-    throw InvalidArgumentError("a " + std::string(marker) + " " +
-                               std::string(eventTypeName(type)) + " holds only '" +
-                               std::string(marker) + "'");
+    throw InvalidArgumentError("a " + std::string(marker) + " " + std::string(eventTypeName(type)) +
+                               " holds only '" + std::string(marker) + "'");
   }
   const auto& body = data.at(marker).get_object();
   requireString(body, "subject");

@@ -28,8 +28,11 @@ void progress(ExecutionInfo& info) {
 // fields it hides (docs/spec/events.md, "Sealed events"); -1 for a clear event.
 int64_t opaqueBytes(const json::object& d) {
   const json::value* body = nullptr;
-  if (isSealed(d)) body = d.if_contains(kSealedKey);
-  else if (isErased(d)) body = d.if_contains(kErasedKey);
+  if (isSealed(d)) {
+    body = d.if_contains(kSealedKey);
+  } else if (isErased(d)) {
+    body = d.if_contains(kErasedKey);
+  }
   return body ? static_cast<int64_t>(json::textBytes(*body)) : -1;
 }
 

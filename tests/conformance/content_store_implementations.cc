@@ -57,8 +57,7 @@ INSTANTIATE_TEST_SUITE_P(
     Stores, ContentStoreConformance,
     ::testing::Values(factory<MemoryContentStore>("Memory", false),
                       factory<FilesystemContentStore>("Filesystem", true, "content"),
-                      factory<SqliteContentStore>("Sqlite", true, "content.db"),
-                      encrypting()),
+                      factory<SqliteContentStore>("Sqlite", true, "content.db"), encrypting()),
     factoryName);
 
 }  // namespace

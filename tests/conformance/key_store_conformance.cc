@@ -31,9 +31,9 @@ class ScratchDir {
  public:
   ScratchDir() {
     static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() / ("loom-keys-test-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter++) + "-" +
-                                         std::to_string(std::random_device{}()));
+    path_ = fs::temp_directory_path() /
+            ("loom-keys-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+             "-" + std::to_string(std::random_device{}()));
     fs::create_directories(path_);
   }
   ~ScratchDir() {
@@ -191,11 +191,12 @@ TEST_P(KeyStoreConformance, PersistentStoreKeepsKeysAndTombstonesAcrossReopening
 
 INSTANTIATE_TEST_SUITE_P(
     Stores, KeyStoreConformance,
-    ::testing::Values(
-        KeyStoreFactory{"Memory", [](const fs::path&) -> std::unique_ptr<KeyStore> {
-                          return std::make_unique<MemoryKeyStore>();
-                        }},
-        KeyStoreFactory{"Sqlite", [](const fs::path& dir) { return openSqlite(dir); }, true}),
+    ::testing::Values(KeyStoreFactory{"Memory",
+                                      [](const fs::path&) -> std::unique_ptr<KeyStore> {
+                                        return std::make_unique<MemoryKeyStore>();
+                                      }},
+                      KeyStoreFactory{"Sqlite", [](const fs::path& dir) { return openSqlite(dir); },
+                                      true}),
     [](const ::testing::TestParamInfo<KeyStoreFactory>& info) { return info.param.name; });
 
 // ---- SQLite only ----------------------------------------------------------------------------
@@ -234,8 +235,7 @@ std::string wrappedColumn(const fs::path& db, const std::string& subject) {
   sqlite3* h = nullptr;
   EXPECT_EQ(SQLITE_OK, sqlite3_open(db.string().c_str(), &h));
   sqlite3_stmt* stmt = nullptr;
-  sqlite3_prepare_v2(h, "SELECT wrapped FROM subject_keys WHERE subject = ?1", -1, &stmt,
-                     nullptr);
+  sqlite3_prepare_v2(h, "SELECT wrapped FROM subject_keys WHERE subject = ?1", -1, &stmt, nullptr);
   sqlite3_bind_text(stmt, 1, subject.c_str(), -1, SQLITE_TRANSIENT);
   std::string out;
   if (sqlite3_step(stmt) == SQLITE_ROW) {
@@ -323,13 +323,33 @@ TEST(SqliteKeyStore, AShreddedKeyLeavesNoTraceInTheDatabaseFilesIncludingTheWal)
   EXPECT_EQ(std::nullopt, openSqlite(dir.path())->find("alice", alice.id()));
 }
 
+TEST(SqliteKeyStore, ShredsAcrossManyPagesLeaveNoWrappedKeyBehind) {
+  ScratchDir dir;
+  auto store = openSqlite(dir.path());
+  for (int i = 0; i < 400; ++i) store->getOrCreate("subject-" + std::to_string(i));  // splits
+  std::vector<std::string> wrapped;
+  for (int i = 0; i < 400; i += 7) {
+    wrapped.push_back(wrappedColumn(dir.path() / "keys.db", "subject-" + std::to_string(i)));
+    ASSERT_TRUE(store->shred("subject-" + std::to_string(i)));
+  }
+  for (int i = 400; i < 500; ++i) store->getOrCreate("subject-" + std::to_string(i));  // reuse
+  store.reset();
+  std::string files = databaseFiles(dir.path());
+  for (const std::string& w : wrapped) {
+    ASSERT_EQ(96u, w.size());
+    EXPECT_EQ(std::string::npos, files.find(w));
+  }
+}
+
 TEST(SqliteKeyStore, AStoreOfANewerSchemaIsRefused) {
   ScratchDir dir;
   openSqlite(dir.path());
   sqlite3* h = nullptr;
   ASSERT_EQ(SQLITE_OK, sqlite3_open((dir.path() / "keys.db").string().c_str(), &h));
-  ASSERT_EQ(SQLITE_OK, sqlite3_exec(h, "UPDATE key_store_meta SET value = '99' WHERE name = "
-                                       "'schema'", nullptr, nullptr, nullptr));
+  ASSERT_EQ(SQLITE_OK, sqlite3_exec(h,
+                                    "UPDATE key_store_meta SET value = '99' WHERE name = "
+                                    "'schema'",
+                                    nullptr, nullptr, nullptr));
   sqlite3_close(h);
   EXPECT_THROW(openSqlite(dir.path()), FailedPreconditionError);
 }

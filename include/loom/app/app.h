@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "loom/app/config.h"
+#include "loom/compliance/key_store.h"
 #include "loom/content/content_store.h"
 #include "loom/effects/middleware.h"
 #include "loom/effects/task.h"
@@ -48,6 +49,12 @@ class App {
   // The home folder (storage.home), which holds loom.db.
   const std::filesystem::path& home() const { return home_; }
   kernel::EventStore& store() { return *store_; }
+  // The store under the sealing layer when compliance.erase or security.crypto is on (what
+  // retention archives, so segments hold ciphertext); store() otherwise.
+  kernel::EventStore& rawStore() { return rawStore_ ? *rawStore_ : *store_; }
+  kernel::SnapshotStore& rawSnapshots() { return rawSnapshots_ ? *rawSnapshots_ : *snapshots_; }
+  // The per-subject key store (security.keys), nullptr when no option needs it.
+  compliance::KeyStore* keys() { return keys_.get(); }
   // The default content store (storage.contentStore): claim-check blobs, what the sweep
   // reclaims. Shared, so a caller may hand it to sweepUnpinnedContent.
   const std::shared_ptr<content::ContentStore>& contentStore() const { return contentStore_; }
@@ -67,13 +74,18 @@ class App {
  private:
   friend std::unique_ptr<App> boot(std::shared_ptr<const Config>, workflow::WorkflowRegistry&,
                                    effects::TaskRegistry&, BootOptions);
+  friend struct AppAccess;  // boot's helpers (boot.cc)
   App() = default;
 
   // Declaration order is destruction order reversed: the runtime goes first.
   std::shared_ptr<const Config> config_;
   std::filesystem::path home_;
+  std::unique_ptr<compliance::KeyStore> keys_;
+  std::unique_ptr<kernel::EventStore> rawStore_;  // under store_ when sealing
   std::unique_ptr<kernel::EventStore> store_;
+  std::shared_ptr<content::ContentStore> rawContentStore_;  // under contentStore_ when sealed
   std::shared_ptr<content::ContentStore> contentStore_;
+  std::unique_ptr<kernel::SnapshotStore> rawSnapshots_;  // under snapshots_ when sealing
   std::unique_ptr<kernel::SnapshotStore> snapshots_;
   std::shared_ptr<middleware::KillSwitchStore> killSwitch_;
   std::shared_ptr<const effects::EffectChain> chain_;

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/compliance/master_key.h"
 #include "loom/content/content_store.h"
 #include "loom/effects/middleware.h"
 #include "loom/json/json.h"
@@ -46,11 +47,20 @@ struct ExecutionConfig {
 
 struct SecurityConfig {
   std::vector<middleware::RedactionRule> redact;
-  // security.crypto and security.keys are added by the compliance work.
+  // security.keys: where the master key that wraps the per-subject data keys comes from (a
+  // file or an environment variable; never stored beside the data). Required by
+  // compliance.erase and security.crypto.
+  std::optional<compliance::KeysConfig> keys;
+  // security.crypto: encryption at rest for everything, executions without a subject too
+  // (under a system key). With execution.claimCheck, the content store must seal its blobs.
+  bool crypto = false;
 };
 
-// A placeholder group: compliance.erase is added by the compliance work.
-struct ComplianceConfig {};
+struct ComplianceConfig {
+  // compliance.erase: the logs of executions with a subject are sealed under that subject's
+  // key, so `loom erase <subject>` can crypto-shred them and delete their blobs.
+  bool erase = false;
+};
 
 struct EventStoreConfig {
   std::string kind = "sqlite";      // "sqlite" (<home>/loom.db) or "memory"
@@ -61,6 +71,9 @@ struct ContentStoreConfig {
   // "filesystem" (<home>/blobs), "sqlite" (<home>/content.db) or "memory".
   std::string kind = "filesystem";
   std::string path;  // overrides the default location under the home
+  // Seal each blob under its subject's key (EncryptingContentStore, ADR 0143); needs
+  // security.keys. Required for execution.claimCheck with security.crypto.
+  bool sealed = false;
   // C++ only: use this store (the same object you hand sweepUnpinnedContent).
   std::shared_ptr<content::ContentStore> instance;
 };
@@ -160,6 +173,10 @@ class ConfigValidationError : public ConfigError {
 // Every problem of `config` (empty when it is valid). Pure: opens, creates and reads nothing
 // (environment variables named by security.redact are read at boot).
 ConfigIssues validateConfig(const Config& config);
+
+// The capabilities of the store execution.claimCheck would offload to, decided from the
+// config alone (the D8 boot rules need them before anything is opened).
+content::ContentCapabilities claimCheckStoreCapabilities(const Config& config);
 
 // Validates `config` and freezes it. Throws ConfigValidationError listing every problem.
 std::shared_ptr<const Config> defineConfig(Config config);

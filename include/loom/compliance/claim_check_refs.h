@@ -116,13 +116,14 @@ ClaimCheckRefs claimCheckRefsOfSubject(const CitationSources& sources, const std
 
 // ADR 0120 owner sets under D11 rule 3: removes from `candidates` every address that an
 // execution of another subject, or of none, still cites by the trusted collection. One pass:
-// live logs (only executions with recorded steps are read), then archive segments, then
-// snapshots, stopping as soon as `candidates` is empty. Executions of `subject` (by their
-// metadata, or for snapshots by `subjectIds` or the state's "subject") are skipped. Throws
-// FailedPreconditionError when the live logs cannot be enumerated (as EventStore::list throws
-// it); other store errors propagate. Returns how many addresses it removed.
+// live logs (only executions with recorded steps are read, on up to `concurrency` threads),
+// then archive segments, then snapshots, stopping as soon as `candidates` is empty.
+// Executions of `subject` (by their metadata, or for snapshots by `subjectIds` or the state's
+// "subject") are skipped. Throws FailedPreconditionError when the live logs cannot be
+// enumerated (as EventStore::list throws it); other store errors propagate. Returns how many
+// addresses it removed.
 int64_t removeCitedByOthers(const CitationSources& sources, const std::string& subject,
                             const std::set<std::string, std::less<>>& subjectIds,
-                            std::set<std::string, std::less<>>& candidates);
+                            std::set<std::string, std::less<>>& candidates, int concurrency = 1);
 
 }  // namespace loom::compliance

@@ -75,6 +75,8 @@ struct EraseCoordinatorOptions {
   const sweep::Archive* archive = nullptr;             // null = no archive segments
   kernel::SnapshotStore* snapshots = nullptr;          // null = no snapshots
   std::shared_ptr<const Clock> clock = systemClock();  // timestamps of the control events
+  // Threads that read other executions' logs and delete blobs (both mostly wait on I/O).
+  int concurrency = 4;
 };
 
 struct ContentDeleted {

@@ -7,8 +7,10 @@
 //   EXECUTION_STARTED's clear workflow and subject), so a sealed row moved to another
 //   execution or seq, or given another type, does not open.
 // - Unsealing: a clear event passes through unchanged; a sealed one whose key id the key store
-//   no longer has (shredded) reads as erased, {"erased": {"subject": S}}; one that does not
-//   authenticate under an existing key is a CorruptEventError naming execution and seq.
+//   no longer has, of a subject it shredded, reads as erased, {"erased": {"subject": S}}; one
+//   that does not authenticate under an existing key, or names a key of a subject the key
+//   store never shredded (a damaged row, or the wrong key store), is a CorruptEventError
+//   naming execution and seq.
 // Thread-safety: sealEvent is a pure function. An EventUnsealer caches the keys it looked up
 // and is used by one thread at a time; keep it for one read (a scan), not for the process, so
 // a shred is seen by the next read.
@@ -50,7 +52,8 @@ class EventUnsealer {
 
   // Opens a sealed JSON document {"subject","keyId","nonce","ciphertext"} under `ad`: the
   // plaintext, or nullopt when the key is gone (erased). Throws DataLossError (naming `what`)
-  // when it is malformed or does not authenticate. For sealed snapshots.
+  // when it is malformed, does not authenticate, or names a key of a subject the key store
+  // never shredded. For sealed snapshots.
   std::optional<std::string> open(const json::object& sealed, const std::string& ad,
                                   const std::string& what);
 

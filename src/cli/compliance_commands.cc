@@ -1,0 +1,123 @@
+// `loom erase`, `loom export` and `loom keys new-master` (docs/compliance.md): erasure and
+// export of a data subject, over the app configured with compliance.erase and security.keys.
+#include <CLI/CLI.hpp>
+#include <fstream>
+
+#include "command.h"
+#include "loom/compliance/erase.h"
+#include "loom/compliance/export.h"
+#include "loom/compliance/key_store.h"
+#include "loom/sweep/archive.h"
+
+namespace loom::cli {
+namespace {
+
+void addConfigOption(CLI::App& command, std::string& file) {
+  command.add_option("--config", file,
+                     "The loom.toml (or agent app) whose compliance.erase, security.keys and "
+                     "storage options to use; its storage.home applies unless --home is given")
+      ->type_name("FILE");
+}
+
+app::App& complianceApp(Session& session, const std::string& config) {
+  if (!config.empty()) session.loadConfig(config);
+  app::App& app = session.app(false);
+  if (app.keys() == nullptr) {
+    throw FailedPreconditionError(
+        "this home has no per-subject keys: pass --config with [security.keys] and "
+        "[compliance.erase] (the file the runs were made with), see docs/compliance.md");
+  }
+  return app;
+}
+
+}  // namespace
+
+Action setupErase(CLI::App& command, Session& session) {
+  struct Args {
+    std::string subject;
+    bool json = false;
+    std::string config;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("SUBJECT", args->subject, "The data subject to erase")->required();
+  command.add_flag("--json", args->json,
+                   "Print {\"subject\", \"shredded\", \"contentDeleted\": {\"deleted\", "
+                   "\"retained\"}}");
+  addConfigOption(command, args->config);
+  command.footer(
+      "GDPR Art. 17. Before anything is destroyed, it collects every blob the subject's runs\n"
+      "cite (live logs, archive segments, snapshots), keeps those another subject's run still\n"
+      "cites, and refuses (ContentCopiesRemainError, nothing changed) when it cannot prove it\n"
+      "can delete the rest. It journals its intent in the control log, shreds the subject's\n"
+      "key (their logs then read as erased), and deletes the blobs (a blob put again meanwhile\n"
+      "is kept and counted as retained). A crash anywhere is finished by running it again.");
+  return [&session, args] {
+    app::App& app = complianceApp(session, args->config);
+    sweep::Archive archive(app.archiveDir());
+    compliance::EraseCoordinatorOptions options{app.store(), *app.keys()};
+    options.content = app.contentStore().get();
+    options.archive = &archive;
+    options.snapshots = &app.snapshots();
+    auto result = compliance::eraseSubject(options, args->subject);
+    session.out() << (args->json ? json::toText(compliance::toJson(result)) + "\n"
+                                 : compliance::describe(result));
+    return kExitOk;
+  };
+}
+
+Action setupExport(CLI::App& command, Session& session) {
+  struct Args {
+    std::string subject;
+    std::string output;
+    std::string config;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("SUBJECT", args->subject, "The data subject to export")->required();
+  command.add_option("-o,--output", args->output, "The file to write (default: stdout)")
+      ->type_name("FILE");
+  addConfigOption(command, args->config);
+  command.footer(
+      "GDPR Art. 15/20. Every execution of the subject (live and archived) with its decrypted\n"
+      "events and folded state, and every blob its runs offloaded (claimChecked: value,\n"
+      "bytesBase64 or missing), as one JSON document (docs/spec/export.md).");
+  return [&session, args] {
+    app::App& app = complianceApp(session, args->config);
+    sweep::Archive archive(app.archiveDir());
+    compliance::ExportSubjectOptions options{app.store()};
+    options.content = app.contentStore().get();
+    options.archive = &archive;
+    options.snapshots = &app.snapshots();
+    options.keys = app.keys();
+    std::string text = json::toText(compliance::exportSubject(options, args->subject)) + "\n";
+    if (args->output.empty()) {
+      session.out() << text;
+      return kExitOk;
+    }
+    std::ofstream out(args->output, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      throw UnavailableError("cannot write the export to " + args->output +
+                             "; check the folder exists and is writable");
+    }
+    session.out() << "exported subject " << args->subject << " to " << args->output << "\n";
+    return kExitOk;
+  };
+}
+
+Action setupKeys(CLI::App& command, Session& session) {
+  auto action = std::make_shared<std::string>();
+  command.add_option("ACTION", *action, "new-master")
+      ->required()
+      ->check(CLI::IsMember({"new-master"}));
+  command.footer(
+      "`loom keys new-master` prints a fresh random master key (64 hex digits). Keep it out of\n"
+      "the Loom home: put it in a file or an environment variable and name that in\n"
+      "[security.keys] (file = ... or env = \"LOOM_MASTER_KEY\"). Losing it loses every sealed\n"
+      "log; a wrong one stops boot.");
+  return [&session, action] {
+    session.out() << compliance::newMasterKeyHex() << "\n";
+    return kExitOk;
+  };
+}
+
+}  // namespace loom::cli

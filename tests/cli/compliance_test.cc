@@ -1,0 +1,91 @@
+// `loom erase`, `loom export` and `loom keys new-master` end to end on
+// examples/agents/compliance.toml: two subjects, one exported then erased; the other intact;
+// no plaintext of the erased subject's own data left in the home; a wrong master key stops
+// boot with a clear error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "cli/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+const std::string kApp = std::string(LOOM_SOURCE_DIR) + "/examples/agents/compliance.toml";
+
+std::string masterKey(const TempDir& dir) {
+  Outcome o = runLoom({"keys", "new-master"}, dir);
+  EXPECT_EQ(o.exitCode, 0);
+  std::string key = o.out.substr(0, o.out.find('\n'));
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+  return key;
+}
+
+bool homeContains(const std::string& home, const std::string& needle) {
+  for (const auto& f : std::filesystem::recursive_directory_iterator(home)) {
+    if (!f.is_regular_file()) continue;
+    std::ifstream in(f.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::vector<std::string> env{"LOOM_MASTER_KEY=" + masterKey(dir)};
+  auto loom = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home});
+    return runLoom(args, dir, env);
+  };
+  ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1", "--prompt",
+                  "alice-secret-prompt"}).exitCode, 0);
+  ASSERT_EQ(loom({"run", kApp, "--subject", "bob", "--id", "b1", "--prompt",
+                  "bob-secret-prompt"}).exitCode, 0);
+  EXPECT_FALSE(homeContains(home, "alice-secret-prompt")) << "sealed at rest";
+
+  std::string exported = dir / "alice.json";
+  ASSERT_EQ(loom({"export", "alice", "--config", kApp, "-o", exported}).exitCode, 0);
+  std::ifstream in(exported);
+  json::value doc = json::parse(std::string((std::istreambuf_iterator<char>(in)), {}), "export");
+  EXPECT_EQ(doc.at("format").as_string(), "loom.export/1");
+  EXPECT_EQ(doc.at("executions").as_array().size(), 1u);
+  EXPECT_NE(json::toText(doc).find("alice-secret-prompt"), std::string::npos);
+  ASSERT_FALSE(doc.at("claimChecked").as_array().empty());
+  EXPECT_TRUE(doc.at("claimChecked").as_array()[0].as_object().contains("value"));
+
+  Outcome erase = loom({"erase", "alice", "--config", kApp, "--json"});
+  ASSERT_EQ(erase.exitCode, 0) << erase.err;
+  EXPECT_TRUE(erase.json().at("shredded").as_bool());
+  Outcome log = loom({"log", "a1", "--config", kApp, "--json"});
+  ASSERT_EQ(log.exitCode, 0) << log.err;
+  EXPECT_NE(log.out.find(R"("erased":{"subject":"alice"})"), std::string::npos) << log.out;
+  Outcome bob = loom({"log", "b1", "--config", kApp, "--json"});
+  EXPECT_NE(bob.out.find("bob-secret-prompt"), std::string::npos) << "bob is intact";
+  EXPECT_EQ(loom({"ls"}).exitCode, 0) << "ls works after a shred";
+  EXPECT_FALSE(homeContains(home, "alice-secret-prompt"));
+}
+
+TEST(ComplianceCli, AWrongMasterKeyStopsBootAndEraseNeedsKeys) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(runLoom({"--home", home, "run", kApp, "--subject", "a", "--id", "x"}, dir,
+                    {"LOOM_MASTER_KEY=" + masterKey(dir)}).exitCode, 0);
+  Outcome wrong = runLoom({"--home", home, "log", "x", "--config", kApp}, dir,
+                          {"LOOM_MASTER_KEY=" + masterKey(dir)});
+  EXPECT_EQ(wrong.exitCode, 1);
+  EXPECT_NE(wrong.err.find("LOOM_MASTER_KEY"), std::string::npos) << wrong.err;
+  Outcome missing = runLoom({"--home", home, "run", kApp, "--subject", "a"}, dir,
+                            {"LOOM_MASTER_KEY="});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.err.find("LOOM_MASTER_KEY"), std::string::npos) << missing.err;
+  Outcome noKeys = runLoom({"--home", home, "erase", "a"}, dir);
+  EXPECT_EQ(noKeys.exitCode, 1);
+  EXPECT_NE(noKeys.err.find("security.keys"), std::string::npos) << noKeys.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
