@@ -56,9 +56,20 @@ void forEachRetainRoot(const kernel::Event& event,
   if (o == nullptr) return;
   const auto* retain = o->if_contains("retain");
   if (retain == nullptr || !retain->is_bool() || !retain->get_bool()) return;
+  // Only a well-formed envelope is trusted (parseEnvelope's rules, without its copies).
+  const auto* marker = o->if_contains(content::kClaimCheckKey);
+  const auto* size = o->if_contains("size");
   const auto* ref = o->if_contains("ref");
-  if (ref == nullptr || !ref->is_object() || !content::parseEnvelope(effects::untainted(*output))) {
-    return;  // only a well-formed envelope is trusted
+  if (marker == nullptr || !marker->is_int64() || marker->get_int64() != 1 || size == nullptr ||
+      !size->is_int64() || size->get_int64() < 0 || ref == nullptr || !ref->is_object()) {
+    return;
+  }
+  for (const auto& kv : *o) {
+    auto k = kv.key();
+    if (k != content::kClaimCheckKey && k != "ref" && k != "size" && k != "digest" &&
+        k != "retain") {
+      return;
+    }
   }
   if (auto address = refView(ref->get_object())) visit(*address);
 }

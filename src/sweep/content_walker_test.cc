@@ -38,6 +38,12 @@ TEST(ContentWalkerTest, RetainIsHonouredOnlyAtTheTopThroughOneTaintWrapper) {
   EXPECT_TRUE(retainRootsOf(completed(effects::tainted(effects::tainted(envelope(kA, true), "a"), "b")))
                   .empty())
       << "only one wrapper is looked through";
+  json::value extra = envelope(kA, true);
+  extra.as_object()["evil"] = 1;
+  EXPECT_TRUE(retainRootsOf(completed(extra)).empty()) << "a malformed envelope is not trusted";
+  json::value badSize = envelope(kA, true);
+  badSize.as_object()["size"] = "10";
+  EXPECT_TRUE(retainRootsOf(completed(badSize)).empty());
   auto failed = kernel::executionCompleted(envelope(kA, true), 0);
   EXPECT_TRUE(retainRootsOf(failed).empty()) << "only STEP_COMPLETED outputs";
 }

@@ -2,8 +2,8 @@
 
 #include <array>
 #include <limits>
-#include <unordered_map>
 
+#include "cited_table.h"
 #include "loom/sweep/content_walker.h"
 #include "loom/util/error.h"
 
@@ -12,20 +12,9 @@ namespace {
 
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
-struct Cited {
-  bool loadBearing = false;
-  uint8_t pinnedBy = 0;  // 1 + index of the first pin source naming it; 0 when none
-  int64_t keepUntil = std::numeric_limits<int64_t>::min();  // telemetry: end of the ttl
-};
-
-// An address as its 32 digest bytes: no allocation per cited ref, a cheap hash.
-struct Key {
-  std::array<uint64_t, 4> words{};
-  bool operator==(const Key&) const = default;
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const { return static_cast<std::size_t>(k.words[0]); }
-};
+using detail::Cited;
+using detail::CitedTable;
+using detail::Key;
 
 uint64_t hexNibble(char c) { return c <= '9' ? uint64_t(c - '0') : uint64_t(c - 'a' + 10); }
 
@@ -108,11 +97,11 @@ class Sweeper {
   // Why a blob is kept; empty when it may be reclaimed.
   std::string keepReason(const content::BlobInfo& blob) const {
     if (!content::isValidAddress(blob.address)) return "unknown";  // not ours to judge
-    auto it = cited_.find(keyOf(blob.address));
-    if (it == cited_.end()) {
+    const Cited* found = cited_.find(keyOf(blob.address));
+    if (found == nullptr) {
       return blob.lastTouchedMillis >= sweepStart_ - options_.graceMillis ? "grace" : "";
     }
-    const Cited& c = it->second;
+    const Cited& c = *found;
     if (c.loadBearing) return "loadBearing";
     if (c.pinnedBy != 0) return sources_.pins[c.pinnedBy - 1].name;
     if (c.keepUntil == kForever) return "running";
@@ -152,7 +141,7 @@ class Sweeper {
   content::ContentStore& store_;
   const SweepSources& sources_;
   const SweepOptions& options_;
-  std::unordered_map<Key, Cited, KeyHash> cited_;
+  CitedTable cited_;
   SweepReport report_;
   int64_t sweepStart_ = 0;
   int64_t now_ = 0;
