@@ -1,17 +1,9 @@
 #include "compliance_option_rows.h"
 
+#include "option_row_support.h"
+
 namespace loom::app {
 namespace {
-
-OptionRow& addRow(std::vector<OptionRow>& rows, std::string path, OptionType type,
-                  std::string description, std::string defaultText = "") {
-  OptionRow& r = rows.emplace_back();
-  r.path = std::move(path);
-  r.type = type;
-  r.description = std::move(description);
-  r.defaultText = std::move(defaultText);
-  return r;
-}
 
 compliance::KeysConfig& keys(Config& c) {
   if (!c.security.keys) c.security.keys.emplace();
@@ -22,7 +14,7 @@ compliance::KeysConfig& keys(Config& c) {
 
 void addSecurityKeyRows(std::vector<OptionRow>& rows) {
   {
-    OptionRow& r = addRow(rows, "security.keys", OptionType::kTable,
+    OptionRow& r = addOptionRow(rows, "security.keys", OptionType::kTable,
                           "Where the master key comes from: it wraps the per-subject data keys "
                           "(kept in `<home>/loom.db`) and must never sit beside the data. Give "
                           "exactly one of `file` and `env`; the key is 64 hex digits (`loom "
@@ -36,18 +28,18 @@ void addSecurityKeyRows(std::vector<OptionRow>& rows) {
     };
   }
   {
-    OptionRow& r = addRow(rows, "security.keys.file", OptionType::kString,
+    OptionRow& r = addOptionRow(rows, "security.keys.file", OptionType::kString,
                           "A file holding the master key (64 hex digits).");
     r.set = [](Config& c, OptionValue v) { keys(c).file = std::get<std::string>(v); };
   }
   {
-    OptionRow& r = addRow(rows, "security.keys.env", OptionType::kString,
+    OptionRow& r = addOptionRow(rows, "security.keys.env", OptionType::kString,
                           "An environment variable holding the master key (64 hex digits), e.g. "
                           "LOOM_MASTER_KEY.");
     r.set = [](Config& c, OptionValue v) { keys(c).env = std::get<std::string>(v); };
   }
   {
-    OptionRow& r = addRow(rows, "security.crypto", OptionType::kTable,
+    OptionRow& r = addOptionRow(rows, "security.crypto", OptionType::kTable,
                           "Encryption at rest for everything: the events, snapshots and "
                           "archive segments of every execution are sealed (XChaCha20-Poly1305), "
                           "those without a subject under a system key. With "
@@ -57,7 +49,7 @@ void addSecurityKeyRows(std::vector<OptionRow>& rows) {
     r.show = [](const Config& c) { return std::string(c.security.crypto ? "on" : "off"); };
   }
   {
-    OptionRow& r = addRow(rows, "security.crypto.enabled", OptionType::kBoolean,
+    OptionRow& r = addOptionRow(rows, "security.crypto.enabled", OptionType::kBoolean,
                           "Set false to keep the table but turn encryption at rest off.", "true");
     r.set = [](Config& c, OptionValue v) { c.security.crypto = std::get<bool>(v); };
   }
@@ -65,7 +57,7 @@ void addSecurityKeyRows(std::vector<OptionRow>& rows) {
 
 void addComplianceRows(std::vector<OptionRow>& rows) {
   {
-    OptionRow& r = addRow(rows, "compliance.erase", OptionType::kTable,
+    OptionRow& r = addOptionRow(rows, "compliance.erase", OptionType::kTable,
                           "Erasure of a data subject (GDPR Art. 17): the events of executions "
                           "run with `--subject` are sealed under that subject's key, so "
                           "`loom erase <subject>` shreds the key and deletes the subject's "
@@ -75,7 +67,7 @@ void addComplianceRows(std::vector<OptionRow>& rows) {
     r.show = [](const Config& c) { return std::string(c.compliance.erase ? "on" : "off"); };
   }
   {
-    OptionRow& r = addRow(rows, "compliance.erase.enabled", OptionType::kBoolean,
+    OptionRow& r = addOptionRow(rows, "compliance.erase.enabled", OptionType::kBoolean,
                           "Set false to keep the table but turn erasure support off.", "true");
     r.set = [](Config& c, OptionValue v) { c.compliance.erase = std::get<bool>(v); };
   }

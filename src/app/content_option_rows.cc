@@ -1,21 +1,14 @@
 #include "content_option_rows.h"
 
 #include "loom/middleware/claim_check/digest_builders.h"
+#include "option_row_support.h"
 
 namespace loom::app {
 namespace {
 
 using middleware::ClaimCheckConfig;
 
-OptionRow& addRow(std::vector<OptionRow>& rows, std::string path, OptionType type,
-                  std::string description, std::string defaultText = "") {
-  OptionRow& r = rows.emplace_back();
-  r.path = std::move(path);
-  r.type = type;
-  r.description = std::move(description);
-  r.defaultText = std::move(defaultText);
-  return r;
-}
+
 
 ClaimCheckConfig& claimCheck(Config& c) {
   if (!c.execution.claimCheck) c.execution.claimCheck.emplace();
@@ -48,7 +41,7 @@ void addDigestEntry(Config& c, const OptionEntry& entry, const std::string& path
 }
 
 void addClaimCheckTable(std::vector<OptionRow>& rows) {
-  OptionRow& r = addRow(rows, "execution.claimCheck", OptionType::kTable,
+  OptionRow& r = addOptionRow(rows, "execution.claimCheck", OptionType::kTable,
                         "The agent claim-check opt-in (ADR 0140): results of the listed agent "
                         "tools over `inlineCapBytes` go to the content store and the log (and "
                         "the model) get an envelope with a digest instead. Unset: no "
@@ -64,7 +57,7 @@ void addClaimCheckTable(std::vector<OptionRow>& rows) {
 void addClaimCheckRows(std::vector<OptionRow>& rows) {
   addClaimCheckTable(rows);
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.store", OptionType::kString,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.store", OptionType::kString,
                           "The content store that receives the blobs: `default` is "
                           "storage.contentStore (the one `loom sweep` scans).",
                           "\"default\"");
@@ -73,7 +66,7 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     r.get = [](const Config& c) { return OptionValue(claimCheckOrDefault(c).storeName); };
   }
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.toolIds", OptionType::kStringList,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.toolIds", OptionType::kStringList,
                           "Required. The agent tools whose large outputs are offloaded; there "
                           "is no \"all\" (a model must never be listed). The model then sees "
                           "only the envelope and its digest, not these tools' full output: "
@@ -87,7 +80,7 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     };
   }
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.inlineCapBytes", OptionType::kInteger,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.inlineCapBytes", OptionType::kInteger,
                           "Results whose JSON text is at most this many UTF-8 bytes stay "
                           "inline (DEFAULT_CLAIM_CHECK_CAP_BYTES).",
                           "1024");
@@ -97,7 +90,7 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     r.get = [](const Config& c) { return OptionValue(claimCheckOrDefault(c).inlineCapBytes); };
   }
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.preview", OptionType::kBooleanOrInteger,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.preview", OptionType::kBooleanOrInteger,
                           "Characters of the default digest, a head of the result's JSON text "
                           "(`{preview, truncated: true}`) for tools without a `digests` entry "
                           "(DEFAULT_CLAIM_CHECK_PREVIEW_CHARS); `false` records `{ref, size}` "
@@ -120,7 +113,7 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     };
   }
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.digests", OptionType::kTableMap,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.digests", OptionType::kTableMap,
                           "Per tool id, a declared digest that replaces the preview, built "
                           "from pure parts: `digests.search = { pick = [\"/total\"], length = "
                           "\"/hits\", preview = 80 }`. A digest is prompt text: keep it free "
@@ -135,25 +128,25 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
       return out + "}";
     };
   }
-  addRow(rows, "execution.claimCheck.digests[].pick", OptionType::kStringList,
+  addOptionRow(rows, "execution.claimCheck.digests[].pick", OptionType::kStringList,
          "JSON pointers whose values the digest records, by pointer.");
-  addRow(rows, "execution.claimCheck.digests[].length", OptionType::kString,
+  addOptionRow(rows, "execution.claimCheck.digests[].length", OptionType::kString,
          "A JSON pointer to an array; the digest records its element count.");
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.digests[].preview", OptionType::kInteger,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.digests[].preview", OptionType::kInteger,
                           "A head of this many characters of the result's JSON text.");
     r.min = 0;
     r.max = 1 << 20;
   }
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.onOffload", OptionType::kCallback,
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.onOffload", OptionType::kCallback,
                           "Called after each offload; a throw is reported through onWarn and "
                           "never fails the tool call.",
                           "none");
     r.support = Support::kCppOnly;
   }
   {
-    OptionRow& r = addRow(rows, "execution.claimCheck.reclaimable",
+    OptionRow& r = addOptionRow(rows, "execution.claimCheck.reclaimable",
                           OptionType::kBooleanOrStringList,
                           "The audit trade (ADR 0140 D6): `true` or a list of tool ids whose "
                           "envelopes carry no `retain`, so the sweep reclaims their blobs after "
@@ -172,11 +165,11 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
 }
 
 void addContentStorageRows(std::vector<OptionRow>& rows) {
-  addRow(rows, "storage.contentStore", OptionType::kTable,
+  addOptionRow(rows, "storage.contentStore", OptionType::kTable,
          "The default content store: where claim-check blobs go and what `loom sweep` "
          "reclaims.");
   {
-    OptionRow& r = addRow(rows, "storage.contentStore.kind", OptionType::kString,
+    OptionRow& r = addOptionRow(rows, "storage.contentStore.kind", OptionType::kString,
                           "`filesystem`: `<home>/blobs`, one file per blob; `sqlite`: "
                           "`<home>/content.db`; `memory`: in the process, lost at exit.",
                           "\"filesystem\"");
@@ -185,7 +178,7 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.kind); };
   }
   {
-    OptionRow& r = addRow(rows, "storage.contentStore.sealed", OptionType::kBoolean,
+    OptionRow& r = addOptionRow(rows, "storage.contentStore.sealed", OptionType::kBoolean,
                           "Seal each blob under its subject's key (EncryptingContentStore, ADR "
                           "0143): equal bytes of two subjects get two addresses, and erasing a "
                           "subject leaves its blobs unreadable. Needs security.keys.",
@@ -194,13 +187,13 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.sealed); };
   }
   {
-    OptionRow& r = addRow(rows, "storage.contentStore.path", OptionType::kString,
+    OptionRow& r = addOptionRow(rows, "storage.contentStore.path", OptionType::kString,
                           "Another location for the blobs (a folder, or the SQLite file).");
     r.set = [](Config& c, OptionValue v) { c.storage.contentStore.path = std::get<std::string>(v); };
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.path); };
   }
   {
-    OptionRow& r = addRow(rows, "storage.retention", OptionType::kTable,
+    OptionRow& r = addOptionRow(rows, "storage.retention", OptionType::kTable,
                           "Discarding the logs of ended executions (`loom retention run`), "
                           "archived first by default (ADR 0138).");
     r.set = [](Config& c, OptionValue) {
@@ -211,7 +204,7 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
     };
   }
   {
-    OptionRow& r = addRow(rows, "storage.retention.afterDays", OptionType::kInteger,
+    OptionRow& r = addOptionRow(rows, "storage.retention.afterDays", OptionType::kInteger,
                           "Ended executions older than this many days are discarded.", "30");
     r.min = 0;
     r.max = 36500;
@@ -224,7 +217,7 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
     };
   }
   {
-    OptionRow& r = addRow(rows, "storage.retention.archive", OptionType::kBoolean,
+    OptionRow& r = addOptionRow(rows, "storage.retention.archive", OptionType::kBoolean,
                           "Write them to a read-only, compressed archive segment in "
                           "`<home>/archive` before removing their live logs; archived blobs "
                           "stay pinned.",
