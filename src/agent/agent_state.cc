@@ -39,13 +39,20 @@ void addOrigins(json::array& seen, const json::value& output) {
   }
 }
 
+// A STEP_COMPLETED whose fields can be read (not sealed, not erased).
+bool readableStep(const kernel::Event& e) {
+  if (e.type != kernel::EventType::kStepCompleted) return false;
+  const auto* stepId = e.data.if_contains("stepId");
+  return stepId != nullptr && stepId->is_string() && e.data.contains("output");
+}
+
 }  // namespace
 
 json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop) {
   json::array frames, turnOutputs, decisions, sawTaintFrom;
   std::string lastModelStep;
   for (const auto& e : events) {
-    if (e.type != kernel::EventType::kStepCompleted) continue;
+    if (!readableStep(e)) continue;  // sealed or erased steps have nothing to fold
     const auto& d = e.data;
     auto id = effects::parseAgentStepId(std::string_view(d.at("stepId").as_string()));
     if (!id || id->loop != loop) continue;
@@ -78,7 +85,7 @@ json::object foldAgentState(const std::vector<kernel::Event>& events, std::strin
 std::vector<std::string> agentLoopsOf(const std::vector<kernel::Event>& events) {
   std::vector<std::string> loops;
   for (const auto& e : events) {
-    if (e.type != kernel::EventType::kStepCompleted) continue;
+    if (!readableStep(e)) continue;
     auto id = effects::parseAgentStepId(std::string_view(e.data.at("stepId").as_string()));
     if (id && std::find(loops.begin(), loops.end(), id->loop) == loops.end()) {
       loops.push_back(id->loop);

@@ -57,7 +57,9 @@ class Rebuilder {
 
   void apply(const kernel::Event& e) {
     if (e.type != kernel::EventType::kStepCompleted) return;
-    std::string stepId(e.data.at("stepId").get_string());
+    const auto* step = e.data.if_contains("stepId");
+    if (step == nullptr || !step->is_string()) return;  // sealed or erased: nothing to rebuild
+    std::string stepId(step->get_string());
     auto id = effects::parseAgentStepId(stepId);
     if (!id || id->loop != loop_) return;
     outputs_[stepId] = e.data.at("output");

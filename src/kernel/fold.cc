@@ -21,6 +21,22 @@ ExecutionStatus progressed(std::string_view current) {
 void Fold::apply(const Event& event) {
   if (state_.empty()) state_ = emptyState();
   const auto& d = event.data;
+  if (isSealed(d) || isErased(d)) {
+    // Unreadable here (sealed, or its subject erased): it still moves the status, and the
+    // erased marker is kept so a reader sees why the state is empty.
+    if (isErased(d)) state_["erased"] = d.at("erased");
+    if (event.type == EventType::kExecutionParked) state_["status"] = "parked";
+    if (event.type == EventType::kExecutionCompleted) state_["status"] = "completed";
+    if (event.type == EventType::kExecutionFailed) state_["status"] = "failed";
+    if (event.type == EventType::kStepCompleted || event.type == EventType::kStepFailed) {
+      state_["status"] = statusName(progressed(state_["status"].get_string()));
+    }
+    if (event.type == EventType::kExecutionStarted && d.contains("workflow")) {
+      state_["workflow"] = d.at("workflow");
+      if (const auto* s = d.if_contains("subject")) state_["subject"] = *s;
+    }
+    return;
+  }
   switch (event.type) {
     case EventType::kExecutionStarted:
       state_["workflow"] = d.at("workflow");

@@ -2,6 +2,7 @@
 // called with; delta logs grow linearly; the folded agent state has the documented shape.
 #include "agent_fixture.h"
 #include "loom/agent/model_input.h"
+#include "loom/kernel/fold.h"
 #include "loom/util/error.h"
 
 namespace loom::testing {
@@ -97,6 +98,27 @@ TEST_F(AgentFixture, FoldedAgentStateHasFramesTurnsDecisionsAndSizes) {
   EXPECT_GT(state.at("transcriptBytes").as_int64(), 3 * 1500);
   EXPECT_TRUE(state.at("sawTaintFrom").as_array().empty());
   EXPECT_EQ(agent::agentLoopsOf(store_.read("s")), (std::vector<std::string>{"research"}));
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(AgentStateErased, SealedOrErasedStepsFoldToNothingInsteadOfThrowing) {
+  std::vector<kernel::Event> events{
+      kernel::executionStarted("research", nullptr, std::string("alice"), 0),
+      kernel::stepCompleted("research#turn:1:model", "llm", "scripted",
+                            json::value{{"role", "assistant"}}, 0)};
+  events[1].data = json::object{{"erased", {{"subject", "alice"}}}};
+  auto state = agent::foldAgentState(events, "research");
+  EXPECT_TRUE(state.at("frames").as_array().empty());
+  EXPECT_TRUE(agent::agentLoopsOf(events).empty());
+  EXPECT_TRUE(agent::rebuildModelInputs(events, "research").empty());
+  kernel::Fold fold;
+  for (const auto& e : events) fold.apply(e);
+  EXPECT_EQ(fold.state().at("erased").at("subject"), "alice");
 }
 
 }  // namespace
