@@ -1,13 +1,13 @@
 #include "loom/compliance/erase.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <atomic>
+#include <thread>
 
 #include "erase_journal.h"
 #include "erase_parallel.h"
 #include "loom/compliance/claim_check_refs.h"
+#include "loom/sweep/content_walker.h"
 
 namespace loom::compliance {
 namespace {
@@ -77,6 +77,11 @@ EraseCoordinator::EraseCoordinator(EraseCoordinatorOptions options) : options_(o
   if (!options_.clock) throw InvalidArgumentError("EraseCoordinatorOptions.clock is null");
 }
 
+int EraseCoordinator::scanThreads() const {
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, std::min(options_.concurrency, cores));
+}
+
 ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& subject) const {
   requireSubject(subject);
   ContentDeletionPlan plan;
@@ -103,31 +108,56 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
   SubjectExecutions executions =
       enumerating(subject, -1, [&] { return executionsOfSubject(sources, subject); });
   ClaimCheckRefs refs = enumerating(
-      subject, -1, [&] { return claimCheckRefsOfSubject(sources, subject, executions); });
+      subject, -1, [&] { return claimCheckRefsOfLogs(sources, executions.ids, scanThreads()); });
+  // The other executions' metadata first, so one pass over the snapshots serves both sides.
+  // A store that cannot list them is a refusal only once blobs turn out to be cited.
+  std::optional<OtherExecutions> others;
+  std::optional<std::string> cannotList;
+  try {
+    others.emplace(sources, subject);
+  } catch (const FailedPreconditionError& e) {
+    cannotList = e.what();
+  }
+  IdSet citedBySnapshots;  // by snapshots that count as another execution's evidence
+  if (options_.snapshots != nullptr) {
+    enumerating(subject, -1, [&] {
+      options_.snapshots->forEach([&](const kernel::Snapshot& s) {
+        if (isSubjectSnapshot(s, subject, executions.ids)) {
+          addClaimCheckRefs(s.state, refs);
+        } else if (others && others->snapshotCounts(s, executions.ids)) {
+          sweep::visitCitedAddresses(s.state,
+                                     [&](std::string_view a) { citedBySnapshots.emplace(a); });
+        }
+      });
+    });
+  }
   plan.citedBySubject = static_cast<int64_t>(refs.size());
   if (refs.empty()) return plan;
   if (auto gap = ErasableContent::gap(options_.content)) {
     throw ContentCopiesRemainError(subject, *gap, plan.citedBySubject);
   }
+  if (cannotList) {
+    throw ContentCopiesRemainError(
+        subject, "the stores cannot enumerate every execution's citations (" + *cannotList + ")",
+        plan.citedBySubject);
+  }
 
   IdSet candidates;
-  for (const auto& [address, ref] : refs) candidates.insert(address);
-  plan.stillCitedElsewhere = enumerating(subject, plan.citedBySubject, [&] {
-    return removeCitedByOthers(sources, subject, executions.ids, candidates, options_.concurrency);
-  });
+  for (const auto& [address, ref] : refs) {
+    if (!citedBySnapshots.contains(address)) candidates.insert(address);
+  }
+  enumerating(subject, plan.citedBySubject,
+              [&] { return others->strikeTrustedRefs(candidates, scanThreads()); });
+  plan.stillCitedElsewhere = plan.citedBySubject - static_cast<int64_t>(candidates.size());
   plan.addresses.assign(candidates.begin(), candidates.end());
   if (!plan.addresses.empty()) plan.touchCutoff = cutoff;
   return plan;
 }
 
 EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* what) { auto t = std::chrono::steady_clock::now(); std::fprintf(stderr, "TRACE %s %.1f ms\n", what, std::chrono::duration<double, std::milli>(t - t0).count()); t0 = t; };
   requireSubject(subject);
   auto last = detail::latestErasure(options_.events, subject);
-  lap("latest");
   ContentDeletionPlan plan = planContentDeletion(subject);
-  lap("plan");
   EraseSubjectResult result;
   result.subject = subject;
 
@@ -152,9 +182,7 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
         detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());
   }
 
-  lap("intent");
   bool destroyed = options_.keys.shred(subject);
-  lap("shred");
   result.shredded = destroyed || options_.keys.wasShredded(subject);
   bool shredJournaled = plan.resumesIntent && last && last->shredJournaled;
   if (result.shredded && !shredJournaled) {
@@ -162,10 +190,16 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
                     now());
   }
 
-  lap("shredJournal");
+  // Addresses are sorted; deleting them in that order would send every concurrent delete to
+  // the same prefix (a store's per-prefix lock and folder), so go by their last digits.
+  std::vector<const std::string*> order;
+  for (const auto& a : plan.addresses) order.push_back(&a);
+  std::sort(order.begin(), order.end(), [](const std::string* a, const std::string* b) {
+    return std::lexicographical_compare(a->rbegin(), a->rend(), b->rbegin(), b->rend());
+  });
   std::atomic<int64_t> deleted{0}, retained{0};
-  detail::forEachIndexInParallel(plan.addresses.size(), options_.concurrency, [&](std::size_t i) {
-    const std::string& address = plan.addresses[i];
+  detail::forEachIndexInParallel(order.size(), options_.concurrency, [&](std::size_t i) {
+    const std::string& address = *order[i];
     if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {
       ++deleted;
     } else if (options_.content->has(address)) {
@@ -177,14 +211,12 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
   });
   result.contentDeleted = ContentDeleted{deleted.load(), retained.load()};
 
-  lap("deletes");
   detail::journal(options_.events, detail::kDeletedType,
                   json::object{{"subject", subject},
                                {"deleted", result.contentDeleted.deleted},
                                {"retained", result.contentDeleted.retained},
                                {"intent", result.intent}},
                   now());
-  lap("deletedJournal");
   return result;
 }
 

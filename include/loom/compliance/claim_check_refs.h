@@ -89,6 +89,12 @@ ClaimCheckRefs claimCheckRefsOf(const CitationSources& sources,
                                 const std::set<std::string, std::less<>>& executionIds);
 ClaimCheckRefs claimCheckRefsOf(const CitationSources& sources, const std::string& executionId);
 
+// The same without snapshots: live logs (read on up to `concurrency` threads; the first
+// envelope of an address still wins in id then seq order) and archived copies.
+ClaimCheckRefs claimCheckRefsOfLogs(const CitationSources& sources,
+                                    const std::set<std::string, std::less<>>& executionIds,
+                                    int concurrency = 1);
+
 // Trusted collection of one execution: the trusted refs of its live log and archived copies;
 // plus every address its snapshots cite when neither holds a STEP_COMPLETED of it.
 std::set<std::string, std::less<>> trustedClaimCheckRefsOf(const CitationSources& sources,
@@ -114,14 +120,46 @@ ClaimCheckRefs claimCheckRefsOfSubject(const CitationSources& sources, const std
 ClaimCheckRefs claimCheckRefsOfSubject(const CitationSources& sources, const std::string& subject,
                                        const SubjectExecutions& executions);
 
-// ADR 0120 owner sets under D11 rule 3: removes from `candidates` every address that an
-// execution of another subject, or of none, still cites by the trusted collection. One pass:
-// live logs (only executions with recorded steps are read, on up to `concurrency` threads),
-// then archive segments, then snapshots, stopping as soon as `candidates` is empty.
-// Executions of `subject` (by their metadata, or for snapshots by `subjectIds` or the state's
-// "subject") are skipped. Throws FailedPreconditionError when the live logs cannot be
-// enumerated (as EventStore::list throws it); other store errors propagate. Returns how many
-// addresses it removed.
+// True when `snapshot` belongs to the subject: its execution is one of `subjectIds`, or its
+// state names the subject ({"subject": S}) although no log of it is left.
+bool isSubjectSnapshot(const kernel::Snapshot& snapshot, const std::string& subject,
+                       const std::set<std::string, std::less<>>& subjectIds);
+
+// The executions outside one subject, as erasure's owner-set check (ADR 0120 under D11 rule 3)
+// reads them: their metadata first (live logs and archive segments, no log read), so that one
+// pass over the snapshots can tell which of them count as evidence, then their logs.
+// Not thread-safe itself; the sources must outlive it.
+class OtherExecutions {
+ public:
+  // Lists every execution whose subject is not `subject` (another one, or none), live and
+  // archived. Throws FailedPreconditionError when the live logs cannot be enumerated (as
+  // EventStore::list throws it) or a segment has a newer format; other errors propagate.
+  OtherExecutions(const CitationSources& sources, std::string subject);
+
+  // True when `snapshot` counts as another execution citing what it cites: it is not the
+  // subject's (isSubjectSnapshot) and no STEP_COMPLETED of its execution is left in a live log
+  // or an archive segment (history gone: the snapshot is the sole evidence, fail closed).
+  bool snapshotCounts(const kernel::Snapshot& snapshot,
+                      const std::set<std::string, std::less<>>& subjectIds) const;
+
+  // Removes from `candidates` every trusted ref (trustedClaimCheckRefOf) of their logs: live
+  // ones on up to `concurrency` threads, then archived copies (a copy of a log read live is
+  // skipped), stopping as soon as `candidates` is empty. Returns how many it removed.
+  int64_t strikeTrustedRefs(std::set<std::string, std::less<>>& candidates, int concurrency) const;
+
+ private:
+  CitationSources sources_;
+  std::string subject_;
+  std::set<std::string, std::less<>> withSteps_;  // ids with a STEP_COMPLETED live or archived
+  std::vector<std::string> live_;                 // live ids with steps, to read
+  // The live logs read, by (startedAt, nextSeq): an archived copy of one needs no reading.
+  std::map<std::string, std::pair<int64_t, int64_t>, std::less<>> liveVersions_;
+};
+
+// OtherExecutions in one call: removes from `candidates` every address an execution outside
+// `subject` still cites (trusted refs of its logs; every address of a snapshot that counts).
+// Snapshots are read first, then the logs, stopping once `candidates` is empty. Errors as
+// OtherExecutions. Returns how many addresses it removed.
 int64_t removeCitedByOthers(const CitationSources& sources, const std::string& subject,
                             const std::set<std::string, std::less<>>& subjectIds,
                             std::set<std::string, std::less<>>& candidates, int concurrency = 1);

@@ -75,8 +75,9 @@ struct EraseCoordinatorOptions {
   const sweep::Archive* archive = nullptr;             // null = no archive segments
   kernel::SnapshotStore* snapshots = nullptr;          // null = no snapshots
   std::shared_ptr<const Clock> clock = systemClock();  // timestamps of the control events
-  // Threads that read other executions' logs and delete blobs (both mostly wait on I/O).
-  int concurrency = 4;
+  // Threads that delete blobs (they mostly wait on the disk); reading logs uses at most one
+  // per hardware thread of these.
+  int concurrency = 8;
 };
 
 struct ContentDeleted {
@@ -124,6 +125,8 @@ class EraseCoordinator {
   EraseSubjectResult eraseSubject(const std::string& subject);
 
  private:
+  int scanThreads() const;  // options.concurrency, at most one per hardware thread
+
   EraseCoordinatorOptions options_;
 };
 

@@ -1,0 +1,136 @@
+// OtherExecutions and removeCitedByOthers (declared in claim_check_refs.h): the owner-set check
+// of an erasure, ADR 0120 under ADR 0140 D11 rule 3.
+#include <atomic>
+#include <mutex>
+
+#include "claim_check_refs_detail.h"
+#include "erase_parallel.h"
+#include "loom/compliance/claim_check_refs.h"
+#include "loom/content/claim_check_envelope.h"
+#include "loom/effects/taint.h"
+#include "loom/sweep/content_walker.h"
+
+namespace loom::compliance {
+namespace {
+
+using IdSet = std::set<std::string, std::less<>>;
+
+constexpr std::size_t kListPage = 256;
+
+// The address of the envelope at the trusted position of `event`, as a view into it, without
+// checking the envelope's other members (trustedClaimCheckRefOf does, for a hit).
+std::optional<std::string_view> trustedRefView(const kernel::Event& event) {
+  if (event.type != kernel::EventType::kStepCompleted) return std::nullopt;
+  const auto* output = event.data.if_contains("output");
+  if (output == nullptr) return std::nullopt;
+  const auto* o = effects::untainted(*output).if_object();
+  if (o == nullptr || !o->contains(content::kClaimCheckKey)) return std::nullopt;
+  const auto* ref = o->if_contains("ref");
+  return ref != nullptr ? detail::refView(*ref) : std::nullopt;
+}
+
+// The candidates, struck from several scanning threads.
+class SharedCandidates {
+ public:
+  explicit SharedCandidates(IdSet& set) : set_(set), empty_(set.empty()) {}
+  bool empty() const { return empty_.load(std::memory_order_acquire); }
+
+  // Strikes the trusted ref of `event`, if it is a candidate.
+  void strike(const kernel::Event& event) {
+    if (empty()) return;
+    auto address = trustedRefView(event);
+    if (!address) return;
+    std::lock_guard lock(mu_);
+    auto it = set_.find(*address);
+    if (it == set_.end() || !trustedClaimCheckRefOf(event)) return;  // or a malformed envelope
+    set_.erase(it);
+    if (set_.empty()) empty_.store(true, std::memory_order_release);
+  }
+
+ private:
+  std::mutex mu_;
+  IdSet& set_;  // GUARDED_BY(mu_)
+  std::atomic<bool> empty_;
+};
+
+}  // namespace
+
+OtherExecutions::OtherExecutions(const CitationSources& sources, std::string subject)
+    : sources_(sources), subject_(std::move(subject)) {
+  kernel::ExecutionFilter page;
+  page.limit = kListPage;
+  for (;;) {
+    auto infos = sources_.events->list(page);
+    for (const auto& info : infos) {
+      if (info.subject == subject_ || info.steps == 0) continue;
+      withSteps_.insert(info.id);
+      if (liveVersions_.emplace(info.id, std::make_pair(info.startedAtMillis, info.nextSeq))
+              .second) {
+        live_.push_back(info.id);
+      }
+    }
+    if (infos.size() < page.limit) break;
+    page.afterId = infos.back().id;
+  }
+  if (sources_.archive != nullptr) {
+    sources_.archive->forEachSegment([&](const sweep::ArchiveSegment& segment) {
+      for (const auto& info : segment.listExecutions()) {
+        if (info.subject != subject_ && info.steps > 0) withSteps_.insert(info.id);
+      }
+    });
+  }
+}
+
+bool OtherExecutions::snapshotCounts(const kernel::Snapshot& snapshot,
+                                     const IdSet& subjectIds) const {
+  return !isSubjectSnapshot(snapshot, subject_, subjectIds) &&
+         !withSteps_.contains(snapshot.executionId);
+}
+
+int64_t OtherExecutions::strikeTrustedRefs(IdSet& candidates, int concurrency) const {
+  const std::size_t before = candidates.size();
+  SharedCandidates shared(candidates);
+  detail::forEachIndexInParallel(live_.size(), concurrency, [&](std::size_t i) {
+    sources_.events->scan(live_[i], 1, [&](const kernel::Event& e) { shared.strike(e); });
+    return !shared.empty();
+  });
+  if (sources_.archive != nullptr && !shared.empty()) {
+    for (const auto& path : sources_.archive->segmentPaths()) {
+      auto segment = sweep::ArchiveSegment::open(path);
+      for (const auto& info : segment.listExecutions()) {
+        if (info.subject == subject_ || info.steps == 0) continue;
+        auto live = liveVersions_.find(info.id);
+        if (live != liveVersions_.end() &&
+            live->second == std::make_pair(info.startedAtMillis, info.nextSeq)) {
+          continue;  // the same log, read live already
+        }
+        if (auto archived = segment.read(info.id)) {
+          forEachArchivedEvent(sources_, *archived,
+                               [&](const kernel::Event& e) { shared.strike(e); });
+        }
+        if (shared.empty()) break;
+      }
+      if (shared.empty()) break;
+    }
+  }
+  return static_cast<int64_t>(before - candidates.size());
+}
+
+int64_t removeCitedByOthers(const CitationSources& sources, const std::string& subject,
+                            const IdSet& subjectIds, IdSet& candidates, int concurrency) {
+  if (candidates.empty()) return 0;
+  const std::size_t before = candidates.size();
+  OtherExecutions others(sources, subject);
+  if (sources.snapshots != nullptr) {
+    sources.snapshots->forEach([&](const kernel::Snapshot& s) {
+      if (candidates.empty() || !others.snapshotCounts(s, subjectIds)) return;
+      sweep::visitCitedAddresses(s.state, [&](std::string_view a) {
+        if (auto it = candidates.find(a); it != candidates.end()) candidates.erase(it);
+      });
+    });
+  }
+  others.strikeTrustedRefs(candidates, concurrency);
+  return static_cast<int64_t>(before - candidates.size());
+}
+
+}  // namespace loom::compliance
