@@ -195,14 +195,17 @@ void addModelRows(std::vector<OptionRow>& rows) {
   {
     OptionRow& r = openAiRow("baseUrl", OptionType::kString,
                              "The API root, e.g. `https://api.openai.com/v1` or "
-                             "`http://127.0.0.1:8080/v1`. Required for `openai`.",
+                             "`http://127.0.0.1:8080/v1`; `\"${NAME}\"` reads it from the "
+                             "environment variable NAME. Required for `openai`.",
                              "");
     r.set = [](Config& c, const OptionValue& v) { model(c).baseUrl = std::get<std::string>(v); };
     bindAgentValue(r, hasOpenAiModel, [](const Config& c) { return modelOrDefault(c).baseUrl; });
   }
   {
     OptionRow& r = openAiRow("model", OptionType::kString,
-                             "The model name the server knows. Required for `openai`.", "");
+                             "The model name the server knows (`\"${NAME}\"`: from the environment). "
+                             "Required for `openai`.",
+                             "");
     r.set = [](Config& c, const OptionValue& v) { model(c).model = std::get<std::string>(v); };
     bindAgentValue(r, hasOpenAiModel, [](const Config& c) { return modelOrDefault(c).model; });
   }

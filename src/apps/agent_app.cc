@@ -72,11 +72,28 @@ std::optional<std::string> resolveProgram(const std::string& program, const fs::
   return std::nullopt;
 }
 
+// A value written "${NAME}" is read from the environment variable NAME (model.baseUrl and
+// model.model, so one app file serves several endpoints); an unset one is a problem at `path`.
+std::string fromEnvironment(const std::string& value, const std::string& path,
+                            ConfigIssues& issues) {
+  if (value.size() < 4 || value.rfind("${", 0) != 0 || value.back() != '}') return value;
+  std::string name = value.substr(2, value.size() - 3);
+  const char* set = std::getenv(name.c_str());
+  if (set == nullptr || *set == '\0') {
+    issues.push_back({path, "the environment variable " + name +
+                                " is not set; export it (e.g. " + name + "=...) or write the value"});
+    return value;
+  }
+  return set;
+}
+
 std::shared_ptr<agent::Model> buildOpenAiModel(const app::ModelSection& section,
                                                ConfigIssues& issues) {
   providers::OpenAiModelOptions options;
-  options.baseUrl = section.baseUrl;
-  options.model = section.model;
+  std::size_t before = issues.size();
+  options.baseUrl = fromEnvironment(section.baseUrl, "model.baseUrl", issues);
+  options.model = fromEnvironment(section.model, "model.model", issues);
+  if (issues.size() != before) return nullptr;
   options.apiKeyEnv = section.apiKeyEnv;
   options.timeoutMillis = section.timeoutMillis;
   try {

@@ -142,6 +142,44 @@ TEST_F(ClaimCheckRefsTest, RemoveCitedByOthersSkipsTheSubjectAndLogsWithoutSteps
   EXPECT_EQ(counting.scans, 0);
 }
 
+TEST_F(ClaimCheckRefsTest, RemoveCitedByOthersCountsASnapshotOnlyWhenNoStepIsLeft) {
+  auto vouched = w_.offload("vouched");
+  auto orphan = w_.offload("orphan");
+  w_.run("e1", "bob", {json::object{{"n", 1}}});
+  w_.snapshot("e1", "bob", vouched);     // e1's steps vouch for it: its snapshot does not count
+  w_.snapshot("gone", "bob", orphan);    // no log left: the snapshot is the sole evidence
+  w_.snapshot("mine", "alice", orphan);  // the subject's own snapshot never counts
+  Ids candidates{addressOf(vouched), addressOf(orphan)};
+  EXPECT_EQ(removeCitedByOthers(sources(), "alice", {"mine"}, candidates), 1);
+  EXPECT_EQ(candidates, Ids{addressOf(vouched)});
+}
+
+TEST_F(ClaimCheckRefsTest, OtherExecutionsSkipAnArchivedCopyOfALogReadLive) {
+  auto a = w_.offload("a");
+  w_.run("e1", "bob", {a});
+  sweep::ArchiveWriter writer(w_.archive.dir());  // retention wrote the segment, then died
+  writer.add(*w_.events.info("e1"), w_.events.read("e1"));
+  writer.finish();
+  OtherExecutions others(sources(), "alice");
+  Ids candidates{addressOf(a), std::string(64, 'c')};
+  EXPECT_EQ(others.strikeTrustedRefs(candidates, 2), 1);
+  EXPECT_EQ(candidates, Ids{std::string(64, 'c')});
+}
+
+// Logs read on several threads: the first envelope of an address still wins in id order.
+TEST_F(ClaimCheckRefsTest, ParallelCollectionKeepsTheFirstEnvelopeInIdOrder) {
+  std::string address = w_.content.put("shared");
+  Ids ids;
+  for (int i = 10; i < 40; ++i) {
+    auto envelope = content::toJson(content::ClaimCheckEnvelope{address, i, std::nullopt, true});
+    w_.run("e" + std::to_string(i), "alice", {envelope});
+    ids.insert("e" + std::to_string(i));
+  }
+  auto refs = claimCheckRefsOfLogs(sources(), ids, 4);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs.begin()->second.size, 10);
+}
+
 TEST_F(ClaimCheckRefsTest, RemoveCitedByOthersFailsWhenTheLogsCannotBeListed) {
   w_.run("e1", "bob", {w_.offload("a")});
   testutil::CrashingEventStore unlisted(w_.events);

@@ -12,9 +12,9 @@
 //   cites) only when the execution has no recorded STEP_COMPLETED left in its live log or
 //   archive (history gone: the snapshot is the sole evidence, fail closed). This is what
 //   decides that ANOTHER execution still needs a blob.
-// removeCitedByOthers runs the trusted collection over every execution outside the erased
-// subject in one pass with early exit. Pure functions over the stores, which must be
-// thread-safe; the functions themselves keep no state.
+// OtherExecutions / removeCitedByOthers run the trusted collection over every execution
+// outside the erased subject in one pass with early exit. Functions over the stores, which
+// must be thread-safe; they keep no state (OtherExecutions keeps the others' metadata).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,8 @@
 //  1. plan (planContentDeletion), BEFORE anything is destroyed: collect every envelope ref the
 //     subject's executions cite (broad collection: live logs, archive segments, snapshots),
 //     drop each one another non-erased execution still cites at the trusted position
-//     (removeCitedByOthers), and read the touch cutoff (touchClock) of the content store.
+//     (OtherExecutions: one pass over the others' logs, archive segments and snapshots, with
+//     early exit), and read the touch cutoff (touchClock) of the content store first.
 //     Refuse with ContentCopiesRemainError when blobs are cited and the content store is not
 //     ErasableContent, or the event store cannot enumerate its executions;
 //  2. journal ERASURE_CONTENT_DELETE_INTENDED {subject, addresses, touchCutoff} in the
