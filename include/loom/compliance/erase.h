@@ -19,8 +19,9 @@
 // no matching ERASURE_CONTENT_DELETED is resumed from its journaled addresses and cutoff (shred
 // and conditional deletes are idempotent), and the call returns what an uninterrupted erasure
 // would have. The subject's logs are NOT removed: they stay, sealed, and read as erased
-// markers. Run one erasure per subject at a time (the CLI holds a lock); the coordinator is
-// otherwise thread-safe as its stores.
+// markers. Run one erasure per subject at a time: two concurrent ones both journal an intent
+// and both delete (harmless, conditional deletes), but their results need not agree. Callers
+// serialize them (a lock file); the coordinator is otherwise thread-safe as its stores.
 #pragma once
 
 #include <cstdint>
