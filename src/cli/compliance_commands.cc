@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "command.h"
+#include "home_lock.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/export.h"
 #include "loom/compliance/key_store.h"
@@ -53,6 +54,7 @@ Action setupErase(CLI::App& command, Session& session) {
       "is kept and counted as retained). A crash anywhere is finished by running it again.");
   return [&session, args] {
     app::App& app = complianceApp(session, args->config);
+    HomeLock lock(app.home(), "erase");
     sweep::Archive archive(app.archiveDir());
     compliance::EraseCoordinatorOptions options{app.store(), *app.keys()};
     options.content = app.contentStore().get();

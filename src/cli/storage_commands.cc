@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "home_lock.h"
 #include "loom/compliance/sealing_event_store.h"
 #include "loom/sweep/archive.h"
 #include "loom/sweep/pin_sources.h"
@@ -63,6 +64,7 @@ Action setupSweep(CLI::App& command, Session& session) {
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
+    HomeLock lock(app.home(), "sweep");
     sweep::Archive archive(app.archiveDir());
     sweep::SweepOptions options;
     options.ttlMillis = args->ttlDays * kDay;
@@ -104,6 +106,7 @@ Action setupRetention(CLI::App& command, Session& session) {
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
+    HomeLock lock(app.home(), "retention");
     const auto& retention = app.config().storage.retention;
     if (!retention) {
       throw FailedPreconditionError(
