@@ -90,6 +90,11 @@ TEST_F(ClaimCheckTest, PreviewCountsCharactersAndNeverSplitsOne) {
   EXPECT_EQ(previewOf("\"ab\"", 4), (json::value{{"preview", "\"ab\""}})) << "whole: no truncated";
   EXPECT_EQ(previewOf("\"éé€😀\"", 4), (json::value{{"preview", "\"éé€"}, {"truncated", true}}));
   EXPECT_EQ(previewOf("😀😀", 1), (json::value{{"preview", "😀"}, {"truncated", true}}));
+  auto parsed = PreviewDigest::from(previewOf("\"abcdef\"", 3));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->preview, "\"ab");
+  EXPECT_TRUE(parsed->truncated);
+  EXPECT_FALSE(PreviewDigest::from(json::value{{"pick", 1}}));
 }
 
 TEST_F(ClaimCheckTest, TaintIsCarriedByTheEnvelopeAndNeverPreviewed) {

@@ -20,11 +20,25 @@ std::size_t prefixBytes(std::string_view text, int64_t maxChars) {
 
 }  // namespace
 
+json::value PreviewDigest::toJson() const {
+  json::object digest{{"preview", preview}};
+  if (truncated) digest["truncated"] = true;
+  return digest;
+}
+
+std::optional<PreviewDigest> PreviewDigest::from(const json::value& digest) {
+  const auto* o = digest.if_object();
+  const auto* preview = o ? o->if_contains("preview") : nullptr;
+  if (preview == nullptr || !preview->is_string()) return std::nullopt;
+  const auto* truncated = o->if_contains("truncated");
+  if (o->size() != (truncated ? 2u : 1u)) return std::nullopt;
+  if (truncated && !(truncated->is_bool() && truncated->get_bool())) return std::nullopt;
+  return PreviewDigest{std::string(preview->get_string()), truncated != nullptr};
+}
+
 json::value previewOf(std::string_view text, int64_t maxChars) {
   std::size_t n = prefixBytes(text, maxChars);
-  json::object digest{{"preview", text.substr(0, n)}};
-  if (n < text.size()) digest["truncated"] = true;
-  return digest;
+  return PreviewDigest{std::string(text.substr(0, n)), n < text.size()}.toJson();
 }
 
 DigestFn previewDigest(int64_t maxChars) {

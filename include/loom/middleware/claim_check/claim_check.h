@@ -35,6 +35,13 @@ std::shared_ptr<ClaimCheckMiddleware> claimCheckMiddleware(ClaimCheckOptions opt
 // PreviewDigest: {"preview": <the first maxChars characters of the JSON text>,
 // "truncated": true} — `truncated` absent when the preview is the whole text. Characters are
 // Unicode code points: a UTF-8 sequence is never split.
+struct PreviewDigest {
+  std::string preview;
+  bool truncated = false;  // PreviewDigest.truncated: the preview is a head, not the whole
+  json::value toJson() const;
+  // Reads a recorded preview digest; nullopt when `digest` is not one.
+  static std::optional<PreviewDigest> from(const json::value& digest);
+};
 DigestFn previewDigest(int64_t maxChars);
 json::value previewOf(std::string_view text, int64_t maxChars);
 
