@@ -256,11 +256,13 @@ Event executionStarted(std::string_view workflow, json::value input,
 
 Event stepCompleted(std::string_view stepId, std::string_view taskKind,
                     std::string_view effectId, json::value output, int64_t atMillis) {
-  return make(EventType::kStepCompleted, atMillis,
-              {{"stepId", stepId},
-               {"taskKind", taskKind},
-               {"effectId", effectId},
-               {"output", std::move(output)}});
+  json::object d;
+  d.reserve(7);  // room for the runtime's input, attempt and durationMs: no regrowth
+  d.emplace("stepId", stepId);
+  d.emplace("taskKind", taskKind);
+  d.emplace("effectId", effectId);
+  d.emplace("output", std::move(output));
+  return make(EventType::kStepCompleted, atMillis, std::move(d));
 }
 
 Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string_view effectId,
