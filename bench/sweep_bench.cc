@@ -23,9 +23,10 @@ struct World {
       std::vector<kernel::Event> events{kernel::executionStarted("bench", nullptr, {}, 0)};
       for (int s = 0; s < perExecution; ++s) {
         std::string address = blobs.put("blob " + std::to_string(e) + "/" + std::to_string(s));
-        json::value env = content::toJson(content::ClaimCheckEnvelope{address, 16, std::nullopt, true});
-        events.push_back(kernel::stepCompleted("a#turn:" + std::to_string(s + 1) + ":tool:0", "tool",
-                                               "fetch", std::move(env), 0));
+        json::value env =
+            content::toJson(content::ClaimCheckEnvelope{address, 16, std::nullopt, true});
+        events.push_back(kernel::stepCompleted("a#turn:" + std::to_string(s + 1) + ":tool:0",
+                                               "tool", "fetch", std::move(env), 0));
         ++refs;
       }
       events.push_back(kernel::executionCompleted(1, 0));
@@ -44,11 +45,15 @@ void BM_Sweep(benchmark::State& state) {
     if (report.deleted != 0) state.SkipWithError("the sweep deleted a load-bearing blob");
     benchmark::DoNotOptimize(report);
   }
-  state.counters["refs/s"] = benchmark::Counter(static_cast<double>(world.refs) * state.iterations(),
-                                                benchmark::Counter::kIsRate);
+  state.counters["refs/s"] = benchmark::Counter(
+      static_cast<double>(world.refs) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["blobs"] = static_cast<double>(world.refs);
 }
-BENCHMARK(BM_Sweep)->Args({10000, 100})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_Sweep)
+    ->Args({10000, 100})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 }  // namespace
 

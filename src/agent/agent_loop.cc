@@ -17,7 +17,8 @@ void refuseEnvelope(const json::value& output, std::string_view stepId, std::str
     throw FailedPreconditionError(
         "step '" + std::string(stepId) + "': model '" + std::string(model) +
         "' returned a claim-check envelope instead of a message; a model must not be listed in "
-        "execution.claimCheck.toolIds (remove '" + std::string(model) + "' from it)");
+        "execution.claimCheck.toolIds (remove '" +
+        std::string(model) + "' from it)");
   }
 }
 
@@ -34,11 +35,15 @@ json::array toolSpecs(const std::vector<ToolDefinition>& tools) {
 class Loop {
  public:
   Loop(workflow::WorkflowContext& ctx, std::string_view name, const AgentOptions& options)
-      : ctx_(ctx), name_(name), options_(options), journal_(options.modelInput),
+      : ctx_(ctx),
+        name_(name),
+        options_(options),
+        journal_(options.modelInput),
         tools_(toolSpecs(options.tools)) {}
 
   json::value run(const json::value& prompt) {
-    if (!options_.system.empty()) append(json::object{{"role", "system"}, {"content", options_.system}});
+    if (!options_.system.empty())
+      append(json::object{{"role", "system"}, {"content", options_.system}});
     append(json::object{{"role", "user"}, {"content", prompt}});
     json::value answer;
     for (int64_t turn = 1; turn <= options_.maxTurns; ++turn) {
@@ -134,7 +139,8 @@ class Loop {
       return;
     }
     json::object message = writeBack(callId, result);
-    journal_.noteAppended(json::object{{"role", "tool"}, {"toolCallId", callId}, {"fromStep", stepId}});
+    journal_.noteAppended(
+        json::object{{"role", "tool"}, {"toolCallId", callId}, {"fromStep", stepId}});
     transcript_.append(std::move(message));
   }
 
@@ -150,7 +156,8 @@ class Loop {
     json::array middle(messages.begin() + head, messages.end() - tail);
     json::value journaled = journal_.compactionInput(messages, head, tail);
     json::value request{{"messages", middle}, {"tools", json::array{}}, {"purpose", "compact"}};
-    std::string model = options_.compaction->model.empty() ? options_.model : options_.compaction->model;
+    std::string model =
+        options_.compaction->model.empty() ? options_.model : options_.compaction->model;
     json::value out = ctx_.effect(stepId, model, std::move(request), {&journaled});
     refuseEnvelope(out, stepId, model);
     validateAssistantMessage(out, model);
@@ -215,13 +222,14 @@ std::string stateGrowthWarning(std::string_view loop, int64_t bytes, int64_t lim
 void registerAgentWorkflow(workflow::WorkflowRegistry& workflows, std::string name,
                            AgentOptions options) {
   std::string loop = name;
-  workflows.add(std::move(name), "agent loop", [loop, options = std::move(options)](
-                                                   workflow::WorkflowContext& ctx) {
-    const json::value& input = ctx.input();
-    json::value prompt = input;
-    if (const auto* o = input.if_object(); o && o->contains("prompt")) prompt = o->at("prompt");
-    return agentLoop(ctx, loop, options, prompt);
-  });
+  workflows.add(std::move(name), "agent loop",
+                [loop, options = std::move(options)](workflow::WorkflowContext& ctx) {
+                  const json::value& input = ctx.input();
+                  json::value prompt = input;
+                  if (const auto* o = input.if_object(); o && o->contains("prompt"))
+                    prompt = o->at("prompt");
+                  return agentLoop(ctx, loop, options, prompt);
+                });
 }
 
 }  // namespace loom::agent

@@ -21,8 +21,7 @@ void ModelInputJournal::noteAppended(json::value entry) {
 
 void ModelInputJournal::noteCompaction(std::string_view compactStep, int64_t keepHead,
                                        int64_t keepTail) {
-  compaction_ =
-      json::object{{"step", compactStep}, {"keepHead", keepHead}, {"keepTail", keepTail}};
+  compaction_ = json::object{{"step", compactStep}, {"keepHead", keepHead}, {"keepTail", keepTail}};
 }
 
 json::value ModelInputJournal::take(std::string_view stepId, const json::array& messages) {
@@ -86,7 +85,8 @@ class Rebuilder {
     for (const auto& entry : input.at("appended").as_array()) {
       base.push_back(resolve(stepId, entry));
     }
-    if (const auto* c = input.if_contains("compaction")) base = compact(stepId, base, c->as_object());
+    if (const auto* c = input.if_contains("compaction"))
+      base = compact(stepId, base, c->as_object());
     return base;
   }
 

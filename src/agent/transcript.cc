@@ -13,8 +13,9 @@ bool isMediaResult(const json::value& result) {
   if (o == nullptr || o->size() != 1) return false;
   const auto* parts = o->if_contains("parts");
   if (parts == nullptr || !parts->is_array() || parts->get_array().empty()) return false;
-  return std::all_of(parts->get_array().begin(), parts->get_array().end(),
-                     [](const json::value& p) { return p.is_object() && p.get_object().contains("type"); });
+  return std::all_of(
+      parts->get_array().begin(), parts->get_array().end(),
+      [](const json::value& p) { return p.is_object() && p.get_object().contains("type"); });
 }
 
 std::string textOf(const json::value& v) {
@@ -79,7 +80,9 @@ json::object writeBack(std::string_view toolCallId, const json::value& result) {
 }
 
 json::object toolErrorMessage(std::string_view toolCallId, json::value error) {
-  return json::object{{"role", "tool"}, {"toolCallId", toolCallId}, {"content", std::move(error)},
+  return json::object{{"role", "tool"},
+                      {"toolCallId", toolCallId},
+                      {"content", std::move(error)},
                       {"isError", true}};
 }
 

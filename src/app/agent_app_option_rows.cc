@@ -202,10 +202,11 @@ void addModelRows(std::vector<OptionRow>& rows) {
     bindAgentValue(r, hasOpenAiModel, [](const Config& c) { return modelOrDefault(c).baseUrl; });
   }
   {
-    OptionRow& r = openAiRow("model", OptionType::kString,
-                             "The model name the server knows (`\"${NAME}\"`: from the environment). "
-                             "Required for `openai`.",
-                             "");
+    OptionRow& r =
+        openAiRow("model", OptionType::kString,
+                  "The model name the server knows (`\"${NAME}\"`: from the environment). "
+                  "Required for `openai`.",
+                  "");
     r.set = [](Config& c, const OptionValue& v) { model(c).model = std::get<std::string>(v); };
     bindAgentValue(r, hasOpenAiModel, [](const Config& c) { return modelOrDefault(c).model; });
   }

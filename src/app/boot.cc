@@ -1,6 +1,6 @@
-#include "loom/app/app.h"
 #include <sodium.h>
 
+#include "loom/app/app.h"
 #include "loom/compliance/encrypting_content_store.h"
 #include "loom/compliance/sealing_event_store.h"
 #include "loom/compliance/sealing_snapshot_store.h"
@@ -10,9 +10,9 @@
 #include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
+#include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
-#include "loom/kernel/sqlite_event_store.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
 
@@ -118,7 +118,8 @@ void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
   if (config.compliance.erase || config.security.crypto) {
     compliance::SealingOptions sealing{.sealSubjectless = config.security.crypto};
     app.rawStore_ = std::move(app.store_);
-    app.store_ = std::make_unique<compliance::SealingEventStore>(*app.rawStore_, *app.keys_, sealing);
+    app.store_ =
+        std::make_unique<compliance::SealingEventStore>(*app.rawStore_, *app.keys_, sealing);
     app.rawSnapshots_ = std::move(app.snapshots_);
     app.snapshots_ =
         std::make_unique<compliance::SealingSnapshotStore>(*app.rawSnapshots_, *app.keys_, sealing);

@@ -55,7 +55,8 @@ TEST(ComplianceBoot, EraseAndCryptoNeedKeysAndAMasterKeyThatOpensTheStore) {
   EXPECT_NE(issuesText(c).find("security.keys"), std::string::npos);
   c.security.keys = compliance::KeysConfig{"a-file", "AND_AN_ENV"};
   EXPECT_NE(issuesText(c).find("exactly one of file and env"), std::string::npos);
-  EXPECT_NE(parseConfigToml("[compliance.erase]\n[security.keys]\nenv = \"K\"\n", "ok.toml"), nullptr);
+  EXPECT_NE(parseConfigToml("[compliance.erase]\n[security.keys]\nenv = \"K\"\n", "ok.toml"),
+            nullptr);
 }
 
 TEST(ComplianceBoot, ASealedHomeHoldsNoPlaintextOfASubjectsRun) {

@@ -8,8 +8,6 @@ namespace {
 
 using middleware::ClaimCheckConfig;
 
-
-
 ClaimCheckConfig& claimCheck(Config& c) {
   if (!c.execution.claimCheck) c.execution.claimCheck.emplace();
   return *c.execution.claimCheck;
@@ -41,11 +39,12 @@ void addDigestEntry(Config& c, const OptionEntry& entry, const std::string& path
 }
 
 void addClaimCheckTable(std::vector<OptionRow>& rows) {
-  OptionRow& r = addOptionRow(rows, "execution.claimCheck", OptionType::kTable,
-                        "The agent claim-check opt-in (ADR 0140): results of the listed agent "
-                        "tools over `inlineCapBytes` go to the content store and the log (and "
-                        "the model) get an envelope with a digest instead. Unset: no "
-                        "middleware, nothing changes. See docs/claim-check.md.");
+  OptionRow& r =
+      addOptionRow(rows, "execution.claimCheck", OptionType::kTable,
+                   "The agent claim-check opt-in (ADR 0140): results of the listed agent "
+                   "tools over `inlineCapBytes` go to the content store and the log (and "
+                   "the model) get an envelope with a digest instead. Unset: no "
+                   "middleware, nothing changes. See docs/claim-check.md.");
   r.set = [](Config& c, OptionValue) { claimCheck(c); };
   r.show = [](const Config& c) {
     return std::string(c.execution.claimCheck ? "on" : "off (unset)");
@@ -58,19 +57,20 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
   addClaimCheckTable(rows);
   {
     OptionRow& r = addOptionRow(rows, "execution.claimCheck.store", OptionType::kString,
-                          "The content store that receives the blobs: `default` is "
-                          "storage.contentStore (the one `loom sweep` scans).",
-                          "\"default\"");
+                                "The content store that receives the blobs: `default` is "
+                                "storage.contentStore (the one `loom sweep` scans).",
+                                "\"default\"");
     r.allowed = {"default"};
     r.set = [](Config& c, OptionValue v) { claimCheck(c).storeName = std::get<std::string>(v); };
     r.get = [](const Config& c) { return OptionValue(claimCheckOrDefault(c).storeName); };
   }
   {
-    OptionRow& r = addOptionRow(rows, "execution.claimCheck.toolIds", OptionType::kStringList,
-                          "Required. The agent tools whose large outputs are offloaded; there "
-                          "is no \"all\" (a model must never be listed). The model then sees "
-                          "only the envelope and its digest, not these tools' full output: "
-                          "list only tools whose output the model does not need in full.");
+    OptionRow& r =
+        addOptionRow(rows, "execution.claimCheck.toolIds", OptionType::kStringList,
+                     "Required. The agent tools whose large outputs are offloaded; there "
+                     "is no \"all\" (a model must never be listed). The model then sees "
+                     "only the envelope and its digest, not these tools' full output: "
+                     "list only tools whose output the model does not need in full.");
     r.set = [](Config& c, OptionValue v) {
       claimCheck(c).toolIds = std::get<std::vector<std::string>>(std::move(v));
     };
@@ -81,28 +81,30 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
   }
   {
     OptionRow& r = addOptionRow(rows, "execution.claimCheck.inlineCapBytes", OptionType::kInteger,
-                          "Results whose JSON text is at most this many UTF-8 bytes stay "
-                          "inline (DEFAULT_CLAIM_CHECK_CAP_BYTES).",
-                          "1024");
+                                "Results whose JSON text is at most this many UTF-8 bytes stay "
+                                "inline (DEFAULT_CLAIM_CHECK_CAP_BYTES).",
+                                "1024");
     r.min = 0;
     r.max = 1 << 30;
     r.set = [](Config& c, OptionValue v) { claimCheck(c).inlineCapBytes = std::get<int64_t>(v); };
     r.get = [](const Config& c) { return OptionValue(claimCheckOrDefault(c).inlineCapBytes); };
   }
   {
-    OptionRow& r = addOptionRow(rows, "execution.claimCheck.preview", OptionType::kBooleanOrInteger,
-                          "Characters of the default digest, a head of the result's JSON text "
-                          "(`{preview, truncated: true}`) for tools without a `digests` entry "
-                          "(DEFAULT_CLAIM_CHECK_PREVIEW_CHARS); `false` records `{ref, size}` "
-                          "only. A tainted result is never previewed.",
-                          "256");
+    OptionRow& r =
+        addOptionRow(rows, "execution.claimCheck.preview", OptionType::kBooleanOrInteger,
+                     "Characters of the default digest, a head of the result's JSON text "
+                     "(`{preview, truncated: true}`) for tools without a `digests` entry "
+                     "(DEFAULT_CLAIM_CHECK_PREVIEW_CHARS); `false` records `{ref, size}` "
+                     "only. A tainted result is never previewed.",
+                     "256");
     r.min = 0;
     r.max = 1 << 20;
     r.set = [](Config& c, OptionValue v) {
       if (std::holds_alternative<bool>(v)) {
-        claimCheck(c).preview = std::get<bool>(v)
-                                    ? std::optional<int64_t>(middleware::DEFAULT_CLAIM_CHECK_PREVIEW_CHARS)
-                                    : std::nullopt;
+        claimCheck(c).preview =
+            std::get<bool>(v)
+                ? std::optional<int64_t>(middleware::DEFAULT_CLAIM_CHECK_PREVIEW_CHARS)
+                : std::nullopt;
       } else {
         claimCheck(c).preview = std::get<int64_t>(v);
       }
@@ -113,12 +115,13 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     };
   }
   {
-    OptionRow& r = addOptionRow(rows, "execution.claimCheck.digests", OptionType::kTableMap,
-                          "Per tool id, a declared digest that replaces the preview, built "
-                          "from pure parts: `digests.search = { pick = [\"/total\"], length = "
-                          "\"/hits\", preview = 80 }`. A digest is prompt text: keep it free "
-                          "of untrusted content (it is not fenced).",
-                          "{}");
+    OptionRow& r =
+        addOptionRow(rows, "execution.claimCheck.digests", OptionType::kTableMap,
+                     "Per tool id, a declared digest that replaces the preview, built "
+                     "from pure parts: `digests.search = { pick = [\"/total\"], length = "
+                     "\"/hits\", preview = 80 }`. A digest is prompt text: keep it free "
+                     "of untrusted content (it is not fenced).",
+                     "{}");
     r.addEntry = addDigestEntry;
     r.show = [](const Config& c) {
       std::string out = "{";
@@ -129,33 +132,36 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     };
   }
   addOptionRow(rows, "execution.claimCheck.digests[].pick", OptionType::kStringList,
-         "JSON pointers whose values the digest records, by pointer.");
+               "JSON pointers whose values the digest records, by pointer.");
   addOptionRow(rows, "execution.claimCheck.digests[].length", OptionType::kString,
-         "A JSON pointer to an array; the digest records its element count.");
+               "A JSON pointer to an array; the digest records its element count.");
   {
-    OptionRow& r = addOptionRow(rows, "execution.claimCheck.digests[].preview", OptionType::kInteger,
-                          "A head of this many characters of the result's JSON text.");
+    OptionRow& r =
+        addOptionRow(rows, "execution.claimCheck.digests[].preview", OptionType::kInteger,
+                     "A head of this many characters of the result's JSON text.");
     r.min = 0;
     r.max = 1 << 20;
   }
   {
     OptionRow& r = addOptionRow(rows, "execution.claimCheck.onOffload", OptionType::kCallback,
-                          "Called after each offload; a throw is reported through onWarn and "
-                          "never fails the tool call.",
-                          "none");
+                                "Called after each offload; a throw is reported through onWarn and "
+                                "never fails the tool call.",
+                                "none");
     r.support = Support::kCppOnly;
   }
   {
-    OptionRow& r = addOptionRow(rows, "execution.claimCheck.reclaimable",
-                          OptionType::kBooleanOrStringList,
-                          "The audit trade (ADR 0140 D6): `true` or a list of tool ids whose "
-                          "envelopes carry no `retain`, so the sweep reclaims their blobs after "
-                          "the ttl and resolveClaimCheck then returns null. Default: every "
-                          "blob is retained while any history cites it.",
-                          "false");
+    OptionRow& r =
+        addOptionRow(rows, "execution.claimCheck.reclaimable", OptionType::kBooleanOrStringList,
+                     "The audit trade (ADR 0140 D6): `true` or a list of tool ids whose "
+                     "envelopes carry no `retain`, so the sweep reclaims their blobs after "
+                     "the ttl and resolveClaimCheck then returns null. Default: every "
+                     "blob is retained while any history cites it.",
+                     "false");
     r.set = [](Config& c, OptionValue v) {
-      if (std::holds_alternative<bool>(v)) claimCheck(c).reclaimableAll = std::get<bool>(v);
-      else claimCheck(c).reclaimable = std::get<std::vector<std::string>>(std::move(v));
+      if (std::holds_alternative<bool>(v))
+        claimCheck(c).reclaimableAll = std::get<bool>(v);
+      else
+        claimCheck(c).reclaimable = std::get<std::vector<std::string>>(std::move(v));
     };
     r.show = [](const Config& c) {
       const auto& cc = claimCheckOrDefault(c);
@@ -166,36 +172,41 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
 
 void addContentStorageRows(std::vector<OptionRow>& rows) {
   addOptionRow(rows, "storage.contentStore", OptionType::kTable,
-         "The default content store: where claim-check blobs go and what `loom sweep` "
-         "reclaims.");
+               "The default content store: where claim-check blobs go and what `loom sweep` "
+               "reclaims.");
   {
     OptionRow& r = addOptionRow(rows, "storage.contentStore.kind", OptionType::kString,
-                          "`filesystem`: `<home>/blobs`, one file per blob; `sqlite`: "
-                          "`<home>/content.db`; `memory`: in the process, lost at exit.",
-                          "\"filesystem\"");
+                                "`filesystem`: `<home>/blobs`, one file per blob; `sqlite`: "
+                                "`<home>/content.db`; `memory`: in the process, lost at exit.",
+                                "\"filesystem\"");
     r.allowed = {"filesystem", "sqlite", "memory"};
-    r.set = [](Config& c, OptionValue v) { c.storage.contentStore.kind = std::get<std::string>(v); };
+    r.set = [](Config& c, OptionValue v) {
+      c.storage.contentStore.kind = std::get<std::string>(v);
+    };
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.kind); };
   }
   {
-    OptionRow& r = addOptionRow(rows, "storage.contentStore.sealed", OptionType::kBoolean,
-                          "Seal each blob under its subject's key (EncryptingContentStore, ADR "
-                          "0143): equal bytes of two subjects get two addresses, and erasing a "
-                          "subject leaves its blobs unreadable. Needs security.keys.",
-                          "false");
+    OptionRow& r =
+        addOptionRow(rows, "storage.contentStore.sealed", OptionType::kBoolean,
+                     "Seal each blob under its subject's key (EncryptingContentStore, ADR "
+                     "0143): equal bytes of two subjects get two addresses, and erasing a "
+                     "subject leaves its blobs unreadable. Needs security.keys.",
+                     "false");
     r.set = [](Config& c, OptionValue v) { c.storage.contentStore.sealed = std::get<bool>(v); };
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.sealed); };
   }
   {
     OptionRow& r = addOptionRow(rows, "storage.contentStore.path", OptionType::kString,
-                          "Another location for the blobs (a folder, or the SQLite file).");
-    r.set = [](Config& c, OptionValue v) { c.storage.contentStore.path = std::get<std::string>(v); };
+                                "Another location for the blobs (a folder, or the SQLite file).");
+    r.set = [](Config& c, OptionValue v) {
+      c.storage.contentStore.path = std::get<std::string>(v);
+    };
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.path); };
   }
   {
     OptionRow& r = addOptionRow(rows, "storage.retention", OptionType::kTable,
-                          "Discarding the logs of ended executions (`loom retention run`), "
-                          "archived first by default (ADR 0138).");
+                                "Discarding the logs of ended executions (`loom retention run`), "
+                                "archived first by default (ADR 0138).");
     r.set = [](Config& c, OptionValue) {
       if (!c.storage.retention) c.storage.retention.emplace();
     };
@@ -205,7 +216,7 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
   }
   {
     OptionRow& r = addOptionRow(rows, "storage.retention.afterDays", OptionType::kInteger,
-                          "Ended executions older than this many days are discarded.", "30");
+                                "Ended executions older than this many days are discarded.", "30");
     r.min = 0;
     r.max = 36500;
     r.set = [](Config& c, OptionValue v) {
@@ -218,10 +229,10 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
   }
   {
     OptionRow& r = addOptionRow(rows, "storage.retention.archive", OptionType::kBoolean,
-                          "Write them to a read-only, compressed archive segment in "
-                          "`<home>/archive` before removing their live logs; archived blobs "
-                          "stay pinned.",
-                          "true");
+                                "Write them to a read-only, compressed archive segment in "
+                                "`<home>/archive` before removing their live logs; archived blobs "
+                                "stay pinned.",
+                                "true");
     r.set = [](Config& c, OptionValue v) {
       if (!c.storage.retention) c.storage.retention.emplace();
       c.storage.retention->archive = std::get<bool>(v);

@@ -80,8 +80,8 @@ std::string fromEnvironment(const std::string& value, const std::string& path,
   std::string name = value.substr(2, value.size() - 3);
   const char* set = std::getenv(name.c_str());
   if (set == nullptr || *set == '\0') {
-    issues.push_back({path, "the environment variable " + name +
-                                " is not set; export it (e.g. " + name + "=...) or write the value"});
+    issues.push_back({path, "the environment variable " + name + " is not set; export it (e.g. " +
+                                name + "=...) or write the value"});
     return value;
   }
   return set;

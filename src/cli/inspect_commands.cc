@@ -57,15 +57,15 @@ struct IdArgs {
 // --config FILE: read through the app that file configures (sealed logs are unsealed with
 // its security.keys; erased subjects read as erased).
 void addConfigOption(CLI::App& command, Session& session) {
-  command.add_option_function<std::string>(
-             "--config", [&session](const std::string& file) { session.loadConfig(file); },
-             "A loom.toml with security.keys: sealed logs (compliance.erase, security.crypto) "
-             "are shown decrypted")
+  command
+      .add_option_function<std::string>(
+          "--config", [&session](const std::string& file) { session.loadConfig(file); },
+          "A loom.toml with security.keys: sealed logs (compliance.erase, security.crypto) "
+          "are shown decrypted")
       ->type_name("FILE");
 }
 
-std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, Session& session,
-                                  std::string_view jsonHelp) {
+std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, Session& session, std::string_view jsonHelp) {
   auto args = std::make_shared<IdArgs>();
   command.add_option("ID", args->id, "The execution's id (see `loom ls`)")
       ->required()
@@ -152,7 +152,8 @@ Action setupLog(CLI::App& command, Session& session) {
       session.store(false).scan(args->id, 1, print);
     }
     if (args->json) out << ']' << '\n';
-    if (archived && !args->json) out << "(from the archive: retention moved this log out of loom.db)\n";
+    if (archived && !args->json)
+      out << "(from the archive: retention moved this log out of loom.db)\n";
     out.flush();
     return kExitOk;
   };

@@ -10,8 +10,8 @@ namespace loom::kernel {
 namespace {
 
 TEST(EventTest, TextRoundTripKeepsEveryField) {
-  Event e = stepCompleted("s#turn:1:tool:0", "tool", "fetch", json::value{{"k", "v"}},
-                          1780000000123);
+  Event e =
+      stepCompleted("s#turn:1:tool:0", "tool", "fetch", json::value{{"k", "v"}}, 1780000000123);
   e.seq = 7;
   std::string text = toText(e);
   EXPECT_EQ(text.rfind(R"({"seq":7,"type":"STEP_COMPLETED","at":")", 0), 0u) << text;
@@ -39,20 +39,23 @@ TEST(EventTest, DefectsAreCorruptEventErrorsNamingExecutionAndSeq) {
   expectCorrupt("[1,2]", "not a JSON object");
   expectCorrupt(R"({"seq":3,"type":"STEP_EXPLODED","at":"2026-01-01T00:00:00.000Z"})",
                 "unknown event type 'STEP_EXPLODED'");
-  expectCorrupt(R"({"seq":4,"type":"EXECUTION_COMPLETED","at":"2026-01-01T00:00:00.000Z","output":1})",
-                "seq field says 4");
-  expectCorrupt(R"({"seq":3,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z","stepId":"a","taskKind":"flow","effectId":"a"})",
-                "missing field 'output'");
-  expectCorrupt(R"({"seq":3,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z","stepId":5,"taskKind":"flow","effectId":"a","output":1})",
-                "field 'stepId' must be a string");
+  expectCorrupt(
+      R"({"seq":4,"type":"EXECUTION_COMPLETED","at":"2026-01-01T00:00:00.000Z","output":1})",
+      "seq field says 4");
+  expectCorrupt(
+      R"({"seq":3,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z","stepId":"a","taskKind":"flow","effectId":"a"})",
+      "missing field 'output'");
+  expectCorrupt(
+      R"({"seq":3,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z","stepId":5,"taskKind":"flow","effectId":"a","output":1})",
+      "field 'stepId' must be a string");
   expectCorrupt(R"({"seq":3,"type":"EXECUTION_COMPLETED","at":"yesterday","output":1})",
                 "not an RFC 3339");
 }
 
 TEST(EventTest, ReservedFieldsAreRefusedInData) {
-  EXPECT_THROW(validateEventData(EventType::kExecutionCompleted,
-                                 json::object{{"output", 1}, {"seq", 2}}),
-               InvalidArgumentError);
+  EXPECT_THROW(
+      validateEventData(EventType::kExecutionCompleted, json::object{{"output", 1}, {"seq", 2}}),
+      InvalidArgumentError);
 }
 
 TEST(EventTest, ControlEventsRoundTripAndRejectUnknownTypes) {
@@ -60,8 +63,9 @@ TEST(EventTest, ControlEventsRoundTripAndRejectUnknownTypes) {
   ControlEvent back = controlEventFromText(1, toText(c));
   EXPECT_EQ(back.type, c.type);
   EXPECT_EQ(back.data, c.data);
-  EXPECT_THROW(controlEventFromText(1, R"({"seq":1,"type":"NOPE","at":"2026-01-01T00:00:00.000Z"})"),
-               CorruptEventError);
+  EXPECT_THROW(
+      controlEventFromText(1, R"({"seq":1,"type":"NOPE","at":"2026-01-01T00:00:00.000Z"})"),
+      CorruptEventError);
 }
 
 TEST(EventTest, TimestampsAreRfc3339Millis) {

@@ -35,8 +35,9 @@ TEST(ContentWalkerTest, RetainIsHonouredOnlyAtTheTopThroughOneTaintWrapper) {
   EXPECT_TRUE(retainRootsOf(completed(envelope(kA, false))).empty());
   EXPECT_TRUE(retainRootsOf(completed(json::value{{"nested", envelope(kA, true)}})).empty())
       << "a nested look-alike is not load-bearing";
-  EXPECT_TRUE(retainRootsOf(completed(effects::tainted(effects::tainted(envelope(kA, true), "a"), "b")))
-                  .empty())
+  EXPECT_TRUE(
+      retainRootsOf(completed(effects::tainted(effects::tainted(envelope(kA, true), "a"), "b")))
+          .empty())
       << "only one wrapper is looked through";
   json::value extra = envelope(kA, true);
   extra.as_object()["evil"] = 1;

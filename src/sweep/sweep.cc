@@ -114,8 +114,10 @@ class Sweeper {
     store_.forEachBlob([&](const content::BlobInfo& blob) {
       ++report_.blobsSeen;
       std::string reason = keepReason(blob);
-      if (reason.empty()) doomed.push_back(blob);
-      else ++report_.keptByReason[reason];
+      if (reason.empty())
+        doomed.push_back(blob);
+      else
+        ++report_.keptByReason[reason];
       if (report_.blobsSeen % 4096 == 0) progress("reclaim");
     });
     int64_t cutoff = sweepStart_ - options_.graceMillis;
@@ -178,7 +180,8 @@ std::string describe(const SweepReport& r) {
   }
   out += std::string("  ") + (r.dryRun ? "would delete: " : "deleted: ") +
          std::to_string(r.deleted) + " blobs, " + std::to_string(r.bytesFreed) + " bytes\n";
-  if (r.spared > 0) out += "  spared (touched during the sweep): " + std::to_string(r.spared) + "\n";
+  if (r.spared > 0)
+    out += "  spared (touched during the sweep): " + std::to_string(r.spared) + "\n";
   return out;
 }
 

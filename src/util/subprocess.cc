@@ -29,7 +29,10 @@ struct Pipe {
     if (fd[i] >= 0) ::close(fd[i]);
     fd[i] = -1;
   }
-  void closeBoth() { close(0); close(1); }
+  void closeBoth() {
+    close(0);
+    close(1);
+  }
 };
 
 std::vector<std::string> environment(const std::map<std::string, std::string>& extra) {
@@ -85,11 +88,13 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const std::
   SubprocessResult result;
   std::size_t written = 0;
   if (input.empty()) in.close(1);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.timeoutMillis);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.timeoutMillis);
   char buf[65536];
   while (out.fd[0] >= 0 || err.fd[0] >= 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0 || result.out.size() > options.maxOutputBytes) {
       result.timedOut = left <= 0;
       kill(pid, SIGKILL);
@@ -101,8 +106,10 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const std::
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t r = read(fds[i].fd, buf, sizeof buf);
-      if (r > 0) (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(r));
-      else if (r == 0 || errno != EAGAIN) (i == 0 ? out : err).close(0);
+      if (r > 0)
+        (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(r));
+      else if (r == 0 || errno != EAGAIN)
+        (i == 0 ? out : err).close(0);
     }
     if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
       ssize_t w = write(in.fd[1], input.data() + written, input.size() - written);

@@ -26,8 +26,8 @@ void ExecutionContext::append(Event event) {
         return;
       }
       event.seq = next - 1;
-      bool ended = event.type == EventType::kExecutionCompleted ||
-                   event.type == EventType::kExecutionFailed;
+      bool ended =
+          event.type == EventType::kExecutionCompleted || event.type == EventType::kExecutionFailed;
       log_.apply(std::move(event));
       if (!ended) maybeWriteSnapshot(env_.options, executionId_, log_);
       return;
@@ -41,7 +41,8 @@ void ExecutionContext::append(Event event) {
       if (!onlySignals || round >= kMaxAbsorbed) {
         throw ConflictError("execution '" + executionId_ +
                             "' was appended to by another runner; it is running elsewhere "
-                            "(stop that runner, then `loom resume " + executionId_ + "`)");
+                            "(stop that runner, then `loom resume " +
+                            executionId_ + "`)");
       }
     }
   }
@@ -62,11 +63,13 @@ json::value ExecutionContext::effect(std::string_view stepId, std::string_view e
   }
   // The journaled input is copied before the chain may move or change `input`.
   json::value journaled;
-  if (env_.options.journalEffectInputs) journaled = options.journalInput ? *options.journalInput : input;
+  if (env_.options.journalEffectInputs)
+    journaled = options.journalInput ? *options.journalInput : input;
   StepCall call{stepId, effectId, task->definition.kind,
                 env_.options.journalEffectInputs ? &journaled : nullptr};
-  return runStep(call, std::move(input), [task](const effects::EffectContext& ctx,
-                                                json::value in) { return task->fn(ctx, std::move(in)); });
+  return runStep(call, std::move(input), [task](const effects::EffectContext& ctx, json::value in) {
+    return task->fn(ctx, std::move(in));
+  });
 }
 
 json::value ExecutionContext::runStep(const StepCall& call, json::value input,
@@ -82,8 +85,7 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
       return std::move(recorded.output);        // each step id is used once per run
     }
     if (!recorded.retryable) {
-      throw StepFailedError(stepId, errorCodeFromName(recorded.errorCode),
-                            recorded.errorMessage);
+      throw StepFailedError(stepId, errorCodeFromName(recorded.errorCode), recorded.errorMessage);
     }
     attempt = recorded.failedAttempts + 1;
   }
@@ -91,8 +93,7 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
   int64_t startedAt = env_.options.clock->nowMillis();
   json::value output = invokeChain(call, attempt, std::move(input), terminal);
   int64_t endedAt = env_.options.clock->nowMillis();
-  Event event =
-      kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output, endedAt);
+  Event event = kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output, endedAt);
   if (call.input) {
     event.data["input"] = env_.options.journalInputFilter
                               ? env_.options.journalInputFilter(*call.input)
@@ -107,8 +108,13 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
 
 json::value ExecutionContext::invokeChain(const StepCall& call, int attempt, json::value input,
                                           effects::Terminal terminal) {
-  effects::EffectContext ctx{executionId_, std::string(call.stepId), std::string(call.effectId),
-                             std::string(call.taskKind), log_.subject, attempt, false};
+  effects::EffectContext ctx{executionId_,
+                             std::string(call.stepId),
+                             std::string(call.effectId),
+                             std::string(call.taskKind),
+                             log_.subject,
+                             attempt,
+                             false};
   try {
     return env_.chain.invoke(ctx, std::move(input), terminal);
   } catch (const ParkRequest&) {
@@ -134,8 +140,9 @@ void ExecutionContext::recordFailure(const StepCall& call, std::string_view code
 
 json::value ExecutionContext::invokeTransient(std::string_view effectId, json::value input) {
   const effects::Task* task = env_.tasks.find(effectId);
-  effects::EffectContext ctx{executionId_, "", std::string(effectId),
-                             task ? task->definition.kind : "", log_.subject, 1, true};
+  effects::EffectContext ctx{
+      executionId_, "", std::string(effectId), task ? task->definition.kind : "", log_.subject, 1,
+      true};
   if (task == nullptr) {
     throw NotFoundError("invokeTransient of effect '" + std::string(effectId) +
                         "', which is not registered");

@@ -32,8 +32,7 @@ class RuntimeTest : public ::testing::Test {
     RuntimeOptions options;
     options.clock = clock_;
     options.workers = 4;
-    return std::make_unique<WorkflowRuntime>(store_, workflows_, tasks_, std::move(chain),
-                                             options);
+    return std::make_unique<WorkflowRuntime>(store_, workflows_, tasks_, std::move(chain), options);
   }
 
   std::vector<EventType> types(const std::string& id) {
@@ -55,10 +54,12 @@ TEST_F(RuntimeTest, RunsStepsAndRecordsEachOutputOnce) {
   workflows_.add("three", "", [&](WorkflowContext& ctx) {
     int64_t sum = 0;
     for (int i = 1; i <= 3; ++i) {
-      sum += ctx.step("s" + std::to_string(i), [&] {
-                 ++calls;
-                 return json::value(i);
-               }).as_int64();
+      sum += ctx.step("s" + std::to_string(i),
+                      [&] {
+                        ++calls;
+                        return json::value(i);
+                      })
+                 .as_int64();
     }
     return json::value(sum);
   });
@@ -68,10 +69,10 @@ TEST_F(RuntimeTest, RunsStepsAndRecordsEachOutputOnce) {
   EXPECT_EQ(r.output.as_int64(), 6);
   EXPECT_EQ(r.effectsRun, 3);
   EXPECT_EQ(calls, 3);
-  EXPECT_EQ(types("e1"), (std::vector<EventType>{EventType::kExecutionStarted,
-                                                 EventType::kStepCompleted, EventType::kStepCompleted,
-                                                 EventType::kStepCompleted,
-                                                 EventType::kExecutionCompleted}));
+  EXPECT_EQ(types("e1"),
+            (std::vector<EventType>{EventType::kExecutionStarted, EventType::kStepCompleted,
+                                    EventType::kStepCompleted, EventType::kStepCompleted,
+                                    EventType::kExecutionCompleted}));
   auto steps = store_.read("e1");
   EXPECT_EQ(steps[1].data.at("taskKind").as_string(), "flow");
   EXPECT_EQ(steps[1].data.at("effectId").as_string(), "s1");
@@ -79,12 +80,20 @@ TEST_F(RuntimeTest, RunsStepsAndRecordsEachOutputOnce) {
 
 TEST_F(RuntimeTest, ResumeReplaysRecordedStepsWithoutCallingThem) {
   std::atomic<int> calls{0};
-  bool parkAfterTwo = true;
   workflows_.add("parking", "", [&](WorkflowContext& ctx) {
-    ctx.step("a", [&] { ++calls; return json::value("A"); });
-    ctx.step("b", [&] { ++calls; return json::value("B"); });
+    ctx.step("a", [&] {
+      ++calls;
+      return json::value("A");
+    });
+    ctx.step("b", [&] {
+      ++calls;
+      return json::value("B");
+    });
     json::value go = ctx.awaitSignal("go");
-    auto c = ctx.step("c", [&] { ++calls; return json::value("C"); });
+    auto c = ctx.step("c", [&] {
+      ++calls;
+      return json::value("C");
+    });
     return json::value{{"go", go}, {"c", c}};
   });
   auto rt = runtime();
@@ -92,7 +101,6 @@ TEST_F(RuntimeTest, ResumeReplaysRecordedStepsWithoutCallingThem) {
   EXPECT_EQ(parked.status, ExecutionStatus::kParked);
   EXPECT_EQ(parked.waitingFor, "go");
   EXPECT_EQ(calls, 2);
-  (void)parkAfterTwo;
 
   // Resuming without the signal parks again and appends no second EXECUTION_PARKED.
   auto before = store_.info("p")->nextSeq;
@@ -135,15 +143,14 @@ TEST_F(RuntimeTest, EffectsCarryTaskKindAndInputIsJournaled) {
 }
 
 TEST_F(RuntimeTest, InvokeTransientRunsTheChainButRecordsNothing) {
-  workflows_.add("tr", "", [&](WorkflowContext& ctx) {
-    return ctx.invokeTransient("echo", json::value(7));
-  });
+  workflows_.add("tr", "",
+                 [&](WorkflowContext& ctx) { return ctx.invokeTransient("echo", json::value(7)); });
   RunResult r = runtime()->start("tr", nullptr, {.id = "t1"});
   EXPECT_EQ(r.output.at("echo").as_int64(), 7);
   EXPECT_TRUE(lastContext_.transient);
   EXPECT_TRUE(lastContext_.stepId.empty());
-  EXPECT_EQ(types("t1"), (std::vector<EventType>{EventType::kExecutionStarted,
-                                                 EventType::kExecutionCompleted}));
+  EXPECT_EQ(types("t1"),
+            (std::vector<EventType>{EventType::kExecutionStarted, EventType::kExecutionCompleted}));
 }
 
 TEST_F(RuntimeTest, DuplicateStepIdFailsTheRun) {
@@ -227,7 +234,6 @@ TEST_F(RuntimeTest, StartingAnExistingIdIsRefused) {
 TEST_F(RuntimeTest, ASignalAppendedWhileRunningIsAbsorbed) {
   // The signal lands between two steps (as from another process); the runner's next append
   // conflicts, absorbs the signal and goes on.
-  WorkflowRuntime* rtp = nullptr;
   workflows_.add("sig", "", [&](WorkflowContext& ctx) {
     ctx.step("one", [&] {
       auto info = store_.info(ctx.executionId());
@@ -238,8 +244,6 @@ TEST_F(RuntimeTest, ASignalAppendedWhileRunningIsAbsorbed) {
     return ctx.awaitSignal("hello");
   });
   auto rt = runtime();
-  rtp = rt.get();
-  (void)rtp;
   RunResult r = rt->start("sig", nullptr, {.id = "s"});
   EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(r.output.as_string(), "world");
@@ -256,14 +260,15 @@ TEST_F(RuntimeTest, ManyExecutionsRunConcurrentlyOnThePool) {
   auto rt = runtime();
   std::vector<std::future<RunResult>> futures;
   for (int i = 0; i < 32; ++i) {
-    futures.push_back(rt->startAsync("count", json::value{{"n", 20}}, {.id = "c" + std::to_string(i)}));
+    futures.push_back(
+        rt->startAsync("count", json::value{{"n", 20}}, {.id = "c" + std::to_string(i)}));
   }
   for (auto& f : futures) EXPECT_EQ(f.get().status, ExecutionStatus::kCompleted);
   for (int i = 0; i < 32; ++i) {
     auto info = store_.info("c" + std::to_string(i));
     EXPECT_EQ(info->steps, 20);
-    EXPECT_EQ(info->stateBytes, static_cast<int64_t>(json::textBytes(
-                                    kernel::foldEvents(store_.read(info->id)))));
+    EXPECT_EQ(info->stateBytes,
+              static_cast<int64_t>(json::textBytes(kernel::foldEvents(store_.read(info->id)))));
   }
 }
 
@@ -289,9 +294,15 @@ TEST(ReplayEndTest, FiresOnceWhenTheRunLeavesTheRecordedPart) {
   effects::TaskRegistry tasks;
   std::vector<std::string> events;
   workflows.add("two", "", [&](WorkflowContext& ctx) {
-    ctx.step("a", [&] { events.push_back("run a"); return json::value(1); });
+    ctx.step("a", [&] {
+      events.push_back("run a");
+      return json::value(1);
+    });
     json::value go = ctx.awaitSignal("go");
-    ctx.step("b", [&] { events.push_back("run b"); return json::value(2); });
+    ctx.step("b", [&] {
+      events.push_back("run b");
+      return json::value(2);
+    });
     return go;
   });
   RuntimeOptions o;

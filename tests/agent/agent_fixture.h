@@ -21,7 +21,8 @@ class AgentFixture : public ::testing::Test {
   // A model whose requests are kept, for comparing with the journaled inputs.
   class RecordingModel : public agent::Model {
    public:
-    explicit RecordingModel(std::shared_ptr<providers::ScriptedModel> inner) : inner_(std::move(inner)) {}
+    explicit RecordingModel(std::shared_ptr<providers::ScriptedModel> inner)
+        : inner_(std::move(inner)) {}
     const std::string& id() const override { return inner_->id(); }
     json::value complete(const effects::EffectContext& ctx, const json::value& request) override {
       std::lock_guard lock(mu_);
@@ -89,11 +90,12 @@ class AgentFixture : public ::testing::Test {
 };
 
 inline json::value generatorScript(int64_t turns) {
-  return json::value{{"generate",
-                      {{"turns", turns},
-                       {"toolCalls", json::array{json::object{{"name", "fetch_report"},
-                                                              {"arguments", {{"page", "{turn}"}}}}}},
-                       {"answer", "Report complete."}}}};
+  return json::value{
+      {"generate",
+       {{"turns", turns},
+        {"toolCalls",
+         json::array{json::object{{"name", "fetch_report"}, {"arguments", {{"page", "{turn}"}}}}}},
+        {"answer", "Report complete."}}}};
 }
 
 }  // namespace loom::testing

@@ -12,8 +12,8 @@ using kernel::ExecutionStatus;
 
 class JournalModes : public AgentFixture {
  protected:
-  std::map<std::string, json::array> runAndRebuild(agent::ModelInputMode mode, const std::string& id,
-                                                   bool compaction) {
+  std::map<std::string, json::array> runAndRebuild(agent::ModelInputMode mode,
+                                                   const std::string& id, bool compaction) {
     agent::AgentOptions o;
     o.modelInput = mode;
     o.system = "You are a researcher.";
@@ -73,8 +73,8 @@ TEST_F(JournalModes, AReferenceToAMissingStepIsDataLoss) {
       kernel::executionStarted("research", nullptr, {}, 0),
       kernel::stepCompleted("research#turn:1:model", "llm", "scripted",
                             json::value{{"role", "assistant"}}, 0)};
-  events[1].data["input"] = json::value{{"since", nullptr},
-                                        {"appended", json::array{json::object{{"fromStep", "nope"}}}}};
+  events[1].data["input"] = json::value{
+      {"since", nullptr}, {"appended", json::array{json::object{{"fromStep", "nope"}}}}};
   EXPECT_THROW(agent::rebuildModelInputs(events, "research"), DataLossError);
 }
 

@@ -10,20 +10,22 @@ namespace {
 using kernel::ExecutionStatus;
 
 TEST_F(AgentFixture, StepIdsAndTaskKindsAreExact) {
-  setUpAgent(json::value{{"turns", json::array{
-      json::object{{"toolCalls", json::array{
-          json::object{{"name", "fetch_report"}, {"arguments", {{"page", 1}}}},
-          json::object{{"name", "fetch_report"}, {"arguments", {{"page", 2}}}}}}},
-      json::object{{"answer", "done"}}}}});
+  setUpAgent(json::value{
+      {"turns",
+       json::array{
+           json::object{
+               {"toolCalls",
+                json::array{json::object{{"name", "fetch_report"}, {"arguments", {{"page", 1}}}},
+                            json::object{{"name", "fetch_report"}, {"arguments", {{"page", 2}}}}}}},
+           json::object{{"answer", "done"}}}}});
   auto r = runtime(store_)->start("research", json::value{{"prompt", "go"}}, {.id = "a"});
   ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(r.output.at("outcome").as_string(), "answered");
   EXPECT_EQ(r.output.at("answer").as_string(), "done");
-  EXPECT_EQ(stepIds("a"), (std::vector<std::string>{
-                              "research#turn:1:model|llm|scripted",
-                              "research#turn:1:tool:0|tool|fetch_report",
-                              "research#turn:1:tool:1|tool|fetch_report",
-                              "research#turn:2:model|llm|scripted"}));
+  EXPECT_EQ(stepIds("a"),
+            (std::vector<std::string>{
+                "research#turn:1:model|llm|scripted", "research#turn:1:tool:0|tool|fetch_report",
+                "research#turn:1:tool:1|tool|fetch_report", "research#turn:2:model|llm|scripted"}));
 }
 
 TEST_F(AgentFixture, MaxTurnsIsATypedOutcome) {
@@ -45,7 +47,8 @@ TEST_F(AgentFixture, ResumeAfterStoreCrashRerunsNothingRecorded) {
     FaultyEventStore faulty(store_);
     faulty.failFromAppend(crashAt);
     auto before = toolCalls_["fetch_report"];
-    EXPECT_THROW(runtime(faulty)->start("research", json::value("go"), {.id = id}), UnavailableError);
+    EXPECT_THROW(runtime(faulty)->start("research", json::value("go"), {.id = id}),
+                 UnavailableError);
     int recordedTools = 0, recordedModels = 0;
     for (const auto& s : stepIds(id)) {
       (s.find(":tool:") != std::string::npos ? recordedTools : recordedModels)++;
@@ -63,21 +66,26 @@ TEST_F(AgentFixture, ResumeAfterStoreCrashRerunsNothingRecorded) {
 }
 
 TEST_F(AgentFixture, ApprovalParksUntilSignalledAndDenialIsWrittenBack) {
-  addTool("send_email", [this](const json::value&) {
-    ++toolCalls_["send_email"];
-    return json::value("sent");
-  }, /*requiresApproval=*/true);
-  setUpAgent(json::value{{"turns", json::array{
-      json::object{{"toolCalls", json::array{json::object{{"name", "send_email"}}}}},
-      json::object{{"toolCalls", json::array{json::object{{"name", "send_email"}}}}},
-      json::object{{"answer", "ok"}}}}});
+  addTool(
+      "send_email",
+      [this](const json::value&) {
+        ++toolCalls_["send_email"];
+        return json::value("sent");
+      },
+      /*requiresApproval=*/true);
+  setUpAgent(json::value{
+      {"turns",
+       json::array{json::object{{"toolCalls", json::array{json::object{{"name", "send_email"}}}}},
+                   json::object{{"toolCalls", json::array{json::object{{"name", "send_email"}}}}},
+                   json::object{{"answer", "ok"}}}}});
   auto rt = runtime(store_);
   auto r = rt->start("research", json::value("go"), {.id = "ap"});
   ASSERT_EQ(r.status, ExecutionStatus::kParked);
   EXPECT_EQ(r.parkReason, "approval");
   EXPECT_EQ(r.waitingFor, "approve:research#turn:1:tool:0");
   EXPECT_EQ(toolCalls_["send_email"], 0);
-  r = runtime(store_)->signal("ap", "approve:research#turn:1:tool:0", json::value{{"approved", true}});
+  r = runtime(store_)->signal("ap", "approve:research#turn:1:tool:0",
+                              json::value{{"approved", true}});
   ASSERT_EQ(r.status, ExecutionStatus::kParked);
   EXPECT_EQ(toolCalls_["send_email"], 1);
   r = runtime(store_)->signal("ap", "approve:research#turn:2:tool:0",
@@ -90,17 +98,20 @@ TEST_F(AgentFixture, ApprovalParksUntilSignalledAndDenialIsWrittenBack) {
 }
 
 TEST_F(AgentFixture, AFailedToolCallIsToldToTheModel) {
-  addTool("flaky", [](const json::value&) -> json::value { throw UnavailableError("backend down"); });
-  setUpAgent(json::value{{"turns", json::array{
-      json::object{{"toolCalls", json::array{json::object{{"name", "flaky"}},
-                                             json::object{{"name", "no_such_tool"}}}}},
-      json::object{{"answer", "sorry"}}}}});
+  addTool("flaky",
+          [](const json::value&) -> json::value { throw UnavailableError("backend down"); });
+  setUpAgent(json::value{
+      {"turns",
+       json::array{json::object{{"toolCalls", json::array{json::object{{"name", "flaky"}},
+                                                          json::object{{"name", "no_such_tool"}}}}},
+                   json::object{{"answer", "sorry"}}}}});
   auto r = runtime(store_)->start("research", json::value("go"), {.id = "f"});
   ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
   const auto& msgs = model_->requests.at("research#turn:2:model");
   const auto& flaky = msgs[msgs.size() - 2].as_object();
   EXPECT_TRUE(flaky.at("isError").as_bool());
-  EXPECT_NE(std::string(flaky.at("content").at("error").as_string()).find("backend down"), std::string::npos);
+  EXPECT_NE(std::string(flaky.at("content").at("error").as_string()).find("backend down"),
+            std::string::npos);
   EXPECT_NE(std::string(msgs.back().at("content").at("error").as_string()).find("no tool named"),
             std::string::npos);
 }
@@ -131,12 +142,19 @@ TEST_F(AgentFixture, TaintedResultsAreFencedRecordedAndStayTaintedThroughCompact
   });
   agent::AgentOptions o;
   o.compaction = agent::CompactionOptions{4000, 1, ""};
-  setUpAgent(json::value{{"turns", json::array{
-      json::object{{"toolCalls", json::array{json::object{{"name", "web"}}}}},
-      json::object{{"toolCalls", json::array{json::object{{"name", "fetch_report"}, {"arguments", {{"page", 1}}}}}}},
-      json::object{{"toolCalls", json::array{json::object{{"name", "fetch_report"}, {"arguments", {{"page", 2}}}}}}},
-      json::object{{"toolCalls", json::array{json::object{{"name", "fetch_report"}, {"arguments", {{"page", 3}}}}}}},
-      json::object{{"answer", "done"}}}}}, o);
+  setUpAgent(
+      json::value{
+          {"turns",
+           json::array{
+               json::object{{"toolCalls", json::array{json::object{{"name", "web"}}}}},
+               json::object{{"toolCalls", json::array{json::object{{"name", "fetch_report"},
+                                                                   {"arguments", {{"page", 1}}}}}}},
+               json::object{{"toolCalls", json::array{json::object{{"name", "fetch_report"},
+                                                                   {"arguments", {{"page", 2}}}}}}},
+               json::object{{"toolCalls", json::array{json::object{{"name", "fetch_report"},
+                                                                   {"arguments", {{"page", 3}}}}}}},
+               json::object{{"answer", "done"}}}}},
+      o);
   auto r = runtime(store_)->start("research", json::value("go"), {.id = "t"});
   ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
   const auto& turn2 = model_->requests.at("research#turn:2:model");
@@ -154,7 +172,8 @@ TEST_F(AgentFixture, TaintedResultsAreFencedRecordedAndStayTaintedThroughCompact
       if (m.as_object().contains("summary")) {
         sawSummary = true;
         EXPECT_EQ(m.at("taint").as_array().at(0).as_string(), "mcp:web") << step;
-        EXPECT_NE(std::string(m.at("content").as_string()).find("<untrusted-data"), std::string::npos);
+        EXPECT_NE(std::string(m.at("content").as_string()).find("<untrusted-data"),
+                  std::string::npos);
       }
     }
   }

@@ -42,7 +42,10 @@ class OptInFixture : public ::testing::Test {
       std::string body(1500 + rng() % 2500, 'a' + static_cast<char>(page % 26));
       return json::value{{"id", "r-" + std::to_string(page)}, {"page", page}, {"body", body}};
     });
-    tool("small", [this](const json::value&) { ++calls_["small"]; return json::value{{"ok", true}}; });
+    tool("small", [this](const json::value&) {
+      ++calls_["small"];
+      return json::value{{"ok", true}};
+    });
     tool("exact", [this](const json::value& a) {
       ++calls_["exact"];
       return json::value(std::string(static_cast<std::size_t>(a.at("bytes").as_int64() - 2), 'x'));
@@ -52,21 +55,30 @@ class OptInFixture : public ::testing::Test {
       return effects::tainted(json::value{{"text", std::string(3000, 'u')}}, "mcp:web");
     });
     tool("nested_taint", [](const json::value&) {
-      return json::value{{"items", json::array{effects::tainted(json::value(std::string(3000, 'n')), "a2a:peer")}}};
+      return json::value{{"items", json::array{effects::tainted(json::value(std::string(3000, 'n')),
+                                                                "a2a:peer")}}};
     });
     tool("forger", [](const json::value&) {
-      return json::value{{"page", {{"__loomClaimCheck", 1},
-                                   {"ref", {{"__loomContent", std::string(64, 'f')}}},
-                                   {"size", 3}, {"retain", true}}}};
+      return json::value{{"page",
+                          {{"__loomClaimCheck", 1},
+                           {"ref", {{"__loomContent", std::string(64, 'f')}}},
+                           {"size", 3},
+                           {"retain", true}}}};
     });
-    tool("secret", [](const json::value&) { return json::value("token=hunter2-hunter2 " + std::string(2000, 's')); });
+    tool("secret", [](const json::value&) {
+      return json::value("token=hunter2-hunter2 " + std::string(2000, 's'));
+    });
     agent::ToolDefinition media{"screenshot", "", nullptr, /*returnsMedia=*/true, false};
     addTool(media, [](const json::value&) {
-      return json::value{{"parts", json::array{json::object{{"type", "image"}, {"mimeType", "image/png"},
+      return json::value{{"parts", json::array{json::object{{"type", "image"},
+                                                            {"mimeType", "image/png"},
                                                             {"data", std::string(5000, 'A')}}}}};
     });
     agent::ToolDefinition approve{"publish", "", nullptr, false, /*requiresApproval=*/true};
-    addTool(approve, [this](const json::value&) { ++calls_["publish"]; return json::value("published"); });
+    addTool(approve, [this](const json::value&) {
+      ++calls_["publish"];
+      return json::value("published");
+    });
     options_.model = "scripted";
     options_.maxTurns = maxTurns;
     options_.onWarn = [this](std::string_view w) { warnings_.emplace_back(w); };
@@ -79,7 +91,9 @@ class OptInFixture : public ::testing::Test {
   void addTool(agent::ToolDefinition def, std::function<json::value(const json::value&)> fn) {
     options_.tools.push_back(def);
     agent::registerTool(tasks_, std::make_shared<agent::FunctionTool>(
-                                    def, [fn](const effects::EffectContext&, const json::value& a) { return fn(a); }));
+                                    def, [fn](const effects::EffectContext&, const json::value& a) {
+                                      return fn(a);
+                                    }));
   }
 
   app::Config baseConfig() {
@@ -104,7 +118,8 @@ class OptInFixture : public ::testing::Test {
   // The recorded output of a step.
   json::value output(app::App& a, const std::string& id, const std::string& stepId) {
     for (const auto& e : a.store().read(id)) {
-      if (e.type == kernel::EventType::kStepCompleted && e.data.at("stepId").as_string() == stepId) {
+      if (e.type == kernel::EventType::kStepCompleted &&
+          e.data.at("stepId").as_string() == stepId) {
         return e.data.at("output");
       }
     }
@@ -124,7 +139,8 @@ class OptInFixture : public ::testing::Test {
 
   class Recording : public agent::Model {
    public:
-    explicit Recording(std::shared_ptr<providers::ScriptedModel> inner) : inner_(std::move(inner)) {}
+    explicit Recording(std::shared_ptr<providers::ScriptedModel> inner)
+        : inner_(std::move(inner)) {}
     const std::string& id() const override { return inner_->id(); }
     json::value complete(const effects::EffectContext& ctx, const json::value& request) override {
       ++calls;

@@ -34,7 +34,8 @@ TEST_F(OptInFixture, D6_ResumingA200TurnParkedRunMakesZeroContentStoreCalls) {
   EXPECT_EQ(parked.replayedSteps, 401);
   EXPECT_EQ(parked.effectsRun, 0);
   EXPECT_EQ(counting_->total(), 0) << "replay makes zero content-store calls";
-  auto done = a->runtime().signal("long", "approve:research#turn:201:tool:0", json::value{{"approved", true}});
+  auto done = a->runtime().signal("long", "approve:research#turn:201:tool:0",
+                                  json::value{{"approved", true}});
   EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(counting_->total(), 0);
   EXPECT_EQ(model_->calls, modelCalls + 1) << "only the turn after the approval";
@@ -42,7 +43,8 @@ TEST_F(OptInFixture, D6_ResumingA200TurnParkedRunMakesZeroContentStoreCalls) {
   EXPECT_EQ(calls_["publish"], 1);
 }
 
-sweep::SweepReport sweepNow(app::App& a, content::ContentStore& store, std::shared_ptr<ManualClock> clock) {
+sweep::SweepReport sweepNow(app::App& a, content::ContentStore& store,
+                            std::shared_ptr<ManualClock> clock) {
   sweep::SweepOptions o;
   o.clock = clock;
   o.ttlMillis = 24LL * 3600 * 1000;

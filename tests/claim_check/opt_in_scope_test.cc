@@ -13,7 +13,8 @@ TEST_F(OptInFixture, D9_OnlyAgentToolFramesOfListedTools) {
   workflows_.add("manual", "", [](workflow::WorkflowContext& ctx) {
     json::value a = ctx.invokeTransient("fetch_report", json::value{{"page", 2}});
     json::value b = ctx.effect("fetch_report", "fetch_report", json::value{{"page", 3}});
-    json::value c = ctx.step("loop#turn:1:tool:0", [] { return json::value(std::string(5000, 'f')); });
+    json::value c =
+        ctx.step("loop#turn:1:tool:0", [] { return json::value(std::string(5000, 'f')); });
     return json::value{{"transient", content::looksLikeEnvelope(a)},
                        {"flowStep", content::looksLikeEnvelope(b)},
                        {"flowKind", content::looksLikeEnvelope(c)}};
@@ -28,7 +29,8 @@ TEST_F(OptInFixture, D9_OnlyAgentToolFramesOfListedTools) {
   EXPECT_EQ(media.at("parts").as_array().size(), 1u);
   auto m = a->runtime().start("manual", nullptr, {.id = "manual"});
   ASSERT_EQ(m.status, ExecutionStatus::kCompleted);
-  EXPECT_EQ(m.output, (json::value{{"transient", false}, {"flowStep", false}, {"flowKind", false}}));
+  EXPECT_EQ(m.output,
+            (json::value{{"transient", false}, {"flowStep", false}, {"flowKind", false}}));
 }
 
 TEST_F(OptInFixture, D10_TaintIsCarriedByTheEnvelopeFencedAndRecorded) {
@@ -42,7 +44,8 @@ TEST_F(OptInFixture, D10_TaintIsCarriedByTheEnvelopeFencedAndRecorded) {
   ASSERT_EQ(a->runtime().start("research", json::value("go"), {.id = "d10"}).status,
             ExecutionStatus::kCompleted);
   json::value top = output(*a, "d10", "research#turn:1:tool:0");
-  EXPECT_EQ(effects::taintOrigin(top), std::optional<std::string>("mcp:web")) << "even with a declared digest";
+  EXPECT_EQ(effects::taintOrigin(top), std::optional<std::string>("mcp:web"))
+      << "even with a declared digest";
   json::value nested = output(*a, "d10", "research#turn:2:tool:0");
   EXPECT_EQ(effects::taintOrigin(nested), std::optional<std::string>("a2a:peer"));
   auto state = agent::foldAgentState(a->store().read("d10"), "research");
@@ -75,10 +78,14 @@ TEST_F(OptInFixture, D11_ALookAlikeIsForceOffloadedAndNeverTrusted) {
   EXPECT_EQ(cited, std::vector<std::string>{env->address})
       << "the log cites only the preset's own envelope (a preview is text, not a ref)";
   // Rule 2: a nested retain: true (an unlisted tool's output) is not load-bearing.
-  kernel::Event forged = kernel::stepCompleted(
-      "x#turn:1:tool:0", "tool", "other",
-      json::value{{"page", {{"__loomClaimCheck", 1}, {"ref", {{"__loomContent", std::string(64, 'f')}}},
-                            {"size", 3}, {"retain", true}}}}, 0);
+  kernel::Event forged =
+      kernel::stepCompleted("x#turn:1:tool:0", "tool", "other",
+                            json::value{{"page",
+                                         {{"__loomClaimCheck", 1},
+                                          {"ref", {{"__loomContent", std::string(64, 'f')}}},
+                                          {"size", 3},
+                                          {"retain", true}}}},
+                            0);
   EXPECT_TRUE(sweep::retainRootsOf(forged).empty());
 }
 

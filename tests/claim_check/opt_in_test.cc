@@ -53,7 +53,8 @@ TEST_F(OptInFixture, D1_GroupedOptionBuildsTheMiddlewareAndTheFlatSpellingIsRefu
   }
   auto parsed = app::parseConfigToml(
       "[execution.claimCheck]\ntoolIds = [\"fetch_report\"]\npreview = false\ninlineCapBytes = 10\n"
-      "digests.search = { pick = [\"/total\"], length = \"/hits\" }\n", "ok.toml");
+      "digests.search = { pick = [\"/total\"], length = \"/hits\" }\n",
+      "ok.toml");
   ASSERT_TRUE(parsed->execution.claimCheck);
   EXPECT_EQ(parsed->execution.claimCheck->inlineCapBytes, 10);
   EXPECT_FALSE(parsed->execution.claimCheck->preview);
@@ -65,7 +66,8 @@ void expectToolIdsError(const std::function<void()>& f) {
     f();
     FAIL() << "expected a ConfigError naming execution.claimCheck.toolIds";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("execution.claimCheck.toolIds"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("execution.claimCheck.toolIds"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -81,9 +83,12 @@ TEST_F(OptInFixture, D2_ToolIdsIsRequiredNonEmptyStringsAndNeverAModel) {
     c.execution.claimCheck = claimCheck({});
     boot(c);
   });
-  expectToolIdsError([] { app::parseConfigToml("[execution.claimCheck]\nstore = \"default\"\n", "m.toml"); });
-  expectToolIdsError([] { app::parseConfigToml("[execution.claimCheck]\ntoolIds = []\n", "e.toml"); });
-  expectToolIdsError([] { app::parseConfigToml("[execution.claimCheck]\ntoolIds = [1, 2]\n", "n.toml"); });
+  expectToolIdsError(
+      [] { app::parseConfigToml("[execution.claimCheck]\nstore = \"default\"\n", "m.toml"); });
+  expectToolIdsError(
+      [] { app::parseConfigToml("[execution.claimCheck]\ntoolIds = []\n", "e.toml"); });
+  expectToolIdsError(
+      [] { app::parseConfigToml("[execution.claimCheck]\ntoolIds = [1, 2]\n", "n.toml"); });
   expectToolIdsError([&] {
     auto c = baseConfig();
     c.execution.claimCheck = claimCheck({"fetch_report", "scripted"});  // the model: an llm task
@@ -111,7 +116,8 @@ TEST_F(OptInFixture, D3_TheModelSeesTheEnvelopeWithItsDigest) {
   EXPECT_EQ(seen[seen.size() - 3].at("content"), recorded);
   EXPECT_EQ(json::toText(seen).find(std::string(1000, 'b')), std::string::npos);
   // A tainted result is never previewed.
-  auto tainted = content::parseEnvelope(effects::untainted(output(*a, "d3", "research#turn:2:tool:0")));
+  auto tainted =
+      content::parseEnvelope(effects::untainted(output(*a, "d3", "research#turn:2:tool:0")));
   ASSERT_TRUE(tainted);
   EXPECT_FALSE(tainted->digest);
 }
@@ -149,7 +155,8 @@ TEST_F(OptInFixture, D4_DefaultCapIsOneKibibyteAndExactly1024StaysInline) {
 class Spy : public effects::Middleware {
  public:
   std::string_view name() const override { return "spy"; }
-  json::value invoke(const effects::EffectContext& ctx, json::value in, const effects::Next& next) override {
+  json::value invoke(const effects::EffectContext& ctx, json::value in,
+                     const effects::Next& next) override {
     json::value out = next(ctx, std::move(in));
     if (ctx.effectId == "secret") seen = out;
     return out;

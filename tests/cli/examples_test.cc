@@ -18,7 +18,8 @@ TEST(ExamplesCli, McpFilesReadsTheExampleFolderThroughTheFilesystemServer) {
   }
   TempDir dir;
   std::string home = dir / "home";
-  Outcome run = runLoom({"--home", home, "run", kExamples + "mcp-files.toml", "--id", "m", "--json"}, dir);
+  Outcome run =
+      runLoom({"--home", home, "run", kExamples + "mcp-files.toml", "--id", "m", "--json"}, dir);
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.json().at("status").as_string(), "completed");
   Outcome state = runLoom({"--home", home, "state", "m", "--json"}, dir);
@@ -36,9 +37,9 @@ TEST(ExamplesCli, OpenAiExampleTakesItsEndpointFromTheEnvironment) {
   EXPECT_NE(unset.exitCode, 0);
   EXPECT_NE((unset.out + unset.err).find("LOOM_OPENAI_BASE_URL"), std::string::npos)
       << unset.out << unset.err;
-  Outcome set = runLoom({"config", "check", kExamples + "openai.toml"}, dir,
-                        {"LOOM_OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LOOM_OPENAI_MODEL=tiny",
-                         "OPENAI_API_KEY=k"});
+  Outcome set = runLoom(
+      {"config", "check", kExamples + "openai.toml"}, dir,
+      {"LOOM_OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LOOM_OPENAI_MODEL=tiny", "OPENAI_API_KEY=k"});
   EXPECT_EQ(set.exitCode, 0) << set.out << set.err;
 }
 

@@ -22,8 +22,8 @@ TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsIts
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.json().at("status").as_string(), "parked");
 
-  Outcome approve = runLoom({"--home", home, "signal", "cc", kApproval,
-                             R"({"approved": true})", "--json"}, dir);
+  Outcome approve =
+      runLoom({"--home", home, "signal", "cc", kApproval, R"({"approved": true})", "--json"}, dir);
   ASSERT_EQ(approve.exitCode, 0) << approve.err;
   json::value r = approve.json();
   EXPECT_EQ(r.at("status").as_string(), "completed");
@@ -39,7 +39,8 @@ TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsIts
   // Retention archives the ended run; its blobs stay pinned and its log stays readable.
   std::string config = dir / "retention.toml";
   { std::ofstream(config) << "[storage.retention]\nafterDays = 0\n"; }
-  Outcome retention = runLoom({"--home", home, "retention", "run", "--config", config, "--json"}, dir);
+  Outcome retention =
+      runLoom({"--home", home, "retention", "run", "--config", config, "--json"}, dir);
   ASSERT_EQ(retention.exitCode, 0) << retention.err;
   EXPECT_EQ(retention.json().at("archived").as_int64(), 1);
   Outcome log = runLoom({"--home", home, "log", "cc", "--json"}, dir);
@@ -53,7 +54,9 @@ TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsIts
 TEST(ClaimCheckCli, RetentionWithoutConfigSaysWhatToAdd) {
   TempDir dir;
   std::string home = dir / "home";
-  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir).exitCode, 0);
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir).exitCode,
+      0);
   Outcome r = runLoom({"--home", home, "retention", "run"}, dir);
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.err.find("[storage.retention]"), std::string::npos) << r.err;
@@ -61,7 +64,8 @@ TEST(ClaimCheckCli, RetentionWithoutConfigSaysWhatToAdd) {
 
 TEST(ClaimCheckCli, BenchPrintsOneRowPerSetting) {
   TempDir dir;
-  Outcome bench = runLoom({"bench", "claim-check", "--turns", "3", "--stores", "memory", "--json"}, dir);
+  Outcome bench =
+      runLoom({"bench", "claim-check", "--turns", "3", "--stores", "memory", "--json"}, dir);
   ASSERT_EQ(bench.exitCode, 0) << bench.err;
   json::value parsed = bench.json();
   const auto& rows = parsed.as_array();

@@ -1,8 +1,8 @@
 // A tool that is a program: Loom writes the JSON arguments to its stdin and reads one JSON
 // value from its stdout. A non-zero exit, output that is not JSON, or a timeout is a failed
-// call (ToolFailedError, with stderr), which the agent loop tells the model about. An
-// `untrusted` tool's results are recorded as tainted(result, "tool:<name>") (ADR 0085).
-// Thread-safe: each call starts its own process.
+// call (a typed loom::Error naming the tool, with the end of its stderr), which the agent loop
+// tells the model about. An `untrusted` tool's results are recorded as tainted(result,
+// "tool:<name>") (ADR 0085). Thread-safe: each call starts its own process.
 #pragma once
 
 #include <string>

@@ -33,6 +33,7 @@ std::vector<std::string> retainRootsOf(const kernel::Event& event);
 
 // retainRootsOf without copies, for the sweep's hot loop: calls `visit` with each
 // load-bearing address (a view into `event`, valid while it lives).
-void forEachRetainRoot(const kernel::Event& event, const std::function<void(std::string_view)>& visit);
+void forEachRetainRoot(const kernel::Event& event,
+                       const std::function<void(std::string_view)>& visit);
 
 }  // namespace loom::sweep

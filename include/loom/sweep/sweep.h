@@ -61,7 +61,8 @@ struct SweepReport {
   int64_t eventsScanned = 0;
   int64_t citedAddresses = 0;  // distinct addresses cited by any source
   int64_t blobsSeen = 0;
-  std::map<std::string, int64_t> keptByReason;  // loadBearing, archive, snapshot, running, ttl, grace
+  std::map<std::string, int64_t>
+      keptByReason;  // loadBearing, archive, snapshot, running, ttl, grace
   int64_t deleted = 0;
   int64_t bytesFreed = 0;
   int64_t spared = 0;  // a conditional delete found the blob touched meanwhile

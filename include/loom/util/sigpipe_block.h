@@ -1,8 +1,9 @@
 // SigpipeBlock: while alive, a write to a pipe or socket whose reader is gone fails with EPIPE
 // in the calling thread instead of killing the process with SIGPIPE. Used around writes to a
 // child process's stdin (subprocess tools, MCP servers) and around HTTP requests of the
-// OpenAI-compatible model (cpp-httplib's client does not ask for MSG_NOSIGNAL). Affects only the calling thread; a SIGPIPE raised
-// inside the scope is consumed unless one was already pending before it.
+// OpenAI-compatible model (cpp-httplib's client does not ask for MSG_NOSIGNAL). Affects only the
+// calling thread; a SIGPIPE raised inside the scope is consumed unless one was already pending
+// before it.
 #pragma once
 
 #include <signal.h>

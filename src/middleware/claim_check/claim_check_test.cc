@@ -108,18 +108,22 @@ TEST_F(ClaimCheckTest, TaintIsCarriedByTheEnvelopeAndNeverPreviewed) {
   auto env = content::parseEnvelope(effects::untainted(recorded));
   ASSERT_TRUE(env);
   EXPECT_FALSE(env->digest) << "a tainted result is never previewed";
-  json::value nested{{"items", json::array{effects::tainted(json::value("hi there, long"), "a2a:x")}}};
+  json::value nested{
+      {"items", json::array{effects::tainted(json::value("hi there, long"), "a2a:x")}}};
   json::value n = call(*mw, nested, toolFrame("declared"));
   EXPECT_EQ(effects::taintOrigin(n), std::optional<std::string>("a2a:x"));
   EXPECT_EQ(*content::parseEnvelope(effects::untainted(n))->digest, json::value("d"))
       << "a declared digest still applies";
-  EXPECT_EQ(resolveClaimCheck(*store_, recorded), std::optional<json::value>(effects::tainted(
-                                                      json::value(std::string(50, 'x')), "mcp:files")));
+  EXPECT_EQ(
+      resolveClaimCheck(*store_, recorded),
+      std::optional<json::value>(effects::tainted(json::value(std::string(50, 'x')), "mcp:files")));
 }
 
 TEST_F(ClaimCheckTest, EnvelopesPassAsIsUnlessTheyAreData) {
-  json::value lookalike{{"__loomClaimCheck", 1}, {"ref", {{"__loomContent", std::string(64, 'a')}}},
-                        {"size", 5}, {"retain", true}};
+  json::value lookalike{{"__loomClaimCheck", 1},
+                        {"ref", {{"__loomContent", std::string(64, 'a')}}},
+                        {"size", 5},
+                        {"retain", true}};
   auto classic = claimCheckMiddleware(options(10));
   EXPECT_EQ(call(*classic, lookalike), lookalike);
   auto o = options(4096);

@@ -18,7 +18,8 @@ ConfigIssues validateDigestSpec(const DigestSpec& spec, const std::string& path)
   ConfigIssues issues;
   for (const auto& p : spec.pick) {
     if (!isPointer(p)) {
-      issues.push_back({path + ".pick", "\"" + p + "\" is not a JSON pointer (it must start with /)"});
+      issues.push_back(
+          {path + ".pick", "\"" + p + "\" is not a JSON pointer (it must start with /)"});
     }
   }
   if (spec.length && !isPointer(*spec.length)) {
@@ -52,7 +53,9 @@ DigestFn buildDigest(DigestSpec spec) {
 
 std::string describeDigestSpec(const DigestSpec& spec) {
   std::string out = "{";
-  auto sep = [&] { if (out.size() > 1) out += ", "; };
+  auto sep = [&] {
+    if (out.size() > 1) out += ", ";
+  };
   if (!spec.pick.empty()) {
     out += "pick = [";
     for (std::size_t i = 0; i < spec.pick.size(); ++i) {
@@ -60,8 +63,14 @@ std::string describeDigestSpec(const DigestSpec& spec) {
     }
     out += "]";
   }
-  if (spec.length) { sep(); out += "length = \"" + *spec.length + "\""; }
-  if (spec.preview) { sep(); out += "preview = " + std::to_string(*spec.preview); }
+  if (spec.length) {
+    sep();
+    out += "length = \"" + *spec.length + "\"";
+  }
+  if (spec.preview) {
+    sep();
+    out += "preview = " + std::to_string(*spec.preview);
+  }
   return out + "}";
 }
 

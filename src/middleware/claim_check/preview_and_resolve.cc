@@ -12,7 +12,11 @@ std::size_t prefixBytes(std::string_view text, int64_t maxChars) {
   std::size_t i = 0;
   for (int64_t chars = 0; i < text.size() && chars < maxChars; ++chars) {
     auto c = static_cast<unsigned char>(text[i]);
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    std::size_t len = c < 0x80           ? 1
+                      : (c >> 5) == 0x6  ? 2
+                      : (c >> 4) == 0xE  ? 3
+                      : (c >> 3) == 0x1E ? 4
+                                         : 1;
     i = std::min(text.size(), i + len);
   }
   return i;
@@ -43,7 +47,8 @@ json::value previewOf(std::string_view text, int64_t maxChars) {
 
 DigestFn previewDigest(int64_t maxChars) {
   if (maxChars < 0) throw ConfigError("previewDigest maxChars must be >= 0");
-  return [maxChars](const json::value&, std::string_view text) { return previewOf(text, maxChars); };
+  return
+      [maxChars](const json::value&, std::string_view text) { return previewOf(text, maxChars); };
 }
 
 std::optional<json::value> resolveClaimCheck(const content::ContentStore& store,

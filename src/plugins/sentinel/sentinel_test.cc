@@ -26,7 +26,8 @@ TEST(SentinelTest, ClassicEnvelopesWithoutRetainAreReclaimedAfterTheTtl) {
     return json::value(std::string(20'000, 's'));  // not named: stays inline
   });
   workflows.add("watch", "", [](workflow::WorkflowContext& ctx) {
-    return json::value{{"a", ctx.effect("a", "probe", nullptr)}, {"b", ctx.effect("b", "small", nullptr)}};
+    return json::value{{"a", ctx.effect("a", "probe", nullptr)},
+                       {"b", ctx.effect("b", "small", nullptr)}};
   });
   workflow::RuntimeOptions o;
   o.clock = clock;
