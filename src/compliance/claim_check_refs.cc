@@ -45,6 +45,7 @@ void forEachArchivedEvent(const CitationSources& sources, const sweep::ArchivedE
 
 void visitEnvelopeRefs(const json::value& value, const EnvelopeRefVisitor& visit) {
   if (const auto* o = value.if_object()) {
+    if (content::isInertData(*o)) return;  // handed in from outside: cites nothing
     if (o->contains(content::kClaimCheckKey)) {
       if (const auto* ref = o->if_contains("ref")) {
         if (auto address = detail::refView(*ref)) visit(*address, *o);

@@ -45,4 +45,28 @@ std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v) {
   return e;
 }
 
+namespace {
+
+bool hasReservedMember(const json::object& o) {
+  return o.contains(kClaimCheckKey) || o.contains(kContentRefKey) || o.contains(kInertDataKey);
+}
+
+}  // namespace
+
+void makeInert(json::value& value) {
+  if (auto* o = value.if_object()) {
+    if (hasReservedMember(*o)) {
+      json::object wrapper(o->storage());
+      wrapper.emplace(kInertDataKey, std::move(*o));
+      value = std::move(wrapper);
+      return;
+    }
+    for (auto& kv : *o) makeInert(kv.value());
+  } else if (auto* a = value.if_array()) {
+    for (auto& e : *a) makeInert(e);
+  }
+}
+
+bool isInertData(const json::object& o) { return o.size() == 1 && o.contains(kInertDataKey); }
+
 }  // namespace loom::content

@@ -1,5 +1,8 @@
 #include "loom/effects/middleware.h"
 
+#include "loom/content/claim_check_envelope.h"
+#include "loom/effects/task.h"
+
 namespace loom::effects {
 
 json::value Next::operator()(const EffectContext& ctx, json::value input) const {
@@ -16,7 +19,14 @@ json::value EffectChain::invoke(const EffectContext& ctx, json::value input,
 
 json::value EffectChain::invokeFrom(std::size_t index, const EffectContext& ctx,
                                     json::value input, Terminal effect) const {
-  if (index == layers_.size()) return effect(ctx, std::move(input));
+  if (index == layers_.size()) {
+    // What a tool or a model returns is data from outside: no layer above, and nothing
+    // recorded, sees an envelope or content ref Loom did not write. A flow step is the
+    // workflow's own code (ctx.step), trusted like the workflow.
+    json::value result = effect(ctx, std::move(input));
+    if (ctx.taskKind != kKindFlow) content::makeInert(result);
+    return result;
+  }
   return layers_[index]->invoke(ctx, std::move(input), Next(*this, index + 1, effect));
 }
 

@@ -113,6 +113,34 @@ bool isSealed(const json::object& data) { return hasOpaqueShape(data, kSealedKey
 
 bool isErased(const json::object& data) { return hasOpaqueShape(data, kErasedKey); }
 
+namespace {
+
+std::string sealedSubjectOf(const json::object& data) {
+  const auto* body = data.if_contains(kSealedKey);
+  const auto* o = body != nullptr ? body->if_object() : nullptr;
+  const auto* s = o != nullptr ? o->if_contains("subject") : nullptr;
+  return s != nullptr && s->is_string() ? std::string(s->get_string()) : std::string("?");
+}
+
+}  // namespace
+
+SealedEventError::SealedEventError(std::string executionId, int64_t seq, std::string subject,
+                                   std::string_view howToOpen)
+    : FailedPreconditionError("execution '" + executionId + "' is sealed (event " +
+                              std::to_string(seq) + ", subject '" + subject +
+                              "') and this command has no keys to open it: " +
+                              std::string(howToOpen)),
+      executionId_(std::move(executionId)),
+      seq_(seq),
+      subject_(std::move(subject)) {}
+
+void requireUnsealed(const std::string& executionId, const Event& event,
+                     std::string_view howToOpen) {
+  if (isSealed(event.data)) {
+    throw SealedEventError(executionId, event.seq, sealedSubjectOf(event.data), howToOpen);
+  }
+}
+
 std::string_view eventTypeName(EventType type) {
   for (const auto& [t, name] : kTypeNames) {
     if (t == type) return name;

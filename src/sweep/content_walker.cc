@@ -27,6 +27,7 @@ void visitCitedAddresses(const json::value& value,
       visit(*address);
       return;
     }
+    if (content::isInertData(*o)) return;  // handed in from outside: cites nothing
     for (const auto& kv : *o) visitCitedAddresses(kv.value(), visit);
   } else if (const auto* a = value.if_array()) {
     for (const auto& e : *a) visitCitedAddresses(e, visit);

@@ -40,13 +40,12 @@ class Sweeper {
     sweepStart_ = store_.touchClock();
     now_ = options_.clock->nowMillis();
     scanLiveLogs();
-    for (std::size_t i = 0; i < sources_.pins.size() && i < 255; ++i) {
-      sources_.pins[i].visitAddresses([&](std::string_view a) {
-        if (!content::isValidAddress(a)) return;
-        auto& c = cited_[keyOf(a)];
-        if (c.pinnedBy == 0) c.pinnedBy = static_cast<uint8_t>(i + 1);
-      });
-    }
+    // A blob put by a run that has not ended may not be cited yet (its envelope is journaled
+    // after the put), whatever the grace: keep what was touched since the oldest such run's
+    // last event. One second of margin for the two clocks' granularity.
+    cutoff_ = std::min(sweepStart_ - options_.graceMillis, activeSince_ - 1000);
+    for (std::size_t i = 0; i < sources_.pins.size() && i < 255; ++i) scanPins(i);
+    if (!unreadable_.empty()) throw SweepRefusedError(std::move(unreadable_));
     report_.citedAddresses = static_cast<int64_t>(cited_.size());
     reclaim();
     return report_;
@@ -74,14 +73,46 @@ class Sweeper {
     }
   }
 
+  void scanPins(std::size_t i) {
+    try {
+      sources_.pins[i].visitAddresses([&](std::string_view a) {
+        if (!content::isValidAddress(a)) return;
+        auto& c = cited_[keyOf(a)];
+        if (c.pinnedBy == 0) c.pinnedBy = static_cast<uint8_t>(i + 1);
+      });
+    } catch (const kernel::SealedEventError& e) {
+      unreadable_.push_back({e.executionId() + " (" + sources_.pins[i].name + ")", e.what()});
+    } catch (const CorruptEventError& e) {
+      unreadable_.push_back({e.executionId() + " (" + sources_.pins[i].name + ")", e.what()});
+    } catch (const DataLossError& e) {
+      unreadable_.push_back({"(" + sources_.pins[i].name + ")", e.what()});
+    }
+  }
+
+  // Scans one live log; an event it cannot read marks the execution unreadable.
   void scanExecution(const kernel::ExecutionInfo& info) {
+    try {
+      scanEvents(info);
+    } catch (const kernel::SealedEventError& e) {
+      unreadable_.push_back({info.id, e.what()});
+    } catch (const DataLossError& e) {  // CorruptEventError: a damaged row, an unknown type
+      unreadable_.push_back({info.id, e.what()});
+    }
+    ++report_.executionsScanned;
+    progress("scan");
+  }
+
+  void scanEvents(const kernel::ExecutionInfo& info) {
+    int64_t lastAt = kForever;
     int64_t keepUntil = kForever;
     if (kernel::isEnded(info.status)) {
       int64_t end = info.endedAtMillis.value_or(0);
       keepUntil = end > kForever - options_.ttlMillis ? kForever : end + options_.ttlMillis;
     }
     sources_.liveLogs->scan(info.id, 1, [&](const kernel::Event& e) {
+      kernel::requireUnsealed(info.id, e);  // a sealed event could cite anything
       ++report_.eventsScanned;
+      lastAt = e.atMillis;
       std::string_view root;  // the load-bearing ref of this event, if any
       forEachRetainRoot(e, [&](std::string_view a) { root = a; });
       visitCitedAddresses(e, [&](std::string_view a) {
@@ -90,8 +121,7 @@ class Sweeper {
         if (a.data() == root.data()) c.loadBearing = true;  // the very same ref, one lookup
       });
     });
-    ++report_.executionsScanned;
-    progress("scan");
+    if (!kernel::isEnded(info.status)) activeSince_ = std::min(activeSince_, lastAt);
   }
 
   // Why a blob is kept; empty when it may be reclaimed.
@@ -99,7 +129,8 @@ class Sweeper {
     if (!content::isValidAddress(blob.address)) return "unknown";  // not ours to judge
     const Cited* found = cited_.find(keyOf(blob.address));
     if (found == nullptr) {
-      return blob.lastTouchedMillis >= sweepStart_ - options_.graceMillis ? "grace" : "";
+      if (blob.lastTouchedMillis >= sweepStart_ - options_.graceMillis) return "grace";
+      return blob.lastTouchedMillis >= cutoff_ ? "running" : "";
     }
     const Cited& c = *found;
     if (c.loadBearing) return "loadBearing";
@@ -120,7 +151,7 @@ class Sweeper {
         ++report_.keptByReason[reason];
       if (report_.blobsSeen % 4096 == 0) progress("reclaim");
     });
-    int64_t cutoff = sweepStart_ - options_.graceMillis;
+    const int64_t cutoff = cutoff_;
     for (const auto& blob : doomed) {
       if (options_.dryRun) {
         ++report_.deleted;
@@ -144,12 +175,31 @@ class Sweeper {
   const SweepSources& sources_;
   const SweepOptions& options_;
   CitedTable cited_;
+  std::vector<UnreadableExecution> unreadable_;
   SweepReport report_;
   int64_t sweepStart_ = 0;
+  int64_t activeSince_ = kForever;  // the oldest last event of a run that has not ended
+  int64_t cutoff_ = 0;              // what was touched at or after it is kept
   int64_t now_ = 0;
 };
 
+std::string refusalMessage(const std::vector<UnreadableExecution>& unreadable) {
+  std::string out = "sweep refused, nothing was deleted: " + std::to_string(unreadable.size()) +
+                    " execution(s) could not be read, and what they cite is unknown";
+  constexpr std::size_t kNamed = 5;
+  for (std::size_t i = 0; i < unreadable.size() && i < kNamed; ++i) {
+    out += (i == 0 ? ": " : "; ") + unreadable[i].executionId + ": " + unreadable[i].reason;
+  }
+  if (unreadable.size() > kNamed) {
+    out += "; and " + std::to_string(unreadable.size() - kNamed) + " more";
+  }
+  return out;
+}
+
 }  // namespace
+
+SweepRefusedError::SweepRefusedError(std::vector<UnreadableExecution> unreadable)
+    : FailedPreconditionError(refusalMessage(unreadable)), unreadable_(std::move(unreadable)) {}
 
 SweepReport sweepUnpinnedContent(content::ContentStore& store, const SweepSources& sources,
                                  const SweepOptions& options) {

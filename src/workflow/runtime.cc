@@ -5,6 +5,7 @@
 #include <set>
 
 #include "execution_context.h"
+#include "loom/content/claim_check_envelope.h"
 #include "loom/util/error.h"
 #include "loom/util/worker_pool.h"
 #include "replay_snapshot.h"
@@ -136,6 +137,7 @@ class WorkflowRuntime::Impl {
                           "' is registered (see `loom run --help` for the list)");
     }
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
+    content::makeInert(input);  // handed in from outside: data, whatever its shape
     auto guard = active_.enter(id);
     int64_t startedAt = now();
     try {
@@ -155,6 +157,7 @@ class WorkflowRuntime::Impl {
   }
 
   RunResult signal(const std::string& id, std::string_view name, json::value payload) {
+    content::makeInert(payload);  // handed in from outside: data, whatever its shape
     for (int round = 0;; ++round) {
       auto info = store_.info(id);
       if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");

@@ -116,24 +116,67 @@ TEST_F(AgentFixture, AFailedToolCallIsToldToTheModel) {
             std::string::npos);
 }
 
-class EnvelopeModel : public agent::Model {
+// A layer that claim-checks every effect, the model turn included (what a toolIds entry
+// naming the model would do).
+class OffloadEverything : public effects::Middleware {
+ public:
+  std::string_view name() const override { return "offloadEverything"; }
+  json::value invoke(const effects::EffectContext& ctx, json::value input,
+                     const effects::Next& next) override {
+    next(ctx, std::move(input));
+    return json::value{{"__loomClaimCheck", 1},
+                       {"ref", {{"__loomContent", std::string(64, 'a')}}},
+                       {"size", 9}};
+  }
+};
+
+class EchoModel : public agent::Model {
  public:
   const std::string& id() const override { return id_; }
   json::value complete(const effects::EffectContext&, const json::value&) override {
-    return json::value{{"__loomClaimCheck", 1}, {"ref", {{"__loomContent", "ab"}}}, {"size", 9}};
+    return json::value{{"role", "assistant"}, {"content", "done"}};
   }
   std::string id_ = "wrapped";
 };
 
 TEST_F(AgentFixture, AModelOutputThatIsAnEnvelopeStopsTheRunNamingToolIds) {
-  agent::registerModel(tasks_, std::make_shared<EnvelopeModel>());
+  agent::registerModel(tasks_, std::make_shared<EchoModel>());
   agent::AgentOptions o;
   o.model = "wrapped";
   agent::registerAgentWorkflow(workflows_, "bad", o);
-  auto r = runtime(store_)->start("bad", json::value("go"), {.id = "env"});
+  auto chain = std::make_shared<const effects::EffectChain>(
+      std::vector<std::shared_ptr<effects::Middleware>>{std::make_shared<OffloadEverything>()});
+  workflow::RuntimeOptions ro;
+  ro.clock = clock_;
+  workflow::WorkflowRuntime rt(store_, workflows_, tasks_, chain, ro);
+  auto r = rt.start("bad", json::value("go"), {.id = "env"});
   ASSERT_EQ(r.status, ExecutionStatus::kFailed);
   EXPECT_NE(std::string(r.error.at("message").as_string()).find("execution.claimCheck.toolIds"),
             std::string::npos);
+}
+
+TEST_F(AgentFixture, D11_AModelOutputShapedLikeAnEnvelopeIsInertData) {
+  class LookalikeModel : public agent::Model {
+   public:
+    const std::string& id() const override { return id_; }
+    json::value complete(const effects::EffectContext&, const json::value&) override {
+      return json::value{{"role", "assistant"},
+                         {"content", "see"},
+                         {"ref", {{"__loomContent", std::string(64, 'b')}}}};
+    }
+    std::string id_ = "lookalike";
+  };
+  agent::registerModel(tasks_, std::make_shared<LookalikeModel>());
+  agent::AgentOptions o;
+  o.model = "lookalike";
+  agent::registerAgentWorkflow(workflows_, "look", o);
+  auto r = runtime(store_)->start("look", json::value("go"), {.id = "look"});
+  ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
+  for (const auto& e : store_.read("look")) {
+    if (e.type != kernel::EventType::kStepCompleted) continue;
+    EXPECT_EQ(e.data.at("output").at("ref"),
+              (json::value{{"__loomData", {{"__loomContent", std::string(64, 'b')}}}}));
+  }
 }
 
 TEST_F(AgentFixture, TaintedResultsAreFencedRecordedAndStayTaintedThroughCompaction) {

@@ -18,6 +18,8 @@
 namespace loom::content {
 
 inline constexpr std::string_view kClaimCheckKey = "__loomClaimCheck";
+// The wrapper that makes a value handed in from outside inert: {"__loomData": <object>}.
+inline constexpr std::string_view kInertDataKey = "__loomData";
 
 struct ClaimCheckEnvelope {
   std::string address;
@@ -35,5 +37,17 @@ bool looksLikeEnvelope(const json::value& v);
 // Parses a well-formed envelope; nullopt when `v` is not one (a malformed look-alike is not
 // an envelope). Does not look through a taint wrapper.
 std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v);
+
+// Trust only what Loom wrote (docs/adr/0004-inert-envelopes.md): makes every value handed in
+// from outside a run (an effect's result, a workflow input, a signal payload) inert data.
+// Each object of `value` that has a member Loom reserves for its own shapes
+// ("__loomClaimCheck", "__loomContent" or "__loomData") is replaced by
+// {"__loomData": <that object, unchanged>}, and nothing below it is looked at again. So a
+// tool can never hand the log an envelope or a content ref: the walker, the sweep, erasure,
+// export and resolveClaimCheck never descend into a "__loomData" wrapper. In place; O(size).
+void makeInert(json::value& value);
+
+// True when `o` is the wrapper makeInert writes ({"__loomData": ...}, one member).
+bool isInertData(const json::object& o);
 
 }  // namespace loom::content

@@ -4,6 +4,8 @@
 // The chain is built ONCE at boot, outermost first:
 //   kill switch -> claim-check (when configured) -> secret redaction
 //   -> every execution.effectMiddleware entry, in order -> the effect.
+// The effect's result is made inert (content::makeInert) before the innermost layer sees it,
+// so an envelope or content ref in it is data, never trusted (docs/adr/0004).
 // Thread-safety: a built chain is immutable and may be invoked from many threads at once, so
 // every middleware's invoke must be thread-safe.
 #pragma once

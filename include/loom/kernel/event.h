@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "loom/json/json.h"
+#include "loom/util/error.h"
 
 namespace loom::kernel {
 
@@ -59,6 +60,33 @@ inline constexpr std::string_view kSealedKey = "sealed";
 inline constexpr std::string_view kErasedKey = "erased";
 bool isSealed(const json::object& data);
 bool isErased(const json::object& data);
+
+// A sealed event met by a reader that has no keys to open it (a home opened without
+// security.keys, or code below the sealing layer). Reading on would treat the event as citing
+// and holding nothing, so readers refuse instead. FailedPrecondition: give the reader the
+// keys (the message says how), then run again.
+class SealedEventError : public FailedPreconditionError {
+ public:
+  SealedEventError(std::string executionId, int64_t seq, std::string subject,
+                   std::string_view howToOpen);
+  const std::string& executionId() const { return executionId_; }
+  int64_t seq() const { return seq_; }
+  const std::string& subject() const { return subject_; }
+
+ private:
+  std::string executionId_;
+  int64_t seq_;
+  std::string subject_;
+};
+
+// How a command opens sealed events, for SealedEventError: the default when the caller knows
+// nothing better.
+inline constexpr std::string_view kHowToOpenSealed =
+    "pass --config FILE with the [security.keys] the runs were made with (docs/compliance.md)";
+
+// Throws SealedEventError when `event` is sealed; erased and clear events pass.
+void requireUnsealed(const std::string& executionId, const Event& event,
+                     std::string_view howToOpen = kHowToOpenSealed);
 
 // Constructors for the common events (fill atMillis from a Clock at the call site).
 Event executionStarted(std::string_view workflow, json::value input,

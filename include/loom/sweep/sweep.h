@@ -25,6 +25,7 @@
 #include "loom/content/content_store.h"
 #include "loom/kernel/event_store.h"
 #include "loom/util/clock.h"
+#include "loom/util/error.h"
 
 namespace loom::sweep {
 
@@ -69,8 +70,29 @@ struct SweepReport {
   bool dryRun = false;
 };
 
+// One execution whose events the sweep could not read, and why.
+struct UnreadableExecution {
+  std::string executionId;
+  std::string reason;  // the error's message (sealed without keys, corrupt row, unknown type)
+};
+
+// The sweep met history it cannot read: a sealed event with no keys to open it, a corrupt row,
+// an unknown event type, in a live log, an archive segment or a snapshot. Such history may
+// cite any blob, so the sweep deletes nothing (never "cannot read" as "cites nothing").
+// FailedPrecondition: give the sweep the keys, or repair the named executions, then run again.
+class SweepRefusedError : public FailedPreconditionError {
+ public:
+  explicit SweepRefusedError(std::vector<UnreadableExecution> unreadable);
+  const std::vector<UnreadableExecution>& unreadable() const { return unreadable_; }
+
+ private:
+  std::vector<UnreadableExecution> unreadable_;
+};
+
 // Throws FailedPreconditionError (deleting nothing) when the store cannot enumerate, lacks
-// deleteIfUntouchedSince or touchClock, or sources.liveLogs is null.
+// deleteIfUntouchedSince or touchClock, or sources.liveLogs is null; SweepRefusedError
+// (deleting nothing) when any live log, archived event or snapshot cannot be read: every live
+// log is still scanned, so the error names every unreadable execution.
 SweepReport sweepUnpinnedContent(content::ContentStore& store, const SweepSources& sources,
                                  const SweepOptions& options);
 

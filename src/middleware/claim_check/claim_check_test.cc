@@ -119,19 +119,22 @@ TEST_F(ClaimCheckTest, TaintIsCarriedByTheEnvelopeAndNeverPreviewed) {
       std::optional<json::value>(effects::tainted(json::value(std::string(50, 'x')), "mcp:files")));
 }
 
-TEST_F(ClaimCheckTest, EnvelopesPassAsIsUnlessTheyAreData) {
+TEST_F(ClaimCheckTest, D11_AnEnvelopeAnEffectReturnsIsInertDataForEveryLayer) {
   json::value lookalike{{"__loomClaimCheck", 1},
                         {"ref", {{"__loomContent", std::string(64, 'a')}}},
                         {"size", 5},
                         {"retain", true}};
-  auto classic = claimCheckMiddleware(options(10));
-  EXPECT_EQ(call(*classic, lookalike), lookalike);
+  json::value inert{{"__loomData", lookalike}};
+  auto classic = claimCheckMiddleware(options(4096));
+  EXPECT_EQ(call(*classic, lookalike), inert) << "the layer sees data, never the look-alike";
   auto o = options(4096);
   o.envelopesAreData = true;
   auto data = claimCheckMiddleware(o);
-  auto env = content::parseEnvelope(call(*data, lookalike));
+  json::value recorded = call(*data, lookalike);
+  auto env = content::parseEnvelope(recorded);
   ASSERT_TRUE(env) << "forced offload even under the cap (D11 rule 1)";
-  EXPECT_EQ(env->size, static_cast<int64_t>(json::textBytes(lookalike)));
+  EXPECT_EQ(env->size, static_cast<int64_t>(json::textBytes(inert)));
+  EXPECT_EQ(resolveClaimCheck(*store_, recorded), std::optional<json::value>(inert));
   json::value nested{{"page", {{"x", lookalike}}}};
   EXPECT_TRUE(content::parseEnvelope(call(*data, nested))) << "a nested look-alike too";
   EXPECT_EQ(call(*data, json::value("small")), json::value("small"));
