@@ -1,5 +1,6 @@
 #include <sodium.h>
 
+#include "home_record.h"
 #include "loom/app/app.h"
 #include "loom/compliance/encrypting_content_store.h"
 #include "loom/compliance/sealing_event_store.h"
@@ -164,6 +165,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   app->config_ = config;
   app->home_ = createHome(config->storage.home);
   app->store_ = openEventStore(*config, app->home_);
+  recordHome(*config, app->home_);  // refuses another content store than the runs used
   app->contentStore_ = openContentStore(*config, app->home_, options.clock);
   app->snapshots_ = openSnapshotStore(*config, app->home_);
   if (masterKey) AppAccess::openCompliance(*config, *masterKey, options.clock, *app);

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "command.h"
+#include "app/home_record.h"
 #include "home_lock.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/export.h"
@@ -31,6 +32,11 @@ app::App& complianceApp(Session& session, const std::string& config) {
   return app;
 }
 
+// Why the wired content store is not the one the home's runs offloaded to, if it is not.
+std::optional<std::string> wrongStore(app::App& app) {
+  return app::contentStoreMismatch(app.config(), app.home(), *app.contentStore());
+}
+
 }  // namespace
 
 Action setupErase(CLI::App& command, Session& session) {
@@ -55,6 +61,9 @@ Action setupErase(CLI::App& command, Session& session) {
   return [&session, args] {
     app::App& app = complianceApp(session, args->config);
     HomeLock lock(app.home(), "erase");
+    if (auto why = wrongStore(app)) {
+      throw compliance::ContentCopiesRemainError(args->subject, *why, -1);
+    }
     sweep::Archive archive(app.archiveDir());
     compliance::EraseCoordinatorOptions options{app.store(), *app.keys()};
     options.content = app.contentStore().get();
@@ -84,6 +93,10 @@ Action setupExport(CLI::App& command, Session& session) {
       "bytesBase64 or missing), as one JSON document (docs/spec/export.md).");
   return [&session, args] {
     app::App& app = complianceApp(session, args->config);
+    if (auto why = wrongStore(app)) {
+      throw FailedPreconditionError("export of subject '" + args->subject +
+                                    "' refused: " + *why);
+    }
     sweep::Archive archive(app.archiveDir());
     compliance::ExportSubjectOptions options{app.store()};
     options.content = app.contentStore().get();

@@ -1,7 +1,13 @@
 #include <filesystem>
 #include <system_error>
 
+#include <sodium.h>
+
+#include "app/home_record.h"
 #include "command.h"
+#include "loom/compliance/master_key.h"
+#include "loom/compliance/sealing_event_store.h"
+#include "loom/compliance/sqlite_key_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 
 namespace loom::cli {
@@ -14,6 +20,43 @@ class OwningCountingStore : public content::CountingContentStore {
 
  private:
   std::shared_ptr<content::ContentStore> inner_;  // outlives the base's reference to it
+};
+
+// The home's log without keys to open sealed events: reading one is a SealedEventError that
+// says how to give the keys; metadata (ls) stays readable.
+class RefusingSealedStore : public kernel::EventStore {
+ public:
+  RefusingSealedStore(kernel::EventStore& inner, std::string howToOpen)
+      : inner_(inner), howToOpen_(std::move(howToOpen)) {}
+  int64_t append(const std::string& id, int64_t expectedNextSeq,
+                 std::vector<kernel::Event> events) override {
+    return inner_.append(id, expectedNextSeq, std::move(events));
+  }
+  void scan(const std::string& id, int64_t fromSeq,
+            const std::function<void(const kernel::Event&)>& visit) const override {
+    inner_.scan(id, fromSeq, [&](const kernel::Event& e) {
+      kernel::requireUnsealed(id, e, howToOpen_);
+      visit(e);
+    });
+  }
+  std::optional<kernel::ExecutionInfo> info(const std::string& id) const override {
+    return inner_.info(id);
+  }
+  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override {
+    return inner_.list(filter);
+  }
+  bool remove(const std::string& id) override { return inner_.remove(id); }
+  int64_t appendControl(int64_t expectedNextSeq,
+                        std::vector<kernel::ControlEvent> events) override {
+    return inner_.appendControl(expectedNextSeq, std::move(events));
+  }
+  std::vector<kernel::ControlEvent> readControl(int64_t fromSeq) const override {
+    return inner_.readControl(fromSeq);
+  }
+
+ private:
+  kernel::EventStore& inner_;
+  std::string howToOpen_;
 };
 
 namespace {
@@ -84,7 +127,7 @@ int64_t Session::replayContentStoreCalls() const {
 kernel::EventStore& Session::store(bool create) {
   if (booted_) return booted_->store();
   if (config_) return app(create).store();  // through its sealing layer, when it has one
-  if (store_) return *store_;
+  if (reader_) return *reader_;
   kernel::Durability mode = durability();
   std::filesystem::path db = databasePath();
   if (create) {
@@ -100,7 +143,32 @@ kernel::EventStore& Session::store(bool create) {
   }
   store_ = std::make_unique<kernel::SqliteEventStore>(
       kernel::SqliteEventStoreOptions{.path = db.string(), .durability = mode});
-  return *store_;
+  openReader(db);
+  return *reader_;
+}
+
+void Session::openReader(const std::filesystem::path& db) {
+  app::HomeRecord record = app::readHomeRecord(db);
+  std::string how(kernel::kHowToOpenSealed);
+  if (record.keys) {
+    try {
+      auto masterKey = compliance::loadMasterKey(*record.keys);
+      compliance::SqliteKeyStoreOptions options;
+      options.path = db.string();
+      options.masterKey = masterKey;
+      options.masterKeyOrigin = compliance::masterKeyOrigin(*record.keys);
+      sodium_memzero(masterKey.data(), masterKey.size());
+      keys_ = std::make_unique<compliance::SqliteKeyStore>(std::move(options));
+      sodium_memzero(options.masterKey.data(), options.masterKey.size());
+      reader_ = std::make_unique<compliance::SealingEventStore>(
+          *store_, *keys_, compliance::SealingOptions{.sealSubjectless = record.crypto});
+      return;
+    } catch (const ConfigError& e) {
+      how = std::string("this home's keys come from ") + compliance::masterKeyOrigin(*record.keys) +
+            " (" + e.what() + "); provide it, or pass --config FILE with [security.keys]";
+    }
+  }
+  reader_ = std::make_unique<RefusingSealedStore>(*store_, std::move(how));
 }
 
 workflow::WorkflowRuntime& Session::runtime(bool create) {
@@ -110,6 +178,9 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   bool fromFile = app_ || config_;
   app::Config config = app_ ? *app_->config : (config_ ? *config_ : app::Config{});
   if (options_.homeGiven || !fromFile) config.storage.home = options_.home;
+  // No file: the config the home's runs were made with, as far as the home recorded it (its
+  // content store and keys), so a resume seals and offloads as the run did.
+  if (!fromFile) app::applyHomeRecord(app::readHomeRecord(databasePath()), config);
   if (options_.durabilityGiven || !fromFile) {
     config.storage.eventStore.durability = options_.durability;
   }
@@ -120,7 +191,9 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
         ": the loom command line keeps executions in <home>/loom.db, so "
         "such a run could be neither listed nor resumed; remove the option");
   }
-  store_.reset();  // the booted app opens its own
+  reader_.reset();  // the booted app opens its own
+  keys_.reset();
+  store_.reset();
   app::BootOptions boot{.workers = 1};
   boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {
     counting_ = std::make_shared<OwningCountingStore>(std::move(inner));

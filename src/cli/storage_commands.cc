@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "app/home_record.h"
 #include "home_lock.h"
 #include "loom/compliance/sealing_event_store.h"
 #include "loom/sweep/archive.h"
@@ -65,6 +66,9 @@ Action setupSweep(CLI::App& command, Session& session) {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
     HomeLock lock(app.home(), "sweep");
+    if (auto why = app::contentStoreMismatch(app.config(), app.home(), *app.contentStore())) {
+      throw FailedPreconditionError("sweep refused, nothing was deleted: " + *why);
+    }
     sweep::Archive archive(app.archiveDir());
     sweep::SweepOptions options;
     options.ttlMillis = args->ttlDays * kDay;

@@ -70,6 +70,9 @@ ReplayLog ReplayLog::load(const kernel::EventStore& store, const std::string& ex
 }
 
 void refuseErased(const std::string& executionId, const kernel::Event& event) {
+  // A sealed event here means the runtime was given the store below the sealing layer (no
+  // keys): replaying it raw would be replaying garbage.
+  kernel::requireUnsealed(executionId, event);
   if (!kernel::isErased(event.data)) return;
   const auto& erased = event.data.at(kernel::kErasedKey).get_object();
   const auto* subject = erased.if_contains("subject");

@@ -1,0 +1,63 @@
+// The home record: what a Loom home remembers of the config its runs were made with, in
+// loom.db (table home_record; docs/spec/home-record.md). Every command that opens the home
+// reads it, so a command given no --config still uses the content store the runs offloaded
+// to and the keys that seal them, and a command given another store is refused instead of
+// sweeping, erasing or exporting the wrong one.
+// - contentStore: {"kind", "path", "sealed"} of the persistent content store (filesystem or
+//   SQLite; path absolute). Written by the first boot whose config can offload to it.
+// - keys: security.keys ({"file": path} or {"env": NAME}) and the sealing switches
+//   ({"erase", "crypto"}). Written (and kept current) by every boot with security.keys.
+// Thread-safety: functions open their own connection; safe from any thread.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "loom/app/config.h"
+#include "loom/compliance/master_key.h"
+
+namespace loom::app {
+
+struct ContentStoreIdentity {
+  std::string kind;  // "filesystem" or "sqlite"
+  std::string path;  // absolute, lexically normal
+  bool sealed = false;
+  bool operator==(const ContentStoreIdentity&) const = default;
+};
+
+struct HomeRecord {
+  std::optional<ContentStoreIdentity> contentStore;
+  std::optional<compliance::KeysConfig> keys;
+  bool erase = false;   // compliance.erase
+  bool crypto = false;  // security.crypto
+};
+
+// The identity of the content store `config` wires for the home `home`; nullopt for a store
+// with no place on disk (memory, or a C++ instance).
+std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
+                                                         const std::filesystem::path& home);
+
+// "the filesystem content store at /x/blobs (sealed)": how messages name a store.
+std::string describe(const ContentStoreIdentity& store);
+
+// The record of the home whose loom.db is `database`; empty when the file or the table does
+// not exist. Throws DataLossError naming the row when a row is not what Loom writes.
+HomeRecord readHomeRecord(const std::filesystem::path& database);
+
+// Records `config` for the home at boot (see above). Throws FailedPreconditionError, writing
+// nothing, when the config can offload and wires another content store than the recorded one.
+void recordHome(const Config& config, const std::filesystem::path& home);
+
+// Fills `config` (a default one, for a command given no --config) from `record`: the recorded
+// content store, security.keys, compliance.erase and security.crypto.
+void applyHomeRecord(const HomeRecord& record, Config& config);
+
+// Why `config`'s content store is not the one the home's runs offloaded to (for the sweep,
+// erasure and export, which must act on that store); nullopt when it is, or when the home
+// recorded none and `store` (the wired store) holds no blob (nothing was offloaded there).
+std::optional<std::string> contentStoreMismatch(const Config& config,
+                                                const std::filesystem::path& home,
+                                                const content::ContentStore& store);
+
+}  // namespace loom::app
