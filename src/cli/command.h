@@ -94,6 +94,11 @@ class Session {
   // and archive folder, for `loom sweep` and `loom retention run`.
   app::App& app(bool create);
 
+  // For commands that refuse sealed events themselves (the sweep): when the home's recorded
+  // keys cannot be loaded, boot without them instead of failing; keysUnavailable() says why.
+  void setKeysOptional() { keysOptional_ = true; }
+  const std::optional<std::string>& keysUnavailable() const { return keysUnavailable_; }
+
   // Content-store calls the last resume or signal made while it replayed recorded steps
   // (ADR 0140 D6: a replay makes none): every call of the booted app's store until the run
   // left its recorded part.
@@ -119,6 +124,8 @@ class Session {
   std::unique_ptr<app::App> booted_;
   std::shared_ptr<content::CountingContentStore> counting_;  // wraps the booted content store
   std::optional<int64_t> callsAtReplayEnd_;
+  bool keysOptional_ = false;
+  std::optional<std::string> keysUnavailable_;
 };
 
 // What runs when a subcommand is chosen; returns the exit code.

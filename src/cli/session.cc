@@ -180,7 +180,19 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   if (options_.homeGiven || !fromFile) config.storage.home = options_.home;
   // No file: the config the home's runs were made with, as far as the home recorded it (its
   // content store and keys), so a resume seals and offloads as the run did.
-  if (!fromFile) app::applyHomeRecord(app::readHomeRecord(databasePath()), config);
+  if (!fromFile) {
+    app::HomeRecord record = app::readHomeRecord(databasePath());
+    if (record.keys && keysOptional_) {
+      try {
+        auto key = compliance::loadMasterKey(*record.keys);
+        sodium_memzero(key.data(), key.size());
+      } catch (const ConfigError& e) {
+        keysUnavailable_ = e.what();  // boot without them: sealed events are refused on read
+        record.keys.reset();
+      }
+    }
+    app::applyHomeRecord(record, config);
+  }
   if (options_.durabilityGiven || !fromFile) {
     config.storage.eventStore.durability = options_.durability;
   }

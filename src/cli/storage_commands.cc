@@ -64,6 +64,7 @@ Action setupSweep(CLI::App& command, Session& session) {
       "again during the sweep is spared.");
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
+    session.setKeysOptional();  // without keys, the sweep names the sealed runs it cannot read
     app::App& app = session.app(false);
     HomeLock lock(app.home(), "sweep");
     if (auto why = app::contentStoreMismatch(app.config(), app.home(), *app.contentStore())) {
@@ -81,7 +82,14 @@ Action setupSweep(CLI::App& command, Session& session) {
                                 {app.keys() ? compliance::sealedArchivePins(archive, *app.keys())
                                             : sweep::archivePins(archive),
                                  sweep::snapshotPins(app.snapshots())}};
-    sweep::SweepReport report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);
+    sweep::SweepReport report;
+    try {
+      report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);
+    } catch (const sweep::SweepRefusedError& e) {
+      if (!session.keysUnavailable()) throw;
+      throw FailedPreconditionError(std::string(e.what()) + "; this home's keys: " +
+                                    *session.keysUnavailable());
+    }
     if (options.onProgress) std::cerr << "\r" << std::string(60, ' ') << "\r";
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));
