@@ -2,6 +2,7 @@
 
 #include "home_record.h"
 #include "loom/app/app.h"
+#include "loom/compliance/blob_ledger.h"
 #include "loom/compliance/encrypting_content_store.h"
 #include "loom/compliance/sealing_event_store.h"
 #include "loom/compliance/sealing_snapshot_store.h"
@@ -130,6 +131,10 @@ void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
     app.contentStore_ =
         std::make_shared<compliance::EncryptingContentStore>(*app.rawContentStore_, *app.keys_);
   }
+  // Who put which blob, for erasure (blob_ledger.h).
+  app.ledger_ = std::make_unique<compliance::BlobLedger>((app.home_ / "loom.db").string());
+  app.contentStore_ =
+      std::make_shared<compliance::LedgeredContentStore>(app.contentStore_, *app.ledger_);
 }
 
 App::~App() = default;

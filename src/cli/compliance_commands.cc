@@ -69,6 +69,7 @@ Action setupErase(CLI::App& command, Session& session) {
     options.content = app.contentStore().get();
     options.archive = &archive;
     options.snapshots = &app.snapshots();
+    options.ledger = app.blobLedger();
     auto result = compliance::eraseSubject(options, args->subject);
     session.out() << (args->json ? json::toText(compliance::toJson(result)) + "\n"
                                  : compliance::describe(result));

@@ -96,6 +96,7 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
       }
     }
     plan.addresses = std::move(pending->addresses);
+    plan.keptAddresses = std::move(pending->kept);
     plan.touchCutoff = pending->touchCutoff;
     plan.resumesIntent = pending->intent;
     return plan;
@@ -131,6 +132,14 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
       });
     });
   }
+  // After the cutoff: every put the conditional delete would not spare is in the ledger.
+  IdSet putByOthers;
+  if (options_.ledger != nullptr) {
+    for (const auto& a : options_.ledger->addressesOf(subject)) {
+      refs.try_emplace(a, ClaimCheckRef{a, std::nullopt, std::nullopt});
+    }
+    putByOthers = options_.ledger->addressesNotOf(subject);
+  }
   plan.citedBySubject = static_cast<int64_t>(refs.size());
   if (refs.empty()) return plan;
   if (auto gap = ErasableContent::gap(options_.content)) {
@@ -144,12 +153,17 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
 
   IdSet candidates;
   for (const auto& [address, ref] : refs) {
-    if (!citedBySnapshots.contains(address)) candidates.insert(address);
+    if (!citedBySnapshots.contains(address) && !putByOthers.contains(address)) {
+      candidates.insert(address);
+    }
   }
   enumerating(subject, plan.citedBySubject,
               [&] { return others->strikeTrustedRefs(candidates, scanThreads()); });
   plan.stillCitedElsewhere = plan.citedBySubject - static_cast<int64_t>(candidates.size());
   plan.addresses.assign(candidates.begin(), candidates.end());
+  for (const auto& [address, ref] : refs) {
+    if (!candidates.contains(address)) plan.keptAddresses.push_back(address);
+  }
   if (!plan.addresses.empty()) plan.touchCutoff = cutoff;
   return plan;
 }
@@ -166,6 +180,7 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
     // Finished before, and nothing new to erase: the recorded result, nothing written.
     result.shredded = last->shredJournaled;
     result.contentDeleted = *last->finished;
+    result.keptCitedElsewhere = last->kept;
     result.intent = last->intent;
     return result;
   }
@@ -176,7 +191,11 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
   } else {
     json::array addresses;
     for (const auto& a : plan.addresses) addresses.emplace_back(a);
-    json::object intended{{"subject", subject}, {"addresses", std::move(addresses)}};
+    json::array kept;
+    for (const auto& a : plan.keptAddresses) kept.emplace_back(a);
+    json::object intended{{"subject", subject},
+                          {"addresses", std::move(addresses)},
+                          {"kept", std::move(kept)}};
     intended["touchCutoff"] = plan.touchCutoff ? json::value(*plan.touchCutoff) : json::value();
     result.intent =
         detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());
@@ -197,24 +216,30 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
   std::sort(order.begin(), order.end(), [](const std::string* a, const std::string* b) {
     return std::lexicographical_compare(a->rbegin(), a->rend(), b->rbegin(), b->rend());
   });
-  std::atomic<int64_t> deleted{0}, retained{0};
+  std::atomic<int64_t> deleted{0}, retained{0}, missing{0};
+  const bool resumed = plan.resumesIntent.has_value();
   detail::forEachIndexInParallel(order.size(), options_.concurrency, [&](std::size_t i) {
     const std::string& address = *order[i];
     if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {
       ++deleted;
     } else if (options_.content->has(address)) {
       ++retained;  // put again since the cutoff: another execution cites it now
+    } else if (resumed) {
+      ++deleted;  // gone already: the interrupted attempt of this erasure deleted it
     } else {
-      ++deleted;  // gone already (an earlier attempt deleted it)
+      ++missing;  // not in this store: never stored here, or deleted before
     }
     return true;
   });
-  result.contentDeleted = ContentDeleted{deleted.load(), retained.load()};
+  result.contentDeleted = ContentDeleted{deleted.load(), retained.load(), missing.load()};
+  result.keptCitedElsewhere = plan.keptAddresses;
+  if (options_.ledger != nullptr) options_.ledger->forget(subject, plan.addresses);
 
   detail::journal(options_.events, detail::kDeletedType,
                   json::object{{"subject", subject},
                                {"deleted", result.contentDeleted.deleted},
                                {"retained", result.contentDeleted.retained},
+                               {"missing", result.contentDeleted.missing},
                                {"intent", result.intent}},
                   now());
   return result;
@@ -226,10 +251,14 @@ EraseSubjectResult eraseSubject(const EraseCoordinatorOptions& options,
 }
 
 json::value toJson(const EraseSubjectResult& r) {
+  json::array kept;
+  for (const auto& a : r.keptCitedElsewhere) kept.emplace_back(a);
   return json::object{{"subject", r.subject},
                       {"shredded", r.shredded},
                       {"contentDeleted", json::object{{"deleted", r.contentDeleted.deleted},
-                                                      {"retained", r.contentDeleted.retained}}}};
+                                                      {"retained", r.contentDeleted.retained},
+                                                      {"missing", r.contentDeleted.missing},
+                                                      {"keptCitedElsewhere", std::move(kept)}}}};
 }
 
 std::string describe(const EraseSubjectResult& r) {
@@ -241,6 +270,14 @@ std::string describe(const EraseSubjectResult& r) {
   if (r.contentDeleted.retained > 0) {
     out += ", " + std::to_string(r.contentDeleted.retained) +
            " retained (put again for another execution while the erasure ran)";
+  }
+  if (r.contentDeleted.missing > 0) {
+    out += ", " + std::to_string(r.contentDeleted.missing) +
+           " missing (not in the content store: reclaimed or deleted before)";
+  }
+  if (!r.keptCitedElsewhere.empty()) {
+    out += ", " + std::to_string(r.keptCitedElsewhere.size()) +
+           " kept (another subject's run cites or put the same bytes)";
   }
   out += "\n  logs: kept (sealed under the shredded key, they read as erased)\n";
   out += "  control log: intent #" + std::to_string(r.intent) + "\n";

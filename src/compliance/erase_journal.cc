@@ -8,14 +8,16 @@ namespace {
 
 constexpr int kMaxJournalRounds = 100;
 
-std::vector<std::string> addressesOf(const json::object& data) {
-  const json::value& list = json::require(data, "addresses");
-  if (!list.is_array()) throw InvalidArgumentError("'addresses' is not an array");
+std::vector<std::string> addressesOf(const json::object& data,
+                                     std::string_view member = "addresses") {
+  const json::value& list = json::require(data, member);
+  const std::string name = "'" + std::string(member) + "'";
+  if (!list.is_array()) throw InvalidArgumentError(name + " is not an array");
   std::vector<std::string> out;
   out.reserve(list.get_array().size());
   for (const auto& a : list.get_array()) {
     if (!a.is_string() || !content::isValidAddress(std::string_view(a.get_string()))) {
-      throw InvalidArgumentError("'addresses' holds something that is not a content address");
+      throw InvalidArgumentError(name + " holds something that is not a content address");
     }
     out.emplace_back(a.get_string());
   }
@@ -38,6 +40,7 @@ std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
         latest->intent = e.seq;
         latest->addresses = addressesOf(e.data);
         latest->touchCutoff = json::optionalInt(e.data, "touchCutoff");
+        if (e.data.contains("kept")) latest->kept = addressesOf(e.data, "kept");
         if (!latest->addresses.empty() && !latest->touchCutoff) {
           throw InvalidArgumentError("'touchCutoff' is missing while 'addresses' is not empty");
         }
@@ -45,7 +48,9 @@ std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
         latest->shredJournaled = true;
       } else if (latest && deleted && json::requireInt(e.data, "intent") == latest->intent) {
         latest->finished = ContentDeleted{json::requireInt(e.data, "deleted"),
-                                          json::requireInt(e.data, "retained")};
+                                          json::requireInt(e.data, "retained"),
+                                          json::optionalInt(e.data, "missing").value_or(0)};
+
       }
     } catch (const InvalidArgumentError& bad) {
       throw CorruptEventError("(control log)", e.seq, e.type + ": " + bad.what());

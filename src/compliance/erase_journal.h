@@ -1,7 +1,7 @@
 // The erasure's records in the control log (docs/spec/events.md, "Control log"):
-//   ERASURE_CONTENT_DELETE_INTENDED {subject, addresses, touchCutoff}
+//   ERASURE_CONTENT_DELETE_INTENDED {subject, addresses, kept?, touchCutoff}
 //   SUBJECT_SHREDDED {subject}
-//   ERASURE_CONTENT_DELETED {subject, deleted, retained, intent}
+//   ERASURE_CONTENT_DELETED {subject, deleted, retained, missing?, intent}
 // Reading them back is how an interrupted erasure is found and finished. Private to the
 // compliance module. Thread-safe as the event store; appends retry on a concurrent writer.
 #pragma once
@@ -27,6 +27,7 @@ struct ErasureRecord {
   std::optional<int64_t> touchCutoff;
   bool shredJournaled = false;             // a SUBJECT_SHREDDED of the subject follows it
   std::optional<ContentDeleted> finished;  // its ERASURE_CONTENT_DELETED, when journaled
+  std::vector<std::string> kept;           // the intent's "kept" (absent in older logs)
 };
 
 // The newest erasure of `subject` in the control log; nullopt when it was never erased.

@@ -46,11 +46,11 @@ TEST_F(EraseTest, JournalsTheIntentWithAddressesAndCutoffAndTheResultNamingIt) {
   EXPECT_EQ(r.intent, log[0].seq);
   EXPECT_EQ(json::value(log[0].data),
             json::parse(R"({"subject":"alice","addresses":[")" + addressOf(mine) +
-                            R"("],"touchCutoff":)" + std::to_string(cutoff) + "}",
+                            R"("],"kept":[],"touchCutoff":)" + std::to_string(cutoff) + "}",
                         "expected"));
   EXPECT_EQ(json::value(log[1].data), json::parse(R"({"subject":"alice"})", "expected"));
   EXPECT_EQ(json::value(log[2].data),
-            json::parse(R"({"subject":"alice","deleted":1,"retained":0,"intent":)" +
+            json::parse(R"({"subject":"alice","deleted":1,"retained":0,"missing":0,"intent":)" +
                             std::to_string(r.intent) + "}",
                         "expected"));
 }
@@ -155,7 +155,8 @@ TEST_F(EraseTest, NoCitedBlobNeedsNoContentStore) {
   EXPECT_TRUE(r.shredded);
   EXPECT_EQ(r.contentDeleted, (ContentDeleted{0, 0}));
   EXPECT_EQ(json::value(w_.events.readControl(1).front().data),
-            json::parse(R"({"subject":"alice","addresses":[],"touchCutoff":null})", "expected"));
+            json::parse(R"({"subject":"alice","addresses":[],"kept":[],"touchCutoff":null})",
+                        "expected"));
 }
 
 // Refusals (D8 (b), D12): before the shred, with no intent journaled.
@@ -288,11 +289,14 @@ TEST_F(EraseTest, RefusesAnEmptySubject) {
 }
 
 TEST_F(EraseTest, PrintsTheResultForTheCli) {
-  EraseSubjectResult r{"alice", true, ContentDeleted{3, 1}, 7};
+  EraseSubjectResult r{"alice", true, ContentDeleted{3, 1, 2}, 7, {std::string(64, 'c')}};
   EXPECT_EQ(json::toText(toJson(r)),
-            R"({"subject":"alice","shredded":true,"contentDeleted":{"deleted":3,"retained":1}})");
+            R"({"subject":"alice","shredded":true,"contentDeleted":{"deleted":3,"retained":1,)"
+            R"("missing":2,"keptCitedElsewhere":[")" + std::string(64, 'c') + R"("]}})");
   std::string text = describe(r);
   EXPECT_NE(text.find("3 deleted, 1 retained"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 missing"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 kept"), std::string::npos) << text;
   EXPECT_NE(text.find("shredded"), std::string::npos) << text;
 }
 

@@ -21,6 +21,10 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
     }
   }
   std::optional<Sealing> sealing = remembered(executionId, expectedNextSeq);
+  if (sealing && sealing->sealer && !keys_.find(*sealing->sealer, sealing->key->id())) {
+    forget(executionId);  // erased while this run was under way
+    throw erasedDuringRun(executionId, *sealing->sealer);
+  }
   if (!sealing) {
     std::optional<std::string> subject;
     if (expectedNextSeq == 1 && events.front().type == kernel::EventType::kExecutionStarted) {
@@ -35,6 +39,9 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
     }
     sealing.emplace();
     sealing->sealer = sealingSubject(subject, options_);
+    if (sealing->sealer && expectedNextSeq > 1 && keys_.wasShredded(*sealing->sealer)) {
+      refuseIfErased(executionId, *sealing->sealer);
+    }
     if (sealing->sealer) sealing->key = keys_.getOrCreate(*sealing->sealer);
   }
   const bool ends = events.back().type == kernel::EventType::kExecutionCompleted ||
@@ -67,6 +74,37 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
     remember(executionId, std::move(*sealing));
   }
   return next;
+}
+
+namespace {
+
+struct FirstEventSeen {};
+
+}  // namespace
+
+FailedPreconditionError SealingEventStore::erasedDuringRun(const std::string& executionId,
+                                                           const std::string& subject) {
+  return FailedPreconditionError("subject '" + subject + "' was erased while execution '" +
+                                 executionId +
+                                 "' ran: nothing more is recorded for it (its events read as "
+                                 "erased); start a new run if the subject comes back");
+}
+
+void SealingEventStore::refuseIfErased(const std::string& executionId,
+                                       const std::string& subject) const {
+  std::optional<std::string> keyId;
+  try {
+    inner_.scan(executionId, 1, [&](const kernel::Event& e) {
+      if (kernel::isSealed(e.data)) {
+        const auto* id = e.data.at(kernel::kSealedKey).get_object().if_contains("keyId");
+        if (id != nullptr && id->is_string()) keyId = std::string(id->get_string());
+      }
+      throw FirstEventSeen{};
+    });
+  } catch (const FirstEventSeen&) {
+    // only the first event is needed
+  }
+  if (keyId && !keys_.find(subject, *keyId)) throw erasedDuringRun(executionId, subject);
 }
 
 std::optional<SealingEventStore::Sealing> SealingEventStore::remembered(

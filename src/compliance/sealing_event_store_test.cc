@@ -110,10 +110,18 @@ TEST_F(SealingEventStoreTest, AnotherWriterLearnsTheSubjectFromTheMetadata) {
   EXPECT_EQ(json::value("S2"), sealed_->read("e1")[2].data.at("payload"));
 }
 
-TEST_F(SealingEventStoreTest, AShredDuringARunErasesItsLaterEventsButNotANewExecution) {
+TEST_F(SealingEventStoreTest, AShredDuringARunRefusesItsLaterEventsButNotANewExecution) {
   sealed_->append("run", 1, secretRun("alice", "BEFORE", 1, false));
   ASSERT_TRUE(keys_.shred("alice"));
-  sealed_->append("run", 3, {kernel::signalReceived("late", json::value("AFTER"), kT0)});
+  EXPECT_THROW(
+      sealed_->append("run", 3, {kernel::signalReceived("late", json::value("AFTER"), kT0)}),
+      FailedPreconditionError)
+      << "the run under way records nothing more";
+  open(SealingOptions{});  // another process: nothing remembered
+  EXPECT_THROW(
+      sealed_->append("run", 3, {kernel::signalReceived("late", json::value("AFTER"), kT0)}),
+      FailedPreconditionError);
+  ASSERT_EQ(2u, sealed_->read("run").size());
   for (const Event& e : sealed_->read("run")) EXPECT_TRUE(kernel::isErased(e.data)) << e.seq;
   sealed_->append("new", 1, secretRun("alice", "NEW", 1));
   EXPECT_EQ("input NEW", sealed_->read("new").front().data.at("input").at("q").as_string());

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "loom/app/config.h"
+#include "loom/compliance/blob_ledger.h"
 #include "loom/compliance/key_store.h"
 #include "loom/content/content_store.h"
 #include "loom/effects/middleware.h"
@@ -55,6 +56,8 @@ class App {
   kernel::SnapshotStore& rawSnapshots() { return rawSnapshots_ ? *rawSnapshots_ : *snapshots_; }
   // The per-subject key store (security.keys), nullptr when no option needs it.
   compliance::KeyStore* keys() { return keys_.get(); }
+  // Who put which blob (security.keys set), for erasure; nullptr otherwise.
+  compliance::BlobLedger* blobLedger() { return ledger_.get(); }
   // The default content store (storage.contentStore): claim-check blobs, what the sweep
   // reclaims. Shared, so a caller may hand it to sweepUnpinnedContent.
   const std::shared_ptr<content::ContentStore>& contentStore() const { return contentStore_; }
@@ -81,6 +84,7 @@ class App {
   std::shared_ptr<const Config> config_;
   std::filesystem::path home_;
   std::unique_ptr<compliance::KeyStore> keys_;
+  std::unique_ptr<compliance::BlobLedger> ledger_;
   std::unique_ptr<kernel::EventStore> rawStore_;  // under store_ when sealing
   std::unique_ptr<kernel::EventStore> store_;
   std::shared_ptr<content::ContentStore> rawContentStore_;  // under contentStore_ when sealed

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/compliance/blob_ledger.h"
 #include "loom/compliance/key_store.h"
 #include "loom/content/content_store.h"
 #include "loom/json/json.h"
@@ -80,11 +81,19 @@ struct EraseCoordinatorOptions {
   // Threads that delete blobs (they mostly wait on the disk); reading logs uses at most one
   // per hardware thread of these.
   int concurrency = 8;
+  // Who put which blob (blob_ledger.h); null = none kept. With it, a blob another subject put
+  // is never deleted and one the subject put is deleted even when no readable log cites it.
+  BlobLedger* ledger = nullptr;
 };
 
 struct ContentDeleted {
-  int64_t deleted = 0;   // planned blobs gone when the erasure finished (deleted now or earlier)
+  // Planned blobs this erasure deleted (a resumed one counts those its interrupted attempt
+  // deleted: it finds them gone).
+  int64_t deleted = 0;
   int64_t retained = 0;  // planned blobs spared: put again since the touch cutoff
+  // Planned blobs a fresh erasure found absent from the content store: deleted before (by a
+  // sweep of reclaimable blobs, an earlier erasure) or never stored there. Not counted deleted.
+  int64_t missing = 0;
   bool operator==(const ContentDeleted&) const = default;
 };
 
@@ -93,6 +102,8 @@ struct EraseSubjectResult {
   bool shredded = false;  // the subject's keys are destroyed (now or by an earlier attempt)
   ContentDeleted contentDeleted;
   int64_t intent = 0;  // control-log seq of the ERASURE_CONTENT_DELETE_INTENDED carried out
+  // Blobs the subject's runs cite that were kept because another execution cites (or put) them.
+  std::vector<std::string> keptCitedElsewhere;
   bool operator==(const EraseSubjectResult&) const = default;
 };
 
@@ -103,6 +114,7 @@ struct ContentDeletionPlan {
   std::optional<int64_t> resumesIntent;  // seq of a prior attempt's unfinished intent
   int64_t citedBySubject = 0;       // broad refs of the subject's executions (fresh plans only)
   int64_t stillCitedElsewhere = 0;  // of those, kept because another execution cites them
+  std::vector<std::string> keptAddresses;  // those, sorted
 };
 
 class EraseCoordinator {
@@ -135,8 +147,8 @@ class EraseCoordinator {
 // One-shot convenience: EraseCoordinator(options).eraseSubject(subject).
 EraseSubjectResult eraseSubject(const EraseCoordinatorOptions& options, const std::string& subject);
 
-// {"subject": S, "shredded": B, "contentDeleted": {"deleted": N, "retained": M}}: what
-// `loom erase --json` prints.
+// {"subject": S, "shredded": B, "contentDeleted": {"deleted": N, "retained": M, "missing": K,
+// "keptCitedElsewhere": [addresses]}}: what `loom erase --json` prints.
 json::value toJson(const EraseSubjectResult& result);
 // Human-readable lines for `loom erase`.
 std::string describe(const EraseSubjectResult& result);

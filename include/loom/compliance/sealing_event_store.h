@@ -17,8 +17,9 @@
 // (an execution's subject never changes), so a run's steps cost no metadata or key lookup; the
 // entry is used only when an append continues exactly where this store's last append to that
 // execution ended, and is dropped on remove, on a failed append and when the execution ends.
-// So a shred while a run is under way leaves that run's later events erased as well (the
-// execution is erased), while a new execution of the subject gets the subject's new key.
+// A remembered key is checked on every append: once the subject is shredded, an append of a
+// run that was under way is refused (FailedPreconditionError), so nothing more of it is
+// recorded; a new execution of the subject gets the subject's new key.
 // Thread-safety: thread-safe (the inner store and the key store are; the remembered entries
 // are under a mutex). The inner store and the key store must outlive it.
 #pragma once
@@ -73,6 +74,11 @@ class SealingEventStore : public kernel::EventStore {
   std::optional<Sealing> remembered(const std::string& executionId, int64_t expectedNextSeq);
   void remember(const std::string& executionId, Sealing sealing);
   void forget(const std::string& executionId);
+  // Throws erasedDuringRun when the execution's first event is sealed under a key the key
+  // store no longer has (the subject was erased after the execution started).
+  void refuseIfErased(const std::string& executionId, const std::string& subject) const;
+  static FailedPreconditionError erasedDuringRun(const std::string& executionId,
+                                                 const std::string& subject);
 
   static constexpr std::size_t kMaxRemembered = 4096;  // running executions; cleared beyond
 

@@ -1,0 +1,85 @@
+// The blob ledger: which subject put which blob, recorded BEFORE the blob is stored (for a
+// store whose address is the plain hash) in loom.db (table subject_blobs). Erasure reads it
+// after its touch cutoff, so it sees every put that could be spared by no conditional delete:
+// - a blob another subject put (or a run with no subject) is never deleted, even when that
+//   run's envelope is not journaled yet (an erase racing a concurrent identical put);
+// - a blob the erased subject put is deleted, even when its envelope can no longer be read (a
+//   run still in flight when the key was shredded: a repeated erase deletes what it wrote).
+// LedgeredContentStore is the ContentStore wrapper that writes the ledger on every put.
+// Thread-safety: thread-safe (one connection under a mutex).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/content/content_store.h"
+
+namespace loom::kernel::sqlite {
+class Db;
+}
+
+namespace loom::compliance {
+
+class BlobLedger {
+ public:
+  // Opens (creating the table when missing) the ledger in the SQLite file `path`.
+  explicit BlobLedger(std::string path);
+  ~BlobLedger();
+  BlobLedger(const BlobLedger&) = delete;
+  BlobLedger& operator=(const BlobLedger&) = delete;
+
+  // Records that `subject` (nullopt: no subject) puts `address`. Idempotent. Durable in the
+  // WAL before it returns (visible to every other connection).
+  void add(const std::optional<std::string>& subject, std::string_view address);
+  // Addresses `subject` put.
+  std::set<std::string, std::less<>> addressesOf(const std::string& subject) const;
+  // Addresses anyone other than `subject` put (other subjects and runs without one).
+  std::set<std::string, std::less<>> addressesNotOf(const std::string& subject) const;
+  // Forgets that `subject` put `addresses` (after erasure deleted them).
+  void forget(const std::string& subject, const std::vector<std::string>& addresses);
+
+ private:
+  std::set<std::string, std::less<>> select(const char* sql, const std::string& subject) const;
+
+  mutable std::mutex mu_;
+  std::unique_ptr<kernel::sqlite::Db> db_;  // GUARDED_BY(mu_)
+};
+
+// Records every put in `ledger` before the inner store sees it (after it, for a store that
+// seals content: its address is not the plain hash, and no other subject can share it).
+// Everything else is forwarded. `inner` and `ledger` must outlive it.
+class LedgeredContentStore : public content::ContentStore {
+ public:
+  LedgeredContentStore(std::shared_ptr<content::ContentStore> inner, BlobLedger& ledger)
+      : inner_(std::move(inner)), ledger_(ledger) {}
+
+  content::ContentCapabilities capabilities() const override { return inner_->capabilities(); }
+  std::string put(std::string_view bytes, const std::optional<std::string>& subject) override;
+  std::optional<std::string> get(std::string_view address,
+                                 const std::optional<std::string>& subject) const override {
+    return inner_->get(address, subject);
+  }
+  bool has(std::string_view address) const override { return inner_->has(address); }
+  bool remove(std::string_view address) override { return inner_->remove(address); }
+  bool deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) override {
+    return inner_->deleteIfUntouchedSince(address, cutoffMillis);
+  }
+  int64_t touchClock() const override { return inner_->touchClock(); }
+  void forEachBlob(const std::function<void(const content::BlobInfo&)>& visit) const override {
+    inner_->forEachBlob(visit);
+  }
+  std::optional<content::BlobInfo> stat(std::string_view address) const override {
+    return inner_->stat(address);
+  }
+
+ private:
+  std::shared_ptr<content::ContentStore> inner_;
+  BlobLedger& ledger_;
+};
+
+}  // namespace loom::compliance
