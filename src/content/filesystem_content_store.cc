@@ -192,7 +192,10 @@ bool FilesystemContentStore::remove(std::string_view address) {
   detail::requireAddress(address, impl_->name);
   std::filesystem::path path = impl_->blobPath(address);
   StripeLock lock(impl_->stripeOf(address));
-  if (::unlink(path.c_str()) == 0) return true;
+  if (::unlink(path.c_str()) == 0) {
+    posix::fsyncDirectory(path.parent_path());  // durable before it is reported
+    return true;
+  }
   if (errno == ENOENT || errno == ENOTDIR) return false;
   posix::throwIoError(errno, "remove blob", path);
 }
@@ -205,7 +208,12 @@ bool FilesystemContentStore::deleteIfUntouchedSince(std::string_view address,
   StripeLock lock(impl_->stripeOf(address));
   struct stat st {};
   if (!statBlob(path, st) || posix::mtimeMillis(st) >= cutoffMillis) return false;
-  if (::unlink(path.c_str()) == 0) return true;
+  if (::unlink(path.c_str()) == 0) {
+    // Durable before it is reported: erasure journals ERASURE_CONTENT_DELETED and the sweep
+    // counts it, so a power loss must not bring the blob back.
+    posix::fsyncDirectory(path.parent_path());
+    return true;
+  }
   if (errno == ENOENT) return false;
   posix::throwIoError(errno, "remove blob", path);
 }
