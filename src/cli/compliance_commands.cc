@@ -57,7 +57,10 @@ Action setupErase(CLI::App& command, Session& session) {
       "cites, and refuses (ContentCopiesRemainError, nothing changed) when it cannot prove it\n"
       "can delete the rest. It journals its intent in the control log, shreds the subject's\n"
       "key (their logs then read as erased), and deletes the blobs (a blob put again meanwhile\n"
-      "is kept and counted as retained). A crash anywhere is finished by running it again.");
+      "is kept and counted as retained). A crash anywhere is finished by running it again.\n"
+      "Without --config it uses the content store and keys the home recorded; a --config\n"
+      "wiring another content store is refused before the shred. A run of the subject still\n"
+      "going records nothing more; running the erasure again deletes what it wrote.");
   return [&session, args] {
     app::App& app = complianceApp(session, args->config);
     HomeLock lock(app.home(), "erase");

@@ -60,8 +60,13 @@ Action setupSweep(CLI::App& command, Session& session) {
       "of its content store that nothing needs. Kept: a claim-check envelope with retain: true\n"
       "(execution.claimCheck) while any history cites it, however old; everything an archive\n"
       "segment or a snapshot cites; telemetry while its run is running and for --ttl-days after\n"
-      "it ended; an uncited blob for --grace-hours. Every delete is conditional: a blob put\n"
-      "again during the sweep is spared.");
+      "it ended; an uncited blob for --grace-hours, and whatever the grace, every uncited\n"
+      "blob touched since the oldest last event of a run that has not ended. Every delete is\n"
+      "conditional: a blob put again during the sweep is spared.\n"
+      "Without --config it uses the content store and keys the home recorded. It refuses,\n"
+      "deleting nothing (exit 1), when it cannot read a log, archived event or snapshot\n"
+      "(sealed without the master key, corrupt, unknown type; it names each execution), or\n"
+      "when the wired content store is not the one the home's runs offloaded to.");
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
     session.setKeysOptional();  // without keys, the sweep names the sealed runs it cannot read
