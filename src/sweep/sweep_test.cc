@@ -198,3 +198,104 @@ TEST_F(SweepTest, SnapshotAndArchiveAdaptersPinWhatTheyCite) {
 
 }  // namespace
 }  // namespace loom::sweep
+
+namespace loom::sweep {
+namespace {
+
+// A log store whose scan of one execution meets a sealed event, of another a corrupt row.
+class UnreadableLogs : public kernel::MemoryEventStore {
+ public:
+  void scan(const std::string& id, int64_t from,
+            const std::function<void(const kernel::Event&)>& visit) const override {
+    if (id == "corrupt") throw CorruptEventError(id, 2, "unknown event type 'STEP_DONE'");
+    kernel::MemoryEventStore::scan(id, from, [&](const kernel::Event& e) {
+      if (id != "sealed" || e.seq != 2) return visit(e);
+      kernel::Event sealed = e;
+      sealed.data = json::object{
+          {kernel::kSealedKey,
+           json::object{{"subject", "alice"}, {"keyId", "k1"}, {"nonce", "n"}, {"ciphertext", "c"}}}};
+      visit(sealed);
+    });
+  }
+};
+
+class SweepRefusalTest : public ::testing::Test {
+ protected:
+  void execution(const std::string& id, const std::string& address) {
+    logs_.append(id, 1,
+                 {kernel::executionStarted("wf", nullptr, {}, 0),
+                  kernel::stepCompleted("a#turn:1:tool:0", "tool", "t",
+                                        content::toJson(content::ClaimCheckEnvelope{
+                                            address, 1, std::nullopt, true}),
+                                        0),
+                  kernel::executionCompleted(1, 0)});
+  }
+  SweepOptions options() {
+    SweepOptions o;
+    o.graceMillis = 0;
+    o.clock = clock_;
+    return o;
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(1'000'000);
+  content::MemoryContentStore store_{clock_};
+  UnreadableLogs logs_;
+};
+
+TEST_F(SweepRefusalTest, D6_HistoryItCannotReadMakesTheSweepDeleteNothingAndNameIt) {
+  std::string a = store_.put("sealed blob"), b = store_.put("corrupt blob");
+  store_.put("uncited");
+  execution("sealed", a);
+  execution("corrupt", b);
+  execution("fine", store_.put("fine blob"));
+  clock_->advance(365LL * 24 * 3600 * 1000);
+  try {
+    sweepUnpinnedContent(store_, SweepSources{&logs_, {}}, options());
+    FAIL() << "the sweep ran on a partial view";
+  } catch (const SweepRefusedError& e) {
+    ASSERT_EQ(e.unreadable().size(), 2u);
+    EXPECT_EQ(e.unreadable()[0].executionId, "corrupt");
+    EXPECT_EQ(e.unreadable()[1].executionId, "sealed");
+    std::string what = e.what();
+    EXPECT_NE(what.find("nothing was deleted"), std::string::npos) << what;
+    EXPECT_NE(what.find("security.keys"), std::string::npos) << what;
+    EXPECT_NE(what.find("STEP_DONE"), std::string::npos) << what;
+  }
+  int blobs = 0;
+  store_.forEachBlob([&](const content::BlobInfo&) { ++blobs; });
+  EXPECT_EQ(blobs, 4) << "nothing deleted";
+}
+
+TEST_F(SweepRefusalTest, D6_ASealedArchiveOrSnapshotReadWithoutKeysIsARefusalToo) {
+  PinSource sealedPins{"archive", [](const AddressVisitor&) {
+                         throw kernel::SealedEventError("old", 3, "alice", kernel::kHowToOpenSealed);
+                       }};
+  store_.put("pinned by the archive, maybe");
+  try {
+    sweepUnpinnedContent(store_, SweepSources{&logs_, {sealedPins}}, options());
+    FAIL() << "a sealed archive read as citing nothing";
+  } catch (const SweepRefusedError& e) {
+    ASSERT_EQ(e.unreadable().size(), 1u);
+    EXPECT_EQ(e.unreadable()[0].executionId, "old (archive)");
+  }
+}
+
+TEST_F(SweepRefusalTest, D6_ABlobARunningRunPutIsKeptWhateverTheGrace) {
+  kernel::MemoryEventStore logs;
+  logs.append("old", 1, {kernel::executionStarted("wf", nullptr, {}, clock_->nowMillis())});
+  std::string early = store_.put("put before the run's last event");
+  clock_->advance(10'000);
+  logs.append("run", 1, {kernel::executionStarted("wf", nullptr, {}, clock_->nowMillis())});
+  logs.append("old", 2, {kernel::executionCompleted(1, clock_->nowMillis())});
+  clock_->advance(10'000);
+  std::string inFlight = store_.put("put by the run, its envelope not journaled yet");
+  clock_->advance(3'600'000);
+  SweepReport r = sweepUnpinnedContent(store_, SweepSources{&logs, {}}, options());
+  EXPECT_TRUE(store_.has(inFlight)) << "grace 0 must not lose a running run's blob";
+  EXPECT_EQ(r.keptByReason["running"], 1);
+  EXPECT_FALSE(store_.has(early)) << "touched before every running run's last event";
+  EXPECT_EQ(r.deleted, 1);
+}
+
+}  // namespace
+}  // namespace loom::sweep

@@ -241,5 +241,102 @@ TEST_F(ContentLifetimeCli, D11_AForgedEnvelopeFromAnUnlistedToolPinsKeepsAndExpo
   EXPECT_TRUE(blobs(home_).empty()) << "the forged citation kept alice's blob";
 }
 
+// Every content address a log cites.
+std::vector<std::string> citedAddresses(const std::string& logJson) {
+  std::vector<std::string> out;
+  const std::string key = "\"__loomContent\":\"";
+  for (auto at = logJson.find(key); at != std::string::npos; at = logJson.find(key, at + 1)) {
+    out.push_back(logJson.substr(at + key.size(), 64));
+  }
+  return out;
+}
+
+bool blobExists(const std::string& home, const std::string& address) {
+  auto all = blobs(home);
+  return std::binary_search(all.begin(), all.end(), address);
+}
+
+TEST_F(ContentLifetimeCli, D6_SweepsWithGraceZeroLoseNoBlobOfRunsRunningBesideThem) {
+  std::string unique = dir_ / "unique";
+  std::ofstream(unique) << "#!/bin/sh\ncat >/dev/null\nsleep 0.05\n"
+                           "n=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')\n"
+                           "printf '{\"nonce\":\"%s\",\"pad\":\"%s\"}' \"$n\" "
+                           "\"$(head -c 6000 /dev/zero | tr '\\0' x)\"\n";
+  std::filesystem::permissions(unique, std::filesystem::perms::owner_all);
+  std::string turns;
+  for (int t = 0; t < 5; ++t) turns += R"({"toolCalls": [{"name": "fetch_report", "arguments": {}}]},)";
+  std::string app = writeApp(dir_, "u.toml", writeScript(dir_, "u.json", turns + R"({"answer": "ok"})"),
+                             "[[tools]]\nname = \"fetch_report\"\ndescription = \"unique\"\n"
+                             "command = [\"" + unique + "\"]\n");
+  constexpr int kRuns = 8;
+  std::vector<std::unique_ptr<Child>> runs;
+  for (int i = 0; i < kRuns; ++i) {
+    runs.push_back(std::make_unique<Child>(
+        std::vector<std::string>{"--home", home_, "run", app, "--id", "r" + std::to_string(i)},
+        dir_, env_));
+  }
+  int sweeps = 0;
+  auto allDone = [&] {
+    for (auto& r : runs) if (!r->exited()) return false;
+    return true;
+  };
+  while (!allDone()) {
+    Outcome swept = loom({"sweep", "--grace-hours", "0", "--json"});
+    if (swept.exitCode == 0) ++sweeps;
+  }
+  EXPECT_GT(sweeps, 3) << "the sweeps ran beside the runs";
+  int lost = 0, cited = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    Outcome log = loom({"log", "r" + std::to_string(i), "--json"});
+    ASSERT_EQ(log.exitCode, 0) << log.err;
+    ASSERT_NE(log.out.find("EXECUTION_COMPLETED"), std::string::npos) << log.out.substr(0, 400);
+    for (const auto& a : citedAddresses(log.out)) {
+      ++cited;
+      lost += !blobExists(home_, a);
+    }
+  }
+  EXPECT_GE(cited, kRuns * 5);
+  EXPECT_EQ(lost, 0) << "cited blobs deleted by a sweep with grace 0";
+}
+
+TEST_F(ContentLifetimeCli, ACorruptRowMakesTheSweepRefuseNamingTheExecution) {
+  std::string app = writeApp(dir_, "a.toml", writeScript(dir_, "s.json", fetchTurns(1)),
+                             fetchTool());
+  ASSERT_EQ(loom({"run", app, "--id", "plain"}).exitCode, 0);
+  std::string sql = "UPDATE events SET body = replace(body, 'STEP_COMPLETED', 'STEP_DONE') "
+                    "WHERE execution_id = 'plain' AND seq = 3";
+  ASSERT_EQ(std::system(("sqlite3 " + home_ + "/loom.db \"" + sql + "\"").c_str()), 0);
+  auto before = blobs(home_);
+  Outcome refused = loom({"sweep", "--grace-hours", "0"});
+  EXPECT_EQ(refused.exitCode, 1);
+  EXPECT_NE(refused.err.find("nothing was deleted"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("plain"), std::string::npos) << refused.err;
+  EXPECT_EQ(blobs(home_), before);
+}
+
+TEST_F(ContentLifetimeCli, AnEraseDuringARunStopsItAndARepeatedEraseDeletesWhatItWrote) {
+  std::string app = writeApp(dir_, "slow.toml", writeScript(dir_, "s.json", fetchTurns(6)),
+                             fetchTool(", \"--delay\", \"0.3\""));
+  std::string witness = dir_ / "w.txt";
+  std::vector<std::string> env = env_;
+  env.push_back("LOOM_TOOL_WITNESS=" + witness);
+  Child run({"--home", home_, "run", app, "--subject", "alice", "--id", "a1"}, dir_, env);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (readLines(witness).size() < 2) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  Outcome erased = loom({"erase", "alice", "--json"});
+  ASSERT_EQ(erased.exitCode, 0) << erased.err;
+  Outcome ended = run.wait();
+  EXPECT_EQ(ended.exitCode, 1) << "the run fails closed: " << ended.out;
+  EXPECT_NE(ended.err.find("was erased while execution 'a1' ran"), std::string::npos)
+      << ended.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Outcome again = loom({"erase", "alice", "--json"});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_TRUE(blobs(home_).empty()) << "a blob alice's run wrote after the first erase is left";
+}
+
 }  // namespace
 }  // namespace loom::testing
