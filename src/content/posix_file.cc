@@ -89,9 +89,23 @@ std::string readAll(int fd, const std::filesystem::path& path) {
   return out;
 }
 
+namespace {
+
+std::function<void(const std::filesystem::path&)>& directorySyncObserver() {
+  static std::function<void(const std::filesystem::path&)> observer;
+  return observer;
+}
+
+}  // namespace
+
+void setDirectorySyncObserver(std::function<void(const std::filesystem::path&)> observer) {
+  directorySyncObserver() = std::move(observer);
+}
+
 void fsyncDirectory(const std::filesystem::path& dir) {
   UniqueFd fd = openOrThrow(dir, O_RDONLY | O_DIRECTORY, "open directory");
   if (::fsync(fd.get()) != 0) throwIoError(errno, "fsync directory", dir);
+  if (directorySyncObserver()) directorySyncObserver()(dir);
 }
 
 bool makeDirectory(const std::filesystem::path& dir) {

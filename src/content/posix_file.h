@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,9 @@ void writeAll(int fd, std::string_view bytes, const std::filesystem::path& path)
 std::string readAll(int fd, const std::filesystem::path& path);
 // Makes the directory entry changes inside `dir` durable.
 void fsyncDirectory(const std::filesystem::path& dir);
+// Tests only: called with each folder fsyncDirectory made durable (nullptr: none). Lets a test
+// model a disk that drops every directory change not flushed before a power loss.
+void setDirectorySyncObserver(std::function<void(const std::filesystem::path&)> observer);
 // mkdir(2); true when it created the directory, false when it existed. Throws otherwise.
 bool makeDirectory(const std::filesystem::path& dir);
 // flock(2) LOCK_EX on `fd`, waiting and retrying EINTR; throws on failure.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "content/posix_file.h"
 #include "content_store_conformance.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/util/error.h"
@@ -63,6 +64,31 @@ class FilesystemContentStoreTest : public ::testing::Test {
   ScratchDir scratch_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
 };
+
+// A disk that drops every directory change not flushed before a power loss: a delete the store
+// reported must have had its folder flushed after the unlink, before the call returned.
+TEST_F(FilesystemContentStoreTest, EveryReportedDeleteIsDurableBeforeItReturns) {
+  auto store = open();
+  std::vector<std::string> addresses;
+  for (int i = 0; i < 8; ++i) addresses.push_back(store->put("blob " + std::to_string(i)));
+  clock_->advance(1000);
+  std::vector<fs::path> synced;
+  posix::setDirectorySyncObserver([&](const fs::path& dir) { synced.push_back(dir); });
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    synced.clear();
+    fs::path file;
+    for (const auto& f : fs::recursive_directory_iterator(root())) {
+      if (f.path().filename() == addresses[i]) file = f.path();
+    }
+    ASSERT_FALSE(file.empty());
+    bool deleted = i % 2 == 0 ? store->deleteIfUntouchedSince(addresses[i], kT0 + 1000)
+                              : store->remove(addresses[i]);
+    ASSERT_TRUE(deleted);
+    bool flushed = std::find(synced.begin(), synced.end(), file.parent_path()) != synced.end();
+    EXPECT_TRUE(flushed) << "after a power loss " << addresses[i] << " would come back";
+  }
+  posix::setDirectorySyncObserver(nullptr);
+}
 
 TEST_F(FilesystemContentStoreTest, BlobsAreShardedFilesWhoseMtimeIsTheLastTouch) {
   auto store = open();
