@@ -160,11 +160,12 @@ Action setupRun(CLI::App& command, Session& session) {
                   "The registered workflow to run, or an agent app file (a path ending in .toml)")
       ->required()
       ->type_name("");
-  command
-      .add_option("--id", args->id,
-                  "The execution id (default: a fresh one); an existing id is refused, "
-                  "continue that execution with `loom resume ID`")
-      ->type_name("ID");
+  CLI::Option* id =
+      command
+          .add_option("--id", args->id,
+                      "The execution id (default: a fresh one); an existing id is refused, "
+                      "continue that execution with `loom resume ID`")
+          ->type_name("ID");
   CLI::Option* subject = command
                              .add_option("--subject", args->subject,
                                          "The data subject the execution holds "
@@ -187,7 +188,7 @@ Action setupRun(CLI::App& command, Session& session) {
                        "when failed, \"waitingFor\" when parked, \"modelCalls\" for an agent app");
   command.footer(workflowTable(session.workflows()) + "\n" + std::string(kAgentAppHelp) + "\n\n" +
                  std::string(kDurabilityHelp));
-  return [&session, args, subject, input, prompt] {
+  return [&session, args, id, subject, input, prompt] {
     std::string workflow = args->workflow;
     json::value value;
     if (apps::isAgentAppPath(workflow)) {
@@ -205,6 +206,13 @@ Action setupRun(CLI::App& command, Session& session) {
         throw NotFoundError("no workflow '" + workflow +
                             "' is registered; registered: " + workflowList(session.workflows()) +
                             " (an agent app is a path ending in .toml)");
+      }
+    }
+    if (id->count() > 0) {
+      try {
+        workflow::validateExecutionId(args->id);
+      } catch (const InvalidArgumentError& e) {
+        throw UsageError(std::string("--id: ") + e.what());
       }
     }
     workflow::RunOptions options{.id = args->id};

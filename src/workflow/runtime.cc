@@ -136,6 +136,7 @@ class WorkflowRuntime::Impl {
       throw NotFoundError("no workflow '" + std::string(name) +
                           "' is registered (see `loom run --help` for the list)");
     }
+    if (!options.id.empty()) validateExecutionId(options.id);
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     content::makeInert(input);  // handed in from outside: data, whatever its shape
     auto guard = active_.enter(id);
@@ -259,6 +260,21 @@ std::future<RunResult> WorkflowRuntime::resumeAsync(std::string executionId) {
     }
   });
   return future;
+}
+
+void validateExecutionId(std::string_view id) {
+  auto refuse = [&](const std::string& why) {
+    throw InvalidArgumentError("execution id is " + why +
+                               "; use letters, digits and punctuation such as '-', '_', '.', ':' "
+                               "(not first: '-'), at most " +
+                               std::to_string(kMaxExecutionIdBytes) + " bytes");
+  };
+  if (id.empty()) refuse("empty");
+  if (id.size() > kMaxExecutionIdBytes) refuse(std::to_string(id.size()) + " bytes long");
+  if (id.front() == '-') refuse("'" + std::string(id) + "', which starts with '-'");
+  for (unsigned char c : id) {
+    if (c < 0x20 || c == 0x7f) refuse("holding the control character " + std::to_string(c));
+  }
 }
 
 std::string newExecutionId(const Clock& clock) {

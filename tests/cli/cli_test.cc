@@ -212,5 +212,19 @@ TEST_F(CliTest, DocsCliMdIsUpToDate) {
       << "docs/cli.md is stale; regenerate it: ./build/release/loom help-markdown > docs/cli.md";
 }
 
+TEST_F(CliTest, AnExecutionIdThatCouldNotBeAddressedOrPrintedIsAUsageError) {
+  for (std::string bad : {std::string(""), std::string("-x"), std::string("a\x1b[2Jb"),
+                          std::string("line\nbreak"), std::string(200, 'i')}) {
+    Outcome o = bad == "-x" ? loom({"run", "example.steps", "--id=-x", "--input", R"({"steps": 1})"})
+                            : loom({"run", "example.steps", "--id", bad, "--input", R"({"steps": 1})"});
+    EXPECT_EQ(o.exitCode, 2) << bad;
+    EXPECT_NE(o.err.find("--id: execution id is"), std::string::npos) << o.err;
+  }
+  Outcome ls = loom({"ls", "--json"});
+  EXPECT_TRUE(ls.exitCode != 0 || ls.json().as_array().empty()) << "nothing was started";
+  EXPECT_EQ(loom({"run", "example.steps", "--id", "order-42.a:b_c", "--input",
+                  R"({"steps": 1})"}).exitCode, 0);
+}
+
 }  // namespace
 }  // namespace loom::testing

@@ -110,4 +110,10 @@ class WorkflowRuntime {
 // A fresh execution id: 26 characters, sortable by creation time, unique across processes.
 std::string newExecutionId(const Clock& clock);
 
+inline constexpr std::size_t kMaxExecutionIdBytes = 128;
+// Throws InvalidArgumentError naming the rule when `id` cannot be an execution id: empty,
+// longer than kMaxExecutionIdBytes, starting with '-' (a command line could not address it),
+// or holding a control character (a terminal would print it raw).
+void validateExecutionId(std::string_view id);
+
 }  // namespace loom::workflow
