@@ -52,12 +52,10 @@ ClaimCheckedBlob resolveClaimCheckedBlob(const content::ContentStore& store,
     return blob;
   }
   if (!blob.size) blob.size = static_cast<int64_t>(bytes->size());
-  boost::system::error_code ec;
-  json::value parsed = boost::json::parse(*bytes, ec);
-  if (!ec) {
-    blob.value = std::move(parsed);
-  } else {
-    blob.bytesBase64 = detail::toBase64(*bytes);
+  try {
+    blob.value = json::parse(*bytes, "blob " + blob.address);
+  } catch (const InvalidArgumentError&) {
+    blob.bytesBase64 = detail::toBase64(*bytes);  // not JSON: handed over as bytes
   }
   return blob;
 }

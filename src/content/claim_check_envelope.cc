@@ -1,6 +1,7 @@
 #include "loom/content/claim_check_envelope.h"
 
 #include "loom/content/content_store.h"
+#include "loom/util/error.h"
 
 namespace loom::content {
 
@@ -65,6 +66,17 @@ void makeInert(json::value& value) {
   } else if (auto* a = value.if_array()) {
     for (auto& e : *a) makeInert(e);
   }
+}
+
+void admitFromOutside(json::value& value, std::string_view what) {
+  std::size_t depth = json::depthOf(value, json::kMaxValueDepth);
+  if (depth > json::kMaxValueDepth) {
+    throw InvalidArgumentError(std::string(what) + " nests more than " +
+                               std::to_string(json::kMaxValueDepth) +
+                               " levels of arrays and objects, the most Loom records; flatten "
+                               "it (docs/spec/events.md, \"Nesting\")");
+  }
+  makeInert(value);
 }
 
 bool isInertData(const json::object& o) { return o.size() == 1 && o.contains(kInertDataKey); }

@@ -24,7 +24,9 @@ json::value EffectChain::invokeFrom(std::size_t index, const EffectContext& ctx,
     // recorded, sees an envelope or content ref Loom did not write. A flow step is the
     // workflow's own code (ctx.step), trusted like the workflow.
     json::value result = effect(ctx, std::move(input));
-    if (ctx.taskKind != kKindFlow) content::makeInert(result);
+    if (ctx.taskKind != kKindFlow) {
+      content::admitFromOutside(result, "the result of effect '" + ctx.effectId + "'");
+    }
     return result;
   }
   return layers_[index]->invoke(ctx, std::move(input), Next(*this, index + 1, effect));

@@ -50,9 +50,25 @@ std::size_t appendQuoted(std::string& out, std::string_view s) {
   return out.size() - start;
 }
 
+std::size_t depthOf(const value& v, std::size_t limit) {
+  if (limit == 0) return v.is_object() || v.is_array() ? 1 : 0;
+  std::size_t deepest = 0;
+  if (const auto* o = v.if_object()) {
+    for (const auto& kv : *o) deepest = std::max(deepest, depthOf(kv.value(), limit - 1));
+    return deepest + 1;
+  }
+  if (const auto* a = v.if_array()) {
+    for (const auto& e : *a) deepest = std::max(deepest, depthOf(e, limit - 1));
+    return deepest + 1;
+  }
+  return 0;
+}
+
 value parse(std::string_view text, std::string_view what) {
   boost::system::error_code ec;
-  value v = boost::json::parse(text, ec);
+  boost::json::parse_options options;
+  options.max_depth = kMaxStoredDepth;
+  value v = boost::json::parse(text, ec, {}, options);
   if (ec) {
     throw InvalidArgumentError(std::string(what) + ": not valid JSON (" + ec.message() + ")");
   }

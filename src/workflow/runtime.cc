@@ -138,7 +138,7 @@ class WorkflowRuntime::Impl {
     }
     if (!options.id.empty()) validateExecutionId(options.id);
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
-    content::makeInert(input);  // handed in from outside: data, whatever its shape
+    content::admitFromOutside(input, "the input of workflow '" + std::string(name) + "'");
     auto guard = active_.enter(id);
     int64_t startedAt = now();
     try {
@@ -158,7 +158,7 @@ class WorkflowRuntime::Impl {
   }
 
   RunResult signal(const std::string& id, std::string_view name, json::value payload) {
-    content::makeInert(payload);  // handed in from outside: data, whatever its shape
+    content::admitFromOutside(payload, "the payload of signal '" + std::string(name) + "'");
     for (int round = 0;; ++round) {
       auto info = store_.info(id);
       if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");

@@ -47,6 +47,11 @@ std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v);
 // export and resolveClaimCheck never descend into a "__loomData" wrapper. In place; O(size).
 void makeInert(json::value& value);
 
+// A value handed in from outside a run, admitted: throws InvalidArgumentError naming `what`
+// and json::kMaxValueDepth when it nests deeper (so nothing recorded can become unreadable),
+// else makes it inert (above). The one entry rule for inputs, effect results and signals.
+void admitFromOutside(json::value& value, std::string_view what);
+
 // True when `o` is the wrapper makeInert writes ({"__loomData": ...}, one member).
 bool isInertData(const json::object& o);
 

@@ -30,6 +30,18 @@ std::size_t appendQuoted(std::string& out, std::string_view s);
 
 // Parses JSON text. On malformed text throws InvalidArgumentError whose message starts with
 // `what` (for example "--input") and says where the text went wrong.
+// Nesting limits (docs/spec/events.md, "Nesting"): a value entering a run (an input, a tool or
+// model result, a signal payload) may nest at most kMaxValueDepth arrays and objects; what
+// Loom stores around it (events, transcripts, snapshots, wrappers) adds a few levels, and the
+// reader (parse) accepts kMaxStoredDepth, so no accepted value makes a stored one unreadable.
+inline constexpr std::size_t kMaxValueDepth = 32;
+inline constexpr std::size_t kMaxStoredDepth = 64;
+
+// How many arrays and objects nest in `v` at its deepest (a scalar: 0). Stops counting past
+// `limit` (returns limit + 1), so a hostile value costs at most a walk to that depth.
+std::size_t depthOf(const value& v, std::size_t limit = kMaxStoredDepth);
+
+// Parses JSON text nesting at most kMaxStoredDepth levels; InvalidArgumentError naming `what`.
 value parse(std::string_view text, std::string_view what);
 
 // Checked access for reading stored or user-supplied objects. Each throws
