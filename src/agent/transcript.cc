@@ -2,21 +2,11 @@
 
 #include <algorithm>
 
+#include "loom/effects/media.h"
 #include "loom/effects/taint.h"
 
 namespace loom::agent {
 namespace {
-
-// A media result {"parts": [{"type": ...}, ...]} renders as the message's content parts.
-bool isMediaResult(const json::value& result) {
-  const auto* o = result.if_object();
-  if (o == nullptr || o->size() != 1) return false;
-  const auto* parts = o->if_contains("parts");
-  if (parts == nullptr || !parts->is_array() || parts->get_array().empty()) return false;
-  return std::all_of(
-      parts->get_array().begin(), parts->get_array().end(),
-      [](const json::value& p) { return p.is_object() && p.get_object().contains("type"); });
-}
 
 std::string textOf(const json::value& v) {
   if (const auto* s = v.if_string()) return std::string(*s);
@@ -66,12 +56,13 @@ json::object writeBack(std::string_view toolCallId, const json::value& result) {
   std::vector<std::string> origins = effects::taintOrigins(result);
   if (!origins.empty()) {
     const json::value& value = effects::untainted(result);  // the data, not its wrapper
-    m["content"] = isMediaResult(value) ? fencedParts(value.at("parts").as_array(), origins)
-                                        : json::value(fence(value, origins));
+    m["content"] = effects::isMediaResult(value)
+                       ? fencedParts(value.at("parts").as_array(), origins)
+                       : json::value(fence(value, origins));
     json::array taint;
     for (auto& o : origins) taint.emplace_back(o);
     m["taint"] = std::move(taint);
-  } else if (isMediaResult(result)) {
+  } else if (effects::isMediaResult(result)) {
     m["content"] = result.at("parts");
   } else {
     m["content"] = result;

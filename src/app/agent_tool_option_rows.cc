@@ -153,7 +153,9 @@ void addToolRows(std::vector<OptionRow>& rows) {
                  "approve:<stepId> '{\"approved\": true}'`; `false` tells the model it was denied.",
                  "false");
   addAgentAppRow(rows, "tools[].returnsMedia", OptionType::kBoolean,
-                 "Results are `{\"parts\": [...]}` media parts, rendered into the model message.",
+                 "Results are `{\"parts\": [...]}` media parts, rendered into the model message. "
+                 "execution.claimCheck leaves such a media result inline; any other result of "
+                 "the tool is offloaded over the cap like any tool's.",
                  "false");
   addAgentAppRow(
       rows, "tools[].inputSchema", OptionType::kInlineTable,

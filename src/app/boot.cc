@@ -36,13 +36,6 @@ void addClaimCheckLayer(const Config& config, const std::shared_ptr<content::Con
       cc, tasks, [onWarn](std::string_view m) { middleware::warn(onWarn, m); })));
 }
 
-// Checks what only the registry can tell (D2: a listed llm task), before anything exists.
-void validateAgainstRegistry(const Config& config, const effects::TaskRegistry& tasks) {
-  if (!config.execution.claimCheck) return;
-  ConfigIssues issues = middleware::validateClaimCheckConfig(*config.execution.claimCheck, &tasks);
-  if (!issues.empty()) throw ConfigValidationError("boot", std::move(issues));
-}
-
 std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const Config& config,
                                                          const std::filesystem::path& home) {
   if (config.storage.eventStore.kind == "memory") {
@@ -146,13 +139,14 @@ void App::warn(std::string_view message) const {
 std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
                           workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
                           BootOptions options) {
-  // 1. Validate (a Config frozen without defineConfig is checked too). Nothing exists yet.
+  // 1. Validate (a Config frozen without defineConfig is checked too), with what only the
+  // registry can tell (execution.claimCheck.toolIds). Nothing exists yet.
   if (!config) throw ConfigValidationError("boot", {{"", "expected a config, got null"}});
-  if (ConfigIssues issues = validateConfig(*config); !issues.empty()) {
+  middleware::KnownTasks known{options.tasksAreTheApps ? &tasks : nullptr};
+  if (ConfigIssues issues = validateConfig(*config, known); !issues.empty()) {
     throw ConfigValidationError("boot", std::move(issues));
   }
   if (!options.clock) options.clock = systemClock();
-  validateAgainstRegistry(*config, tasks);
 
   // 2. Build what needs no storage: redaction reads its environment secrets here.
   std::shared_ptr<middleware::RedactionMiddleware> redaction;

@@ -68,7 +68,9 @@ void addClaimCheckRows(std::vector<OptionRow>& rows) {
     OptionRow& r =
         addOptionRow(rows, "execution.claimCheck.toolIds", OptionType::kStringList,
                      "Required. The agent tools whose large outputs are offloaded; there "
-                     "is no \"all\" (a model must never be listed). The model then sees "
+                     "is no \"all\" (a model must never be listed). Each must name a tool "
+                     "of the app: boot (and `loom config check` of an agent app) refuses an "
+                     "id no registered task has. The model then sees "
                      "only the envelope and its digest, not these tools' full output: "
                      "list only tools whose output the model does not need in full.");
     r.set = [](Config& c, OptionValue v) {

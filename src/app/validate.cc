@@ -22,8 +22,15 @@ std::string validationMessage(const std::string& origin, const ConfigIssues& iss
 
 // The names the built-in layers use; a user middleware may not take one, so a chain's
 // layerNames() and find() stay unambiguous.
-constexpr std::string_view kReservedNames[] = {middleware::kKillSwitchName, "claimCheck",
-                                               middleware::kRedactionName};
+constexpr std::string_view kReservedNames[] = {
+    middleware::kKillSwitchName, middleware::kClaimCheckName, middleware::kRedactionName};
+
+// How to rename a middleware whose name is reserved, when it has a way.
+std::string renameHint(const effects::Middleware& m) {
+  if (dynamic_cast<const middleware::ClaimCheckMiddleware*>(&m) == nullptr) return "";
+  return " with ClaimCheckOptions.name (the sentinel preset, plugins::sentinelMiddleware, is "
+         "named \"sentinel\"; for agent tools use execution.claimCheck instead)";
+}
 
 void validateEffectMiddleware(const Config& config, ConfigIssues& issues) {
   const auto& list = config.execution.effectMiddleware;
@@ -38,7 +45,8 @@ void validateEffectMiddleware(const Config& config, ConfigIssues& issues) {
     for (std::string_view reserved : kReservedNames) {
       if (name == reserved) {
         issues.push_back({path, "the name \"" + std::string(name) +
-                                    "\" belongs to a built-in layer; rename this middleware"});
+                                    "\" belongs to a built-in layer; rename this middleware" +
+                                    renameHint(*list[i])});
       }
     }
     if (dynamic_cast<const middleware::TimeoutMiddleware*>(list[i].get()) && i + 1 != list.size()) {
@@ -99,7 +107,7 @@ ConfigValidationError::ConfigValidationError(std::string origin, ConfigIssues is
       origin_(std::move(origin)),
       issues_(std::move(issues)) {}
 
-ConfigIssues validateConfig(const Config& config) {
+ConfigIssues validateConfig(const Config& config, const middleware::KnownTasks& tasks) {
   ConfigIssues issues;
   for (const OptionRow& row : optionTable()) {
     if (!row.get) continue;
@@ -112,7 +120,7 @@ ConfigIssues validateConfig(const Config& config) {
       middleware::validateRedactionRules(config.security.redact, "security.redact");
   issues.insert(issues.end(), redact.begin(), redact.end());
   if (config.execution.claimCheck) {
-    ConfigIssues cc = middleware::validateClaimCheckConfig(*config.execution.claimCheck);
+    ConfigIssues cc = middleware::validateClaimCheckConfig(*config.execution.claimCheck, tasks);
     issues.insert(issues.end(), cc.begin(), cc.end());
   }
   validateAgentApp(config, issues);

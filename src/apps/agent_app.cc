@@ -214,14 +214,46 @@ AgentApp loadAgentApp(const fs::path& file) {
   return out;
 }
 
+namespace {
+
+// The tasks of an app known before it runs: its model and its [[tools]].
+void registerModelAndTools(const AgentApp& app, effects::TaskRegistry& tasks) {
+  agent::registerModel(tasks, app.model);
+  for (const auto& tool : app.tools) agent::registerTool(tasks, tool);
+}
+
+// What boot checks with the app's registry (validateConfig with its tasks), before any run:
+// the tools of [[tools.mcp]] servers are known only once a run starts them, so an id that is
+// none of the others is a note here (boot refuses it when no server lists it either).
+app::ConfigCheck checkAgainstTasks(const AgentApp& loaded) {
+  effects::TaskRegistry tasks;
+  registerModelAndTools(loaded, tasks);
+  bool moreToolsAtRun = !loaded.config->mcpServers.empty();
+  ConfigIssues issues = app::validateConfig(*loaded.config, {&tasks, moreToolsAtRun});
+  if (!issues.empty()) {
+    return {false, app::ConfigValidationError(loaded.file.string(), std::move(issues)).what() +
+                       std::string("\n")};
+  }
+  std::string notes;
+  if (moreToolsAtRun && loaded.config->execution.claimCheck) {
+    for (const auto& id :
+         middleware::unregisteredToolIds(*loaded.config->execution.claimCheck, tasks)) {
+      notes += "note: execution.claimCheck.toolIds: '" + id +
+               "' is no [[tools]] entry; `loom run` refuses it unless an MCP server lists it\n";
+    }
+  }
+  return {true, notes};
+}
+
+}  // namespace
+
 void registerAgentApp(AgentApp& app, workflow::WorkflowRegistry& workflows,
                       effects::TaskRegistry& tasks) {
   if (workflows.find(app.name) != nullptr) {
     throw AlreadyExistsError("agent.name \"" + app.name + "\" of " + app.file.string() +
                              " is also a workflow this program registers; rename the agent");
   }
-  agent::registerModel(tasks, app.model);
-  for (const auto& tool : app.tools) agent::registerTool(tasks, tool);
+  registerModelAndTools(app, tasks);
   for (const app::McpServerSection& server : app.config->mcpServers) {
     providers::McpServerOptions options;
     options.name = server.name;
@@ -260,6 +292,9 @@ app::ConfigCheck checkAppConfigFile(const fs::path& file) {
   if (!config->agent) return check;
   try {
     AgentApp loaded = loadAgentApp(file);
+    app::ConfigCheck withTasks = checkAgainstTasks(loaded);
+    if (!withTasks.ok) return withTasks;
+    check.text += withTasks.text;
     check.text += "agent app: \"" + loaded.name + "\", model \"" + loaded.model->id() + "\", " +
                   std::to_string(loaded.tools.size()) + " tool(s), " +
                   std::to_string(loaded.config->mcpServers.size()) +

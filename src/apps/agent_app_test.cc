@@ -176,6 +176,23 @@ TEST(AgentApp, ConfigCheckOfAnAppFile) {
   app::ConfigCheck bad = checkAppConfigFile(dir.write("a.toml", appText("")));
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.text.find("model.script: no such file"), std::string::npos) << bad.text;
+  dir.write("script.json", std::string(kTwoTurns));
+  std::string tool = "[[tools]]\nname = \"fetch_report\"\ncommand = [\"" +
+                     (kExamples / "tools" / "fetch_report").string() + "\"]\n";
+  app::ConfigCheck typo = checkAppConfigFile(dir.write(
+      "typo.toml", appText(tool + "[execution.claimCheck]\ntoolIds = [\"fetch_reprot\"]\n")));
+  EXPECT_FALSE(typo.ok);
+  EXPECT_NE(typo.text.find("execution.claimCheck.toolIds: 'fetch_reprot' is no tool of this app"),
+            std::string::npos)
+      << typo.text;
+  // An MCP server's tools are known only at run: the id is a note, not a problem.
+  app::ConfigCheck mcp = checkAppConfigFile(
+      dir.write("mcp.toml", appText(tool + "[[tools.mcp]]\nname = \"notes\"\ncommand = \"sh\"\n"
+                                           "[execution.claimCheck]\ntoolIds = [\"lookup\"]\n")));
+  EXPECT_TRUE(mcp.ok) << mcp.text;
+  EXPECT_NE(mcp.text.find("note: execution.claimCheck.toolIds: 'lookup' is no [[tools]] entry"),
+            std::string::npos)
+      << mcp.text;
   app::ConfigCheck plain = checkAppConfigFile(dir.write("loom.toml", "[storage]\nhome = \"h\"\n"));
   EXPECT_TRUE(plain.ok) << plain.text;
   EXPECT_EQ(plain.text.find("agent app"), std::string::npos) << plain.text;

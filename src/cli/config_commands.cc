@@ -23,8 +23,11 @@ Action setupConfig(CLI::App& command, Session& session) {
       "in, literal secrets hidden) and the middleware chain boot would build; for an agent\n"
       "app also its model and tools, with the script and tool commands resolved against the\n"
       "file's folder. Exit 0. Otherwise prints every problem, one per line as \"path:\n"
-      "message\", and exits 1. Opens, creates and runs nothing. docs/config.md lists every\n"
-      "option.");
+      "message\", and exits 1. For an agent app it runs the checks boot runs with the app's\n"
+      "tasks: each execution.claimCheck.toolIds entry must name one of its [[tools]], never\n"
+      "its model (an MCP server's tools are known once `loom run` starts it, so an id that\n"
+      "may be one of them is printed as a note). Opens, creates and runs nothing.\n"
+      "docs/config.md lists every option.");
   return [&session, check, file] {
     if (check->parsed()) {
       app::ConfigCheck result = apps::checkAppConfigFile(*file);

@@ -207,6 +207,8 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   keys_.reset();
   store_.reset();
   app::BootOptions boot{.workers = 1};
+  // A --config app file is booted to read its runs; its tools are not registered here.
+  boot.tasksAreTheApps = app_.has_value() || !config_;
   boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {
     counting_ = std::make_shared<OwningCountingStore>(std::move(inner));
     return std::shared_ptr<content::ContentStore>(counting_);

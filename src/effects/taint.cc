@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "loom/util/error.h"
+
 namespace loom::effects {
 namespace {
 
@@ -25,10 +27,38 @@ void walk(const json::value& v, const Visit& visit) {
   }
 }
 
+// Every origin of a wrapper: "origin" first, then the strings of "origins" (when it is an
+// array), without duplicates.
+void addWrapperOrigins(const json::object& wrapper, std::vector<std::string>& out) {
+  const json::object& marker = wrapper.at(kTaintKey).get_object();
+  auto add = [&out](std::string_view origin) {
+    if (std::find(out.begin(), out.end(), origin) == out.end()) out.emplace_back(origin);
+  };
+  add(marker.at("origin").get_string());
+  const auto* more = marker.if_contains("origins");
+  if (more == nullptr || !more->is_array()) return;
+  for (const auto& o : more->get_array()) {
+    if (o.is_string()) add(o.get_string());
+  }
+}
+
 }  // namespace
 
 json::value tainted(json::value value, std::string_view origin) {
   return json::object{{kTaintKey, json::object{{"origin", origin}}}, {"value", std::move(value)}};
+}
+
+json::value tainted(json::value value, const std::vector<std::string>& origins) {
+  if (origins.empty()) throw InvalidArgumentError("tainted: name at least one origin");
+  std::vector<std::string> distinct;
+  for (const auto& o : origins) {
+    if (std::find(distinct.begin(), distinct.end(), o) == distinct.end()) distinct.push_back(o);
+  }
+  if (distinct.size() == 1) return tainted(std::move(value), distinct.front());
+  json::array all(distinct.begin(), distinct.end());
+  return json::object{
+      {kTaintKey, json::object{{"origin", distinct.front()}, {"origins", std::move(all)}}},
+      {"value", std::move(value)}};
 }
 
 bool isTainted(const json::value& v) { return wrapperOf(v) != nullptr; }
@@ -56,9 +86,7 @@ bool containsTaint(const json::value& v) {
 std::vector<std::string> taintOrigins(const json::value& v) {
   std::vector<std::string> out;
   walk(v, [&](const json::value& x) {
-    if (auto origin = taintOrigin(x)) {
-      if (std::find(out.begin(), out.end(), *origin) == out.end()) out.push_back(*origin);
-    }
+    if (const auto* wrapper = wrapperOf(x)) addWrapperOrigins(*wrapper, out);
     return false;  // keep looking inside: wrappers may nest
   });
   return out;

@@ -97,6 +97,27 @@ TEST_F(OptInFixture, D2_ToolIdsIsRequiredNonEmptyStringsAndNeverAModel) {
   EXPECT_FALSE(std::filesystem::exists(home_)) << "a refused boot creates nothing";
 }
 
+TEST_F(OptInFixture, D2_AToolIdNoRegisteredTaskHasIsRefusedAtBootNamingTheTools) {
+  registerAgent(turns({}));
+  auto c = baseConfig();
+  c.execution.claimCheck = claimCheck({"fetch_reprot"});
+  EXPECT_NO_THROW(app::defineConfig(c)) << "defineConfig knows no tasks";
+  try {
+    boot(c);
+    FAIL() << "a typo would offload nothing, silently";
+  } catch (const app::ConfigValidationError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "execution.claimCheck.toolIds");
+    EXPECT_NE(e.issues()[0].message.find("'fetch_reprot' is no tool of this app"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(e.issues()[0].message.find("exact, fetch_report, forger"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.issues()[0].message.find("scripted"), std::string::npos) << "tools, not models";
+  }
+  EXPECT_FALSE(std::filesystem::exists(home_)) << "a refused boot creates nothing";
+}
+
 TEST_F(OptInFixture, D3_TheModelSeesTheEnvelopeWithItsDigest) {
   registerAgent(turns({call("fetch_report", {{"page", 1}}), call("untrusted")}));
   auto c = baseConfig();

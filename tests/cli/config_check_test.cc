@@ -61,6 +61,44 @@ durability = "fast"
   EXPECT_EQ(o.err.rfind("loom: " + file + " is not a valid configuration", 0), 0u) << o.err;
 }
 
+// An agent app with the shipped fetch_report tool whose claim-check lists `toolIds`.
+std::string claimCheckApp(const TempDir& dir, const std::string& toolIds) {
+  writeFile(dir, "script.json", R"({"turns": [{"answer": "done"}]})");
+  return writeFile(dir, "app.toml",
+                   "[agent]\nname = \"a\"\nprompt = \"go\"\n[model]\nscript = \"script.json\"\n"
+                   "[[tools]]\nname = \"fetch_report\"\ncommand = [\"" LOOM_SOURCE_DIR
+                   "/examples/agents/tools/fetch_report\"]\n[execution.claimCheck]\ntoolIds = " +
+                       toolIds + "\n");
+}
+
+TEST(ConfigCheckTest, AnAgentAppIsCheckedAsBootChecksIt) {
+  TempDir dir;
+  std::string home = dir / "home";
+  struct Case {
+    std::string toolIds;
+    std::string problem;
+  };
+  for (const Case& c :
+       {Case{R"(["fetch_report", "scripted"])",
+             "execution.claimCheck.toolIds: 'scripted' is a model (an llm task)"},
+        Case{R"(["fetch_reprot"])",
+             "execution.claimCheck.toolIds: 'fetch_reprot' is no tool of this app, so nothing "
+             "would be offloaded for it: the app's tools are fetch_report; check the spelling"}}) {
+    SCOPED_TRACE(c.toolIds);
+    std::string file = claimCheckApp(dir, c.toolIds);
+    Outcome check = runLoom({"config", "check", file}, dir);
+    EXPECT_EQ(check.exitCode, 1) << check.out;
+    EXPECT_NE(check.out.find("1 problem;"), std::string::npos) << check.out;
+    EXPECT_NE(check.out.find("\n  " + c.problem), std::string::npos) << check.out;
+    Outcome run = runLoom({"--home", home, "run", file}, dir);
+    EXPECT_EQ(run.exitCode, 1) << "boot refuses what the check refused: " << run.out;
+    EXPECT_NE(run.err.find(c.problem), std::string::npos) << run.err;
+  }
+  Outcome good = runLoom({"config", "check", claimCheckApp(dir, R"(["fetch_report"])")}, dir);
+  EXPECT_EQ(good.exitCode, 0) << good.out;
+  EXPECT_FALSE(std::filesystem::exists(home)) << "nothing is created for a refused app";
+}
+
 TEST(ConfigCheckTest, MissingFileAndMissingSubcommand) {
   TempDir dir;
   Outcome missing = runLoom({"config", "check", dir / "nope.toml"}, dir);

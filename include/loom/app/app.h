@@ -38,6 +38,11 @@ struct BootOptions {
       wrapContentStore;
   // Passed to the runtime (RuntimeOptions::onReplayEnd).
   std::function<void(const std::string& executionId)> onReplayEnd;
+  // False when `tasks` is not the config's app's own registry: the loom command line booting
+  // an app file's config only to read, export, erase or sweep what its runs recorded, with
+  // none of its tools registered. execution.claimCheck.toolIds is then not checked against
+  // `tasks` (the app's own boot checks it).
+  bool tasksAreTheApps = true;
 };
 
 class App {
@@ -96,11 +101,15 @@ class App {
   std::unique_ptr<workflow::WorkflowRuntime> runtime_;
 };
 
-// Composes the app. Throws ConfigValidationError when `config` is null or invalid (nothing
-// is created), ConfigError when a security.redact environment secret is too short (nothing
-// is created), FailedPreconditionError when the home cannot be created, and what the stores
-// throw when they cannot be opened (see sqlite_event_store.h, kill_switch_store.h).
-// `workflows` and `tasks` must outlive the App; registering after boot is not supported.
+// Composes the app. Throws ConfigValidationError when `config` is null or invalid as
+// validateConfig(config, {&tasks}) decides (so an execution.claimCheck.toolIds entry must name
+// a registered task that is not a model, unless options.tasksAreTheApps is false; nothing is
+// created), ConfigError when a
+// security.redact environment secret is too short (nothing is created),
+// FailedPreconditionError when the home cannot be created, and what the stores throw when
+// they cannot be opened (see sqlite_event_store.h, kill_switch_store.h).
+// `workflows` and `tasks` must outlive the App; register every task before boot (registering
+// after boot is not supported).
 std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
                           workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
                           BootOptions options = {});

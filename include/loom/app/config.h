@@ -171,8 +171,11 @@ class ConfigValidationError : public ConfigError {
 };
 
 // Every problem of `config` (empty when it is valid). Pure: opens, creates and reads nothing
-// (environment variables named by security.redact are read at boot).
-ConfigIssues validateConfig(const Config& config);
+// (environment variables named by security.redact are read at boot). With the app's tasks
+// (boot passes its registry; `loom config check` the one it builds for an agent app) it also
+// runs what only they can tell: execution.claimCheck.toolIds must name registered tasks, and
+// no model. The one home of the checks boot runs.
+ConfigIssues validateConfig(const Config& config, const middleware::KnownTasks& tasks = {});
 
 // The capabilities of the store execution.claimCheck would offload to, decided from the
 // config alone (the D8 boot rules need them before anything is opened).

@@ -84,7 +84,11 @@ std::optional<std::filesystem::path> agentAppFileOf(const json::value& input);
 bool isAgentAppPath(std::string_view argument);
 
 // What `loom config check <file>` prints for any loom.toml: checkConfigFile's answer, and for
-// a file with an agent app also the problems loadAgentApp finds. Never throws a ConfigError.
+// a file with an agent app also the problems loadAgentApp finds and those boot finds with the
+// app's model and [[tools]] registered (app::validateConfig with its tasks: a
+// execution.claimCheck.toolIds entry naming the model or no tool). An app with [[tools.mcp]]
+// servers, whose tools are known only once a run starts them, gets a note for an id that is
+// none of its [[tools]] instead. Starts nothing. Never throws a ConfigError.
 app::ConfigCheck checkAppConfigFile(const std::filesystem::path& file);
 
 }  // namespace loom::apps

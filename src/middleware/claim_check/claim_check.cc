@@ -14,6 +14,10 @@ ClaimCheckMiddleware::ClaimCheckMiddleware(std::shared_ptr<const ClaimCheckOptio
   if (!options_ || !options_->store) {
     throw ConfigError("claim-check needs a content store (option store)");
   }
+  if (options_->name.empty()) {
+    throw ConfigError("claim-check needs a non-empty name (option name; the default is \"" +
+                      std::string(kClaimCheckName) + "\")");
+  }
   if (options_->inlineCapBytes < 0) {
     throw ConfigError("claim-check inlineCapBytes must be >= 0, not " +
                       std::to_string(options_->inlineCapBytes));
@@ -33,14 +37,14 @@ json::value ClaimCheckMiddleware::invoke(const effects::EffectContext& ctx, json
                                          const effects::Next& next) {
   json::value result = next(ctx, std::move(input));
   if (!applies(ctx)) return result;
-  if (options_->passThrough && options_->passThrough(ctx, result)) return result;
   if (!options_->envelopesAreData && content::looksLikeEnvelope(result)) return result;
   std::string text = json::toText(result);
-  bool nestsEnvelope =
-      options_->envelopesAreData && text.find(kClaimCheckKey) != std::string::npos;
-  if (static_cast<int64_t>(text.size()) <= options_->inlineCapBytes && !nestsEnvelope) {
-    return result;
+  // D11 rule 1 comes first: a pass-through (media) must not carry a look-alike into the log.
+  if (options_->envelopesAreData && text.find(kClaimCheckKey) != std::string::npos) {
+    return offload(ctx, result, text);
   }
+  if (options_->passThrough && options_->passThrough(ctx, result)) return result;
+  if (static_cast<int64_t>(text.size()) <= options_->inlineCapBytes) return result;
   return offload(ctx, result, text);
 }
 
@@ -59,7 +63,8 @@ json::value ClaimCheckMiddleware::offload(const effects::EffectContext& ctx,
   }
   envelope.retain = o.retainFor ? o.retainFor(ctx.effectId) : o.retain;
   json::value recorded = content::toJson(envelope);
-  if (!origins.empty()) recorded = effects::tainted(std::move(recorded), origins.front());
+  // One wrapper (the walker looks through exactly one) naming every origin (D10).
+  if (!origins.empty()) recorded = effects::tainted(std::move(recorded), origins);
   if (o.onOffload) {
     try {
       o.onOffload(OffloadInfo{ctx, envelope.address, envelope.size, recorded});

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "loom/effects/media.h"
+#include "loom/effects/taint.h"
+
 namespace loom::middleware {
 namespace {
 
@@ -9,10 +12,52 @@ constexpr std::string_view kPath = "execution.claimCheck";
 
 std::string path(std::string_view leaf) { return std::string(kPath) + "." + std::string(leaf); }
 
+// For an unknown id: "the app's tools are a, b; check the spelling", or that it has none.
+std::string toolsOf(const effects::TaskRegistry& tasks) {
+  std::string names;
+  for (const auto& id : tasks.ids()) {
+    if (tasks.find(id)->definition.kind != effects::kKindTool) continue;
+    names += (names.empty() ? "" : ", ") + id;
+  }
+  if (names.empty()) return "the app has no tools; register the tool before boot, or remove the id";
+  return "the app's tools are " + names + "; check the spelling";
+}
+
+// D2 and the typo check: what only the registry can tell.
+void checkAgainstTasks(const ClaimCheckConfig& c, const KnownTasks& known, ConfigIssues& issues) {
+  const effects::TaskRegistry& tasks = *known.registry;
+  for (const auto& id : *c.toolIds) {
+    const effects::Task* task = tasks.find(id);
+    if (task && task->definition.kind == effects::kKindLlm) {
+      issues.push_back({path("toolIds"),
+                        "'" + id +
+                            "' is a model (an llm task): offloading a model turn would hand the "
+                            "agent loop an envelope; list tools only"});
+    }
+  }
+  if (known.moreToolsAtRun) return;
+  for (const auto& id : unregisteredToolIds(c, tasks)) {
+    if (id.empty()) continue;  // reported already
+    issues.push_back({path("toolIds"), "'" + id +
+                                           "' is no tool of this app, so nothing would be "
+                                           "offloaded for it: " +
+                                           toolsOf(tasks)});
+  }
+}
+
 }  // namespace
 
-ConfigIssues validateClaimCheckConfig(const ClaimCheckConfig& c,
-                                      const effects::TaskRegistry* tasks) {
+std::vector<std::string> unregisteredToolIds(const ClaimCheckConfig& c,
+                                             const effects::TaskRegistry& tasks) {
+  std::vector<std::string> out;
+  if (!c.toolIds) return out;
+  for (const auto& id : *c.toolIds) {
+    if (tasks.find(id) == nullptr) out.push_back(id);
+  }
+  return out;
+}
+
+ConfigIssues validateClaimCheckConfig(const ClaimCheckConfig& c, const KnownTasks& tasks) {
   ConfigIssues issues;
   auto add = [&](std::string p, std::string message) {
     issues.push_back(ConfigIssue{std::move(p), std::move(message)});
@@ -28,13 +73,8 @@ ConfigIssues validateClaimCheckConfig(const ClaimCheckConfig& c,
   } else {
     for (const auto& id : *c.toolIds) {
       if (id.empty()) add(path("toolIds"), "tool ids must be non-empty strings");
-      const effects::Task* task = tasks ? tasks->find(id) : nullptr;
-      if (task && task->definition.kind == effects::kKindLlm) {
-        add(path("toolIds"), "'" + id +
-                                 "' is a model (an llm task): offloading a model turn would hand "
-                                 "the agent loop an envelope; list tools only");
-      }
     }
+    if (tasks.registry) checkAgainstTasks(c, tasks, issues);
   }
   if (c.inlineCapBytes < 0) add(path("inlineCapBytes"), "must be >= 0");
   if (c.preview && *c.preview < 0) add(path("preview"), "must be false or a character count >= 0");
@@ -57,9 +97,12 @@ ClaimCheckOptions claimCheckOptionsFor(const ClaimCheckConfig& c,
   o.retainFor = [reclaimable, all](std::string_view id) {
     return !all && std::find(reclaimable.begin(), reclaimable.end(), id) == reclaimable.end();
   };
-  o.passThrough = [&tasks](const effects::EffectContext& ctx, const json::value&) {
+  // D9: only media (what the loop renders as parts, tainted or not) passes through; any other
+  // result of a returnsMedia tool is offloaded like any tool's.
+  o.passThrough = [&tasks](const effects::EffectContext& ctx, const json::value& result) {
     const effects::Task* task = tasks.find(ctx.effectId);
-    return task != nullptr && task->definition.returnsMedia;
+    return task != nullptr && task->definition.returnsMedia &&
+           effects::isMediaResult(effects::untainted(result));
   };
   o.envelopesAreData = true;
   o.effectIds.emplace(c.toolIds->begin(), c.toolIds->end());

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "loom/content/claim_check_envelope.h"
 #include "loom/content/counting_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/effects/taint.h"
+#include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/util/error.h"
 
 namespace loom::middleware {
@@ -119,6 +122,23 @@ TEST_F(ClaimCheckTest, TaintIsCarriedByTheEnvelopeAndNeverPreviewed) {
       std::optional<json::value>(effects::tainted(json::value(std::string(50, 'x')), "mcp:files")));
 }
 
+TEST_F(ClaimCheckTest, EveryTaintOriginSurvivesTheOffloadInOneWrapper) {
+  auto mw = claimCheckMiddleware(options(10));
+  json::value nested{
+      {"items", json::array{effects::tainted(json::value("alpha text"), "a2a:alpha"),
+                            effects::tainted(json::value("beta text"), "a2a:beta")}}};
+  json::value recorded = call(*mw, nested);
+  EXPECT_EQ(effects::taintOrigins(recorded), (std::vector<std::string>{"a2a:alpha", "a2a:beta"}));
+  EXPECT_EQ(effects::taintOrigin(recorded), std::optional<std::string>("a2a:alpha"))
+      << "\"origin\" stays the first, for readers that know only it";
+  EXPECT_TRUE(content::parseEnvelope(effects::untainted(recorded))) << "one wrapper, not two";
+  EXPECT_EQ(resolveClaimCheck(*store_, recorded), std::optional<json::value>(nested));
+  json::value one = call(*mw, effects::tainted(json::value("only one origin"), "mcp:x"));
+  EXPECT_TRUE(content::parseEnvelope(effects::untainted(one)));
+  EXPECT_EQ(one.at(effects::kTaintKey), (json::value{{"origin", "mcp:x"}}))
+      << "one origin: the wrapper is written as before";
+}
+
 TEST_F(ClaimCheckTest, D11_AnEnvelopeAnEffectReturnsIsInertDataForEveryLayer) {
   json::value lookalike{{"__loomClaimCheck", 1},
                         {"ref", {{"__loomContent", std::string(64, 'a')}}},
@@ -138,6 +158,22 @@ TEST_F(ClaimCheckTest, D11_AnEnvelopeAnEffectReturnsIsInertDataForEveryLayer) {
   json::value nested{{"page", {{"x", lookalike}}}};
   EXPECT_TRUE(content::parseEnvelope(call(*data, nested))) << "a nested look-alike too";
   EXPECT_EQ(call(*data, json::value("small")), json::value("small"));
+}
+
+TEST_F(ClaimCheckTest, ThePassThroughIsAskedOnlyAfterTheLookAlikeGuard) {
+  auto o = options(4096);
+  o.envelopesAreData = true;
+  o.passThrough = [](const effects::EffectContext&, const json::value&) { return true; };
+  auto mw = claimCheckMiddleware(o);
+  json::value media{
+      {"parts", json::array{json::object{{"type", "resource"},
+                                         {"resource",
+                                          {{"__loomClaimCheck", 1},
+                                           {"ref", {{"__loomContent", std::string(64, 'a')}}},
+                                           {"size", 5}}}}}}};
+  EXPECT_TRUE(content::parseEnvelope(call(*mw, media))) << "a look-alike is never passed through";
+  json::value big(std::string(5000, 'p'));
+  EXPECT_EQ(call(*mw, big), big) << "otherwise the pass-through wins over the cap";
 }
 
 TEST_F(ClaimCheckTest, ScopeEffectIdsTransientPassThroughAndAgentFramesOnly) {
@@ -184,6 +220,41 @@ TEST_F(ClaimCheckTest, BadOptionsAreConfigErrors) {
   EXPECT_THROW(claimCheckMiddleware(none), ConfigError);
   EXPECT_THROW(claimCheckMiddleware(options(-1)), ConfigError);
   EXPECT_THROW(previewDigest(-1), ConfigError);
+}
+
+// The config's problems as "path: message" lines.
+std::string issuesText(const ClaimCheckConfig& c, const KnownTasks& tasks) {
+  std::string out;
+  for (const auto& i : validateClaimCheckConfig(c, tasks)) out += i.path + ": " + i.message + "\n";
+  return out;
+}
+
+TEST(ClaimCheckConfigTest, WithARegistryEveryToolIdMustNameARegisteredTaskThatIsNoModel) {
+  effects::TaskRegistry tasks;
+  auto none = [](const effects::EffectContext&, json::value) { return json::value(nullptr); };
+  tasks.add({"fetch_report", "tool", false, "", nullptr}, none);
+  tasks.add({"search", "tool", false, "", nullptr}, none);
+  tasks.add({"scripted", "llm", false, "", nullptr}, none);
+  ClaimCheckConfig c;
+  c.toolIds = std::vector<std::string>{"fetch_report", "fetch_reprot", "scripted"};
+  EXPECT_EQ(issuesText(c, {}), "") << "without a registry nothing is checked against tasks";
+  std::string text = issuesText(c, {&tasks});
+  EXPECT_NE(text.find("execution.claimCheck.toolIds: 'fetch_reprot' is no tool of this app, so "
+                      "nothing would be offloaded for it: the app's tools are fetch_report, "
+                      "search; check the spelling\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("execution.claimCheck.toolIds: 'scripted' is a model"), std::string::npos)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  text = issuesText(c, {&tasks, /*moreToolsAtRun=*/true});
+  EXPECT_EQ(text.find("fetch_reprot"), std::string::npos) << "it may be a tool started at run";
+  EXPECT_NE(text.find("'scripted' is a model"), std::string::npos) << text;
+  EXPECT_EQ(unregisteredToolIds(c, tasks), std::vector<std::string>{"fetch_reprot"});
+  effects::TaskRegistry empty;
+  c.toolIds = std::vector<std::string>{"x"};
+  EXPECT_NE(issuesText(c, {&empty}).find("the app has no tools; register the tool before boot"),
+            std::string::npos);
 }
 
 }  // namespace

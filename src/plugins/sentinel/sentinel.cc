@@ -10,6 +10,7 @@ std::shared_ptr<middleware::ClaimCheckMiddleware> sentinelMiddleware(SentinelOpt
     throw ConfigError("sentinel: name the effects whose results it watches (effectIds)");
   }
   middleware::ClaimCheckOptions o;
+  o.name = std::string(kSentinelName);
   o.store = std::move(options.store);
   o.inlineCapBytes = options.inlineCapBytes;
   o.retain = false;            // telemetry: TTL-reclaimable (ADR 0054)

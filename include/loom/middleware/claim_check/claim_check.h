@@ -1,7 +1,8 @@
 // claimCheckMiddleware (ADR 0054): moves an effect result whose JSON text is over a cap into
 // a content store and returns a claim-check envelope in its place, so the log records the
 // envelope. A result with a taint marker (at the top or nested) is recorded as
-// tainted(envelope, origin) (ADR 0140 D10) and is never given the default preview (D3).
+// tainted(envelope, origins): one wrapper naming every origin the result carries (ADR 0140
+// D10), and it is never given the default preview (D3).
 // Also: previewDigest (the default digest of the agent opt-in) and resolveClaimCheck.
 // Thread-safe: options are immutable; the store must be thread-safe.
 #pragma once
@@ -16,9 +17,9 @@ namespace loom::middleware {
 
 class ClaimCheckMiddleware : public effects::Middleware {
  public:
-  // Throws ConfigError when options lack a store or the cap is negative.
+  // Throws ConfigError when options lack a store or a name, or the cap is negative.
   explicit ClaimCheckMiddleware(std::shared_ptr<const ClaimCheckOptions> options);
-  std::string_view name() const override { return "claimCheck"; }
+  std::string_view name() const override { return options_->name; }
   json::value invoke(const effects::EffectContext& ctx, json::value input,
                      const effects::Next& next) override;
   const ClaimCheckOptions& options() const { return *options_; }

@@ -7,7 +7,8 @@
 //   - inlineCapBytes defaults to 1 KiB (D4); a tool without a digests entry gets
 //     previewDigest(preview) (D3), preview = false records {ref, size} only.
 //   - envelopes carry retain: true (D6) unless `reclaimable` names the tool (or is all).
-//   - it touches only agent-loop tool frames and passes returnsMedia results through (D9).
+//   - it touches only agent-loop tool frames and passes a returnsMedia tool's media results
+//     ({"parts": [...]}, effects/media.h) through; its other results are offloaded (D9).
 //   - onOffload's throw is reported through onWarn (L).
 #pragma once
 
@@ -53,14 +54,28 @@ struct ClaimCheckConfig {
   std::vector<std::string> reclaimable;
 };
 
+// What validation knows of the app's tasks when it checks toolIds.
+struct KnownTasks {
+  // The app's registered tasks (boot's registry, or the one `loom config check` builds for an
+  // agent app); nullptr: none are known yet (defineConfig), so no id is checked against them.
+  const effects::TaskRegistry* registry = nullptr;
+  // The app registers more tools when it runs: an agent app's [[tools.mcp]] servers, which
+  // `loom config check` does not start. An id no registered task has is then not an error
+  // here; boot, with the servers' tools registered, refuses it.
+  bool moreToolsAtRun = false;
+};
+
 // Problems of a claim-check config, each naming its full path (execution.claimCheck.toolIds,
-// ...). `tasks`, when given, lets it refuse a listed llm task (D2).
-ConfigIssues validateClaimCheckConfig(const ClaimCheckConfig& config,
-                                      const effects::TaskRegistry* tasks = nullptr);
+// ...). With a registry it also refuses a listed llm task (D2) and an id no registered task
+// has (a typo would offload nothing), naming the app's tools.
+ConfigIssues validateClaimCheckConfig(const ClaimCheckConfig& config, const KnownTasks& tasks = {});
+
+// The listed toolIds that no task of `tasks` has, in list order.
+std::vector<std::string> unregisteredToolIds(const ClaimCheckConfig& config,
+                                             const effects::TaskRegistry& tasks);
 
 // The options the opt-in builds (after validation passed). The registry answers returnsMedia
-// at call time (tools may be registered after boot but before they run); it must outlive the
-// middleware.
+// at call time; it must outlive the middleware (tasks are registered before boot, app.h).
 ClaimCheckOptions claimCheckOptionsFor(const ClaimCheckConfig& config,
                                        const effects::TaskRegistry& tasks,
                                        std::function<void(std::string_view)> onWarn);

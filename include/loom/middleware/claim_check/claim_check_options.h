@@ -32,7 +32,14 @@ struct OffloadInfo {
   const json::value& envelope;  // as recorded (inside its taint wrapper when tainted)
 };
 
+// The name of the execution.claimCheck layer, and of a claimCheckMiddleware by default.
+inline constexpr std::string_view kClaimCheckName = "claimCheck";
+
 struct ClaimCheckOptions {
+  // The middleware's name() in a chain's layerNames() and find(). A claimCheckMiddleware
+  // placed in execution.effectMiddleware needs another name ("claimCheck" is the built-in
+  // layer's); the sentinel preset is "sentinel".
+  std::string name{kClaimCheckName};
   std::shared_ptr<content::ContentStore> store;  // required
   int64_t inlineCapBytes = kClassicClaimCheckCapBytes;  // JSON text at or under it stays inline
   std::map<std::string, DigestFn, std::less<>> digests;  // per effect id; wins over the default
@@ -40,7 +47,8 @@ struct ClaimCheckOptions {
   // Marks envelopes retain: true (load-bearing). Per effect id: retainFor wins when set.
   bool retain = false;
   std::function<bool(std::string_view effectId)> retainFor;
-  // Leave this result inline (e.g. a returnsMedia tool's media).
+  // Leave this result inline (e.g. a returnsMedia tool's media). Asked after the
+  // envelopesAreData guard: a result nesting a look-alike is offloaded whatever it answers.
   std::function<bool(const effects::EffectContext&, const json::value& result)> passThrough;
   // A result that already looks like an envelope is data: offloaded like any value, and (D11
   // rule 1) a result whose text contains "__loomClaimCheck" anywhere is offloaded whole even
