@@ -17,6 +17,7 @@
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
+#include "loom/util/private_files.h"
 
 namespace loom::app {
 namespace {
@@ -62,12 +63,10 @@ std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
 
 std::filesystem::path createHome(const std::string& home) {
   std::filesystem::path path(home);
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) {
-    throw FailedPreconditionError("cannot create the home folder " + path.string() +
-                                  " (storage.home): " + ec.message() +
-                                  "; choose a writable folder");
+  try {
+    createPrivateDirectories(path);  // 0700: it holds subjects' data
+  } catch (const FailedPreconditionError& e) {
+    throw FailedPreconditionError(std::string(e.what()) + " (storage.home)");
   }
   return path;
 }

@@ -19,7 +19,7 @@ class HomeLock {
   // Throws FailedPreconditionError when another process holds `name` on this home.
   HomeLock(const std::filesystem::path& home, const std::string& name) {
     std::string path = (home / (name + ".lock")).string();
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd_ < 0) {
       throw UnavailableError("cannot open the lock file " + path + "; check the home is writable");
     }

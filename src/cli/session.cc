@@ -9,6 +9,7 @@
 #include "loom/compliance/sealing_event_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/kernel/sqlite_event_store.h"
+#include "loom/util/private_files.h"
 
 namespace loom::cli {
 
@@ -131,13 +132,7 @@ kernel::EventStore& Session::store(bool create) {
   kernel::Durability mode = durability();
   std::filesystem::path db = databasePath();
   if (create) {
-    std::error_code ec;
-    std::filesystem::create_directories(db.parent_path(), ec);
-    if (ec) {
-      throw FailedPreconditionError("cannot create the Loom home '" + db.parent_path().string() +
-                                    "': " + ec.message() +
-                                    "; pass --home DIR (or set LOOM_HOME) to a writable folder");
-    }
+    createPrivateDirectories(db.parent_path());
   } else {
     requireDatabase();
   }

@@ -1,7 +1,9 @@
 #include "loom/compliance/master_key.h"
 
 #include <sodium.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +55,14 @@ std::array<uint8_t, 32> loadMasterKey(const KeysConfig& config, const EnvLookup&
                         " (security.keys.file) does not exist or is not a file; create it with "
                         "`loom keys new-master > " +
                         *config.file + "` (mode 600)");
+    }
+    struct stat st {};
+    if (::stat(config.file->c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+      throw ConfigError("the master key file " + *config.file +
+                        " (security.keys.file) is readable by group or others (mode " + mode +
+                        "); restrict it with `chmod 600 " + *config.file + "`");
     }
     std::ifstream in(*config.file, std::ios::binary);
     if (!in) {

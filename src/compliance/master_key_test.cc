@@ -65,8 +65,28 @@ TEST(MasterKey, LoadsFromAFile) {
   ScratchHome dir;
   std::string path = (dir.path() / "master.key").string();
   std::ofstream(path) << kHex << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
   auto key = loadMasterKey(KeysConfig{path, std::nullopt});
   EXPECT_EQ(0x1f, key[31]);
+}
+
+TEST(MasterKey, AKeyFileReadableByGroupOrOthersIsRefusedAsSshDoes) {
+  ScratchHome dir;
+  std::string path = (dir.path() / "master.key").string();
+  std::ofstream(path) << kHex << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write |
+                                         std::filesystem::perms::group_read);
+  try {
+    loadMasterKey(KeysConfig{path, std::nullopt});
+    FAIL() << "a group-readable key file was used";
+  } catch (const ConfigError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("mode 640"), std::string::npos) << m;
+    EXPECT_NE(m.find("chmod 600 " + path), std::string::npos) << m;
+    EXPECT_EQ(m.find(kHex), std::string::npos) << "never the key itself";
+  }
 }
 
 TEST(MasterKey, LoadsFromAnEnvironmentVariable) {

@@ -12,6 +12,8 @@
 #include "filesystem_store_impl.h"
 #include "loom/util/error.h"
 
+#include "loom/util/private_files.h"
+
 namespace loom::content {
 namespace {
 
@@ -22,6 +24,7 @@ void makeDirectories(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) posix::throwIoError(ec.value(), "create directory", dir);
+  restrictToOwner(dir);  // blobs are subjects' data: owner only, whatever the umask
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ void fsyncDirectory(const std::filesystem::path& dir) {
 }
 
 bool makeDirectory(const std::filesystem::path& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0) return true;
+  if (::mkdir(dir.c_str(), 0700) == 0) return true;  // subjects' data: owner only
   if (errno == EEXIST) return false;
   throwIoError(errno, "create directory", dir);
 }

@@ -44,7 +44,7 @@ class UniqueFd {
 
 // open(2) with O_CLOEXEC; throws throwIoError on failure.
 UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_view op,
-                     mode_t mode = 0644);
+                     mode_t mode = 0600);
 // Writes every byte (retrying short writes and EINTR); throws on failure.
 void writeAll(int fd, std::string_view bytes, const std::filesystem::path& path);
 // Reads the whole file from offset 0; throws on failure.

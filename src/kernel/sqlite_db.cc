@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "loom/util/error.h"
+#include "loom/util/private_files.h"
 
 namespace loom::kernel::sqlite {
 
@@ -33,6 +34,8 @@ Db::Db(std::string path, int busyTimeoutMillis) : path_(std::move(path)) {
     db_ = nullptr;
     throwError(rc, path_, "open", detail);
   }
+  // Subjects' data: owner-only whatever the umask (the WAL and -shm inherit the file's mode).
+  for (const char* suffix : {"", "-wal", "-shm"}) restrictToOwner(path_ + suffix);
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busyTimeoutMillis);
 }

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "loom/util/error.h"
+#include "loom/util/private_files.h"
 
 namespace loom::middleware::sqlite {
 namespace {
@@ -37,6 +38,8 @@ Connection::Connection(std::string path, int busyTimeoutMillis) : path_(std::mov
     db_ = nullptr;
     throwMapped(rc, path_, "open", detail);
   }
+  // Subjects' data: owner-only whatever the umask (the WAL and -shm inherit the file's mode).
+  for (const char* suffix : {"", "-wal", "-shm"}) restrictToOwner(path_ + suffix);
   sqlite3_busy_timeout(db_, busyTimeoutMillis);
 }
 

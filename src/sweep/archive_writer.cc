@@ -13,6 +13,8 @@
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
 
+#include "loom/util/private_files.h"
+
 namespace loom::sweep {
 
 namespace fs = std::filesystem;
@@ -160,6 +162,7 @@ ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
   }
   std::error_code ec;
   fs::create_directories(m.dir, ec);
+  if (!ec) restrictToOwner(m.dir);  // archived subjects' data: owner only
   if (ec) {
     throw UnavailableError("archive folder '" + m.dir.string() +
                            "' cannot be created: " + ec.message());
@@ -168,7 +171,7 @@ ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
   std::string name = "segment-" + compactTimestamp(m.createdAt) + "-" + randomHex8();
   m.finalPath = m.dir / (name + std::string(kSegmentExtension));
   m.tempPath = m.dir / ("." + name + ".tmp");
-  m.fd = format::Fd(::open(m.tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  m.fd = format::Fd(::open(m.tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (m.fd.get() < 0) {
     throw UnavailableError("archive segment '" + m.tempPath.string() +
                            "' cannot be created: " + std::strerror(errno));

@@ -1,0 +1,66 @@
+// Hostile or mistaken input never makes a home unreadable or unaddressable ("Hardening",
+// items 8 and 10): ids that could not be addressed or printed, values nested past the limit.
+#include <gtest/gtest.h>
+
+#include "cli/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+class InputLimits : public ::testing::Test {
+ protected:
+  Outcome loom(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home_});
+    return runLoom(args, dir_);
+  }
+  TempDir dir_;
+  std::string home_ = dir_ / "home";
+};
+
+TEST_F(InputLimits, AnExecutionIdThatCouldNotBeAddressedOrPrintedIsAUsageError) {
+  for (std::string bad : {std::string(""), std::string("-x"), std::string("a\x1b[2Jb"),
+                          std::string("line\nbreak"), std::string(200, 'i')}) {
+    Outcome o = bad == "-x" ? loom({"run", "example.steps", "--id=-x", "--input", R"({"steps": 1})"})
+                            : loom({"run", "example.steps", "--id", bad, "--input", R"({"steps": 1})"});
+    EXPECT_EQ(o.exitCode, 2) << bad;
+    EXPECT_NE(o.err.find("--id: execution id is"), std::string::npos) << o.err;
+  }
+  Outcome ls = loom({"ls", "--json"});
+  EXPECT_TRUE(ls.exitCode != 0 || ls.json().as_array().empty()) << "nothing was started";
+  EXPECT_EQ(loom({"run", "example.steps", "--id", "order-42.a:b_c", "--input",
+                  R"({"steps": 1})"}).exitCode, 0);
+}
+
+// {"a": [{"a": [... 1 ...]}]}: `levels` nested arrays and objects.
+std::string nested(int levels) {
+  std::string open, close;
+  for (int i = 0; i < levels; ++i) {
+    open += i % 2 == 0 ? "{\"a\":" : "[";
+    close = (i % 2 == 0 ? "}" : "]") + close;
+  }
+  return open + "1" + close;
+}
+
+TEST_F(InputLimits, AValueNestedPastTheLimitIsRefusedWhereItEntersAndTheHomeStaysReadable) {
+  Outcome deep = loom({"run", "example.approval", "--id", "deep", "--input", nested(33)});
+  EXPECT_NE(deep.exitCode, 0);
+  EXPECT_NE(deep.err.find("nests more than 32 levels"), std::string::npos) << deep.err;
+  EXPECT_NE(loom({"log", "deep"}).exitCode, 0) << "nothing was recorded";
+
+  ASSERT_EQ(loom({"run", "example.approval", "--id", "edge", "--input", nested(32)}).exitCode, 0);
+  Outcome tooDeep = loom({"signal", "edge", "approve", nested(33)});
+  EXPECT_NE(tooDeep.exitCode, 0);
+  EXPECT_NE(tooDeep.err.find("the payload of signal 'approve' nests"), std::string::npos)
+      << tooDeep.err;
+  Outcome signalled = loom({"signal", "edge", "approve", nested(32), "--json"});
+  ASSERT_EQ(signalled.exitCode, 0) << signalled.err;
+  EXPECT_EQ(signalled.json().at("status"), "completed");
+  for (std::vector<std::string> read : {std::vector<std::string>{"log", "edge", "--json"},
+                                        {"state", "edge"}, {"ls"}, {"sweep", "--dry-run"}}) {
+    Outcome o = loom(read);
+    EXPECT_EQ(o.exitCode, 0) << read[0] << ": " << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing
