@@ -34,6 +34,22 @@ std::string duplicateToolMessage(const std::string& name) {
          "\" is the name of an earlier tool; tool names are effect ids and must be unique";
 }
 
+// `env = { NAME = "value" }` of a tool or an MCP server.
+std::vector<std::pair<std::string, std::string>> envEntries(const std::string& text,
+                                                            const std::string& path,
+                                                            ConfigIssues& issues) {
+  std::vector<std::pair<std::string, std::string>> out;
+  json::value env = json::parse(text, path + ".env");
+  for (const auto& member : env.as_object()) {
+    if (!member.value().is_string()) {
+      issues.push_back({path + ".env." + std::string(member.key()), "expected a string"});
+      continue;
+    }
+    out.emplace_back(member.key(), member.value().get_string());
+  }
+  return out;
+}
+
 void addToolEntry(Config& c, const OptionEntry& entry, const std::string& path,
                   ConfigIssues& issues) {
   ToolSection tool;
@@ -48,6 +64,8 @@ void addToolEntry(Config& c, const OptionEntry& entry, const std::string& path,
     if (key == "inputSchema") {
       tool.inputSchema = json::parse(std::get<std::string>(value), path + ".inputSchema");
     }
+    if (key == "env") tool.env = envEntries(std::get<std::string>(value), path, issues);
+    if (key == "inheritEnv") tool.inheritEnv = std::get<bool>(value);
   }
   std::size_t before = issues.size();
   checkTool(tool, path, issues);
@@ -74,16 +92,8 @@ void addMcpEntry(Config& c, const OptionEntry& entry, const std::string& path,
     if (key == "name") server.name = std::get<std::string>(value);
     if (key == "command") server.command = std::get<std::string>(value);
     if (key == "args") server.args = std::get<std::vector<std::string>>(value);
-    if (key == "env") {
-      json::value env = json::parse(std::get<std::string>(value), path + ".env");
-      for (const auto& member : env.as_object()) {
-        if (!member.value().is_string()) {
-          issues.push_back({path + ".env." + std::string(member.key()), "expected a string"});
-          continue;
-        }
-        server.env.emplace_back(member.key(), member.value().get_string());
-      }
-    }
+    if (key == "env") server.env = envEntries(std::get<std::string>(value), path, issues);
+    if (key == "inheritEnv") server.inheritEnv = std::get<bool>(value);
   }
   std::size_t before = issues.size();
   checkMcpServer(server, path, issues);
@@ -161,6 +171,15 @@ void addToolRows(std::vector<OptionRow>& rows) {
       rows, "tools[].inputSchema", OptionType::kInlineTable,
       "JSON Schema of the arguments, shown to the model: `{ type = \"object\", properties = "
       "{ page = { type = \"integer\" } } }`. Unset: any object.");
+  addAgentAppRow(rows, "tools[].env", OptionType::kInlineTable,
+                 "Variables set in its environment: `{ NAME = \"value\" }` (they win over the "
+                 "inherited ones, a secret variable included).",
+                 "{}");
+  addAgentAppRow(rows, "tools[].inheritEnv", OptionType::kBoolean,
+                 "It inherits loom's environment, less every variable Loom reads a secret from "
+                 "(security.keys.env, model.apiKeyEnv, security.redact env secrets). `false`: "
+                 "only PATH, HOME, LANG, LC_ALL, TZ, TMPDIR and USER, plus `env`.",
+                 "true");
   {
     OptionRow& r =
         addAgentAppRow(rows, "tools.mcp", OptionType::kTableArray,
@@ -187,7 +206,11 @@ void addToolRows(std::vector<OptionRow>& rows) {
   }
   addAgentAppRow(rows, "tools.mcp[].args", OptionType::kStringList, "Its arguments.", "[]");
   addAgentAppRow(rows, "tools.mcp[].env", OptionType::kInlineTable,
-                 "Variables added to its environment: `{ NAME = \"value\" }`.", "{}");
+                 "Variables set in its environment: `{ NAME = \"value\" }`.", "{}");
+  addAgentAppRow(rows, "tools.mcp[].inheritEnv", OptionType::kBoolean,
+                 "As `tools[].inheritEnv`: loom's environment less every secret variable, or "
+                 "with `false` only the base variables plus `env`.",
+                 "true");
 }
 
 void validateTools(const Config& config, ConfigIssues& issues) {

@@ -154,6 +154,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
                                                                   config->observability.onWarn);
   }
 
+  markSecretVariables(*config);  // before any tool or MCP server can be started
   // The master key is read before anything exists: a missing one stops boot here.
   std::optional<MasterKey> masterKey;
   if (config->security.keys) masterKey.emplace(compliance::loadMasterKey(*config->security.keys));

@@ -145,6 +145,8 @@ std::shared_ptr<agent::Tool> buildTool(const app::ToolSection& t, std::size_t in
   options.workingDirectory = folder.string();
   options.timeoutMillis = t.timeoutMillis;
   options.untrusted = t.untrusted;
+  options.env = {t.env.begin(), t.env.end()};
+  options.inheritEnv = t.inheritEnv;
   return std::make_shared<providers::SubprocessTool>(definitionOf(t), std::move(options));
 }
 
@@ -253,6 +255,7 @@ void registerAgentApp(AgentApp& app, workflow::WorkflowRegistry& workflows,
     throw AlreadyExistsError("agent.name \"" + app.name + "\" of " + app.file.string() +
                              " is also a workflow this program registers; rename the agent");
   }
+  app::markSecretVariables(*app.config);  // the MCP servers below must not inherit them
   registerModelAndTools(app, tasks);
   for (const app::McpServerSection& server : app.config->mcpServers) {
     providers::McpServerOptions options;
@@ -260,6 +263,7 @@ void registerAgentApp(AgentApp& app, workflow::WorkflowRegistry& workflows,
     options.command = server.command;
     options.args = server.args;
     options.env = {server.env.begin(), server.env.end()};
+    options.inheritEnv = server.inheritEnv;
     options.workingDirectory = app.file.parent_path().string();
     auto client = providers::registerMcpServer(tasks, std::move(options));
     for (const auto& definition : client->toolDefinitions()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "loom/util/child_environment.h"
 #include "loom/util/error.h"
 
 namespace loom::middleware {
@@ -16,6 +17,7 @@ RedactionMiddleware::RedactionMiddleware(const std::vector<RedactionRule>& rules
     std::string at = "security.redact[" + std::to_string(i) + "]";
     CompiledRule compiled{redactionMarker(rule.name), rule.value, std::nullopt};
     if (!rule.env.empty()) {
+      markSecretVariable(rule.env);  // no tool Loom starts inherits the secret
       const char* secret = std::getenv(rule.env.c_str());
       if (secret == nullptr || *secret == '\0') {
         warn(onWarn, at + ".env: environment variable " + rule.env +

@@ -36,7 +36,8 @@ std::chrono::steady_clock::time_point deadlineIn(int64_t millis) {
 
 McpConnection::McpConnection(const McpServerOptions& options)
     : server_(options.name),
-      process_(options.name, argvOf(options), options.env, options.workingDirectory) {
+      process_(options.name, argvOf(options), options.env, options.workingDirectory,
+               options.inheritEnv) {
   if (pipe2(wake_, O_CLOEXEC) != 0) {
     throw UnavailableError("pipe: " + std::string(strerror(errno)));
   }

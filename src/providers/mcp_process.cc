@@ -12,24 +12,12 @@
 #include <thread>
 
 #include "loom/util/error.h"
+#include "loom/util/child_environment.h"
 #include "loom/util/sigpipe_block.h"
-
-extern char** environ;
 
 namespace loom::providers {
 namespace {
 
-std::vector<std::string> environment(const std::map<std::string, std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && extra.count(kv.substr(0, eq))) continue;
-    env.push_back(std::move(kv));
-  }
-  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
-  return env;
-}
 
 void closeFd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -46,7 +34,7 @@ std::string describe(int status) {
 
 McpProcess::McpProcess(std::string server, const std::vector<std::string>& argv,
                        const std::map<std::string, std::string>& env,
-                       const std::string& workingDirectory)
+                       const std::string& workingDirectory, bool inheritEnv)
     : server_(std::move(server)) {
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0) throw UnavailableError("pipe: " + std::string(strerror(errno)));
@@ -80,7 +68,7 @@ McpProcess::McpProcess(std::string server, const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  auto vars = environment(env);
+  auto vars = childEnvironment(ChildEnvironment{inheritEnv, env});
   std::vector<char*> envp;
   for (auto& e : vars) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -27,7 +27,8 @@ class McpProcess {
   // `workingDirectory` when not empty. Throws UnavailableError naming `server` when it cannot
   // be started.
   McpProcess(std::string server, const std::vector<std::string>& argv,
-             const std::map<std::string, std::string>& env, const std::string& workingDirectory);
+             const std::map<std::string, std::string>& env, const std::string& workingDirectory,
+             bool inheritEnv = true);
   // Stops the process (stop(0)) if it still runs.
   ~McpProcess();
   McpProcess(const McpProcess&) = delete;

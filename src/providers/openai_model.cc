@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "loom/util/child_environment.h"
 #include "loom/util/error.h"
 #include "openai_http.h"
 
@@ -45,6 +46,7 @@ OpenAiModel::OpenAiModel(OpenAiModelOptions options) : options_(std::move(option
                                "maxBackoffMillis >= initialBackoffMillis");
   }
   if (!options_.clock) options_.clock = systemClock();
+  markSecretVariable(options_.apiKeyEnv);  // no tool Loom starts inherits the API key
   id_ = options_.id.empty() ? "openai:" + options_.model : options_.id;
   http_ = std::make_unique<OpenAiHttp>(options_.baseUrl, options_.timeoutMillis);
   endpoint_ = http_->url(std::string(kPath));

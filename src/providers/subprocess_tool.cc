@@ -17,6 +17,8 @@ json::value SubprocessTool::call(const effects::EffectContext&, const json::valu
   SubprocessOptions opts;
   opts.timeoutMillis = options_.timeoutMillis;
   opts.workingDirectory = options_.workingDirectory;
+  opts.extraEnv = options_.env;
+  opts.inheritEnv = options_.inheritEnv;
   SubprocessResult r = runSubprocess(options_.command, json::toText(arguments) + "\n", opts);
   const std::string& name = definition_.name;
   auto stderrTail = [&] {

@@ -12,9 +12,8 @@
 #include <cstring>
 
 #include "loom/util/error.h"
+#include "loom/util/child_environment.h"
 #include "loom/util/sigpipe_block.h"
-
-extern char** environ;
 
 namespace loom {
 namespace {
@@ -35,17 +34,6 @@ struct Pipe {
   }
 };
 
-std::vector<std::string> environment(const std::map<std::string, std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && extra.count(kv.substr(0, eq))) continue;
-    env.push_back(std::move(kv));
-  }
-  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
-  return env;
-}
 
 pid_t spawn(const std::vector<std::string>& argv, const SubprocessOptions& options, Pipe& in,
             Pipe& out, Pipe& err) {
@@ -60,7 +48,7 @@ pid_t spawn(const std::vector<std::string>& argv, const SubprocessOptions& optio
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  auto env = environment(options.extraEnv);
+  auto env = childEnvironment(ChildEnvironment{options.inheritEnv, options.extraEnv});
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -135,6 +135,10 @@ struct ToolSection {
   bool requiresApproval = false;  // the run parks before each call until a person approves
   bool returnsMedia = false;
   json::value inputSchema;  // JSON Schema of the arguments; null: any object
+  // Its environment: the parent's less every secret variable (child_environment.h), or with
+  // inheritEnv = false only PATH, HOME, LANG, ...; env is set on top.
+  std::vector<std::pair<std::string, std::string>> env;
+  bool inheritEnv = true;
 };
 
 struct McpServerSection {  // [[tools.mcp]]
@@ -142,6 +146,7 @@ struct McpServerSection {  // [[tools.mcp]]
   std::string command;
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
+  bool inheritEnv = true;  // as ToolSection::inheritEnv
 };
 
 struct Config {
@@ -183,5 +188,11 @@ content::ContentCapabilities claimCheckStoreCapabilities(const Config& config);
 
 // Validates `config` and freezes it. Throws ConfigValidationError listing every problem.
 std::shared_ptr<const Config> defineConfig(Config config);
+
+// Registers every environment variable `config` reads a secret from (security.keys.env,
+// model.apiKeyEnv, security.redact[].env) with markSecretVariable, so no tool or MCP server
+// Loom starts afterwards inherits it (util/child_environment.h). Boot and agent-app
+// registration call it before anything is started.
+void markSecretVariables(const Config& config);
 
 }  // namespace loom::app

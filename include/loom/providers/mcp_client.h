@@ -36,7 +36,8 @@ struct McpServerOptions {
   std::string name;                        // the server's name: taint origin "mcp:<name>"
   std::string command;                     // program, looked up on PATH ("npx", "node", ...)
   std::vector<std::string> args;           // its arguments
-  std::map<std::string, std::string> env;  // added to the inherited environment
+  std::map<std::string, std::string> env;  // set on top of what it inherits
+  bool inheritEnv = true;  // loom's environment less its secret variables; false: base only
   std::string workingDirectory;            // empty = the current one
   int64_t timeoutMillis = 30'000;          // per request (handshake, list page, call)
 };

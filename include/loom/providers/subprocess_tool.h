@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <map>
+
 #include "loom/agent/tool.h"
 
 namespace loom::providers {
@@ -17,6 +19,8 @@ struct SubprocessToolOptions {
   std::string workingDirectory;      // empty = the current one
   int64_t timeoutMillis = 30'000;
   bool untrusted = false;
+  std::map<std::string, std::string> env;  // set on top of what it inherits
+  bool inheritEnv = true;                  // SubprocessOptions::inheritEnv
 };
 
 class SubprocessTool : public agent::Tool {

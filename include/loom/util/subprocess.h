@@ -22,6 +22,9 @@ struct SubprocessOptions {
   int64_t timeoutMillis = 30'000;
   std::string workingDirectory;               // empty = inherit
   std::map<std::string, std::string> extraEnv; // added to the inherited environment
+  // The parent's environment (less every secret variable, child_environment.h); false: only
+  // its base variables (PATH, HOME, ...) and extraEnv.
+  bool inheritEnv = true;
   std::size_t maxOutputBytes = 64 << 20;      // more stdout is an error (the child is killed)
 };
 
