@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-json1.81-dev libsqlite3-dev sqlite3 libsodium-dev libzstd-dev
   libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
 )
 
 # Node.js and npm run the MCP servers of the provider tests; any Node.js >= 18 will do, so an

@@ -191,7 +191,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };
   if (redaction) {
-    runtimeOptions.journalInputFilter = [redaction](json::value input) {
+    runtimeOptions.journalFilter = [redaction](json::value input) {
       return redaction->redact(std::move(input));
     };
   }

@@ -142,9 +142,10 @@ std::vector<OptionRow> buildTable() {
   {
     OptionRow& r = row("security.redact", OptionType::kTableArray,
                        "Secret redaction rules. Every match in an effect's result (every "
-                       "string, object keys too) and in each journaled input becomes "
-                       "`[REDACTED:<name>]`. Each rule gives exactly one of `value`, `env`, "
-                       "`pattern`.");
+                       "string, object keys too, and every number by its digits), in each "
+                       "journaled effect input, in a run's input and output and in signal "
+                       "payloads becomes `[REDACTED:<name>]`, before anything is journaled or "
+                       "offloaded. Each rule gives exactly one of `value`, `env`, `pattern`.");
     r.defaultText = "[]";
     r.addEntry = addRedactEntry;
     r.show = showRedactRules;
@@ -158,7 +159,8 @@ std::vector<OptionRow> buildTable() {
   row("security.redact[].env", OptionType::kString,
       "An environment variable whose value (read at boot) is the secret.");
   row("security.redact[].pattern", OptionType::kString,
-      "A regular expression (ECMAScript) that must not match the empty string.");
+      "A regular expression (RE2 syntax: linear time, no backreferences or lookaround) "
+      "that must not match the empty string; one that does not compile is refused here.");
   addSecurityKeyRows(rows);
 
   // compliance --------------------------------------------------------------------------

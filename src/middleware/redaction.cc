@@ -1,5 +1,7 @@
 #include "loom/middleware/redaction.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -15,7 +17,7 @@ RedactionMiddleware::RedactionMiddleware(const std::vector<RedactionRule>& rules
   for (std::size_t i = 0; i < rules.size() && issues.empty(); ++i) {
     const RedactionRule& rule = rules[i];
     std::string at = "security.redact[" + std::to_string(i) + "]";
-    CompiledRule compiled{redactionMarker(rule.name), rule.value, std::nullopt};
+    CompiledRule compiled{redactionMarker(rule.name), rule.value, nullptr};
     if (!rule.env.empty()) {
       markSecretVariable(rule.env);  // no tool Loom starts inherits the secret
       const char* secret = std::getenv(rule.env.c_str());
@@ -35,7 +37,7 @@ RedactionMiddleware::RedactionMiddleware(const std::vector<RedactionRule>& rules
       }
     }
     if (!rule.pattern.empty()) {
-      compiled.pattern.emplace(rule.pattern, std::regex::ECMAScript | std::regex::optimize);
+      compiled.pattern = compileRedactionPattern(rule.pattern);  // validated above
       patterns.push_back(std::move(compiled));
     } else {
       literals.push_back(std::move(compiled));
@@ -76,10 +78,8 @@ bool RedactionMiddleware::redactText(std::string& text) const {
   bool changed = false;
   for (const CompiledRule& rule : rules_) {
     if (rule.pattern) {
-      if (!std::regex_search(text, *rule.pattern)) continue;
-      // Markers hold no '$' (rule names are [A-Za-z0-9_.-]), so the format is literal.
-      text = std::regex_replace(text, *rule.pattern, rule.marker);
-      changed = true;
+      // Markers hold no '\\' (rule names are [A-Za-z0-9_.-]), so the rewrite is literal.
+      if (RE2::GlobalReplace(&text, *rule.pattern, rule.marker) > 0) changed = true;
       continue;
     }
     std::size_t pos = text.find(rule.literal);
@@ -103,6 +103,13 @@ void RedactionMiddleware::redactInPlace(json::value& v) const {
   switch (v.kind()) {
     case boost::json::kind::string: {
       std::string text(v.get_string());
+      if (redactText(text)) v = text;
+      return;
+    }
+    case boost::json::kind::int64:
+    case boost::json::kind::uint64:
+    case boost::json::kind::double_: {
+      std::string text = json::toText(v);  // a secret may be all digits
       if (redactText(text)) v = text;
       return;
     }

@@ -1,6 +1,6 @@
 #include "loom/middleware/redaction_config.h"
 
-#include <regex>
+#include <re2/re2.h>
 #include <set>
 
 namespace loom::middleware {
@@ -61,20 +61,25 @@ ConfigIssues validateRedactionRules(const std::vector<RedactionRule>& rules,
                      rule.env + "\"");
     }
     if (!rule.pattern.empty()) {
-      try {
-        std::regex re(rule.pattern, std::regex::ECMAScript);
-        if (std::regex_search(std::string(), re)) {
-          add("pattern",
-              "the pattern matches the empty string, so it would redact between "
-              "every character; make it match at least one character");
-        }
-      } catch (const std::regex_error& e) {
+      auto re = compileRedactionPattern(rule.pattern);
+      if (!re->ok()) {
+        add("pattern", "not a valid regular expression (RE2 syntax, docs/config.md): " +
+                           re->error());
+      } else if (RE2::PartialMatch("", *re)) {
         add("pattern",
-            "not a valid regular expression (ECMAScript syntax): " + std::string(e.what()));
+            "the pattern matches the empty string, so it would redact between "
+            "every character; make it match at least one character");
       }
     }
   }
   return issues;
+}
+
+std::shared_ptr<const re2::RE2> compileRedactionPattern(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(64 << 20);  // a pattern is a config value, not untrusted: room to spare
+  return std::make_shared<const re2::RE2>(pattern, options);
 }
 
 }  // namespace loom::middleware

@@ -119,5 +119,28 @@ TEST(Redaction, ValidationReportsEveryBadRuleWithItsPath) {
   EXPECT_THROW(RedactionMiddleware(Rules{{.name = "x", .pattern = "("}}), ConfigError);
 }
 
+TEST(Redaction, AHugeMatchIsReplacedInLinearTimeWithoutRecursing) {
+  RedactionMiddleware redaction(Rules{{.name = "key", .pattern = "sk-[A-Za-z0-9]+"}});
+  std::string secret = "sk-" + std::string(100'000, 'A');
+  json::value out = redaction.redact(json::value{{"log", "before " + secret + " after"}});
+  EXPECT_EQ(out.at("log"), "before [REDACTED:key] after");
+}
+
+TEST(Redaction, ASecretWrittenAsANumberIsRedactedToo) {
+  RedactionMiddleware redaction(Rules{{.name = "pin", .value = "31415926535"}});
+  json::value out = redaction.redact(json::value{{"n", 31415926535LL}, {"x", 2.5}, {"k", 7}});
+  EXPECT_EQ(out.at("n"), "[REDACTED:pin]");
+  EXPECT_EQ(out.at("x"), 2.5) << "other numbers stay numbers";
+  EXPECT_EQ(out.at("k"), 7);
+}
+
+TEST(Redaction, APatternRe2CannotCompileIsAConfigErrorNamingTheOption) {
+  ConfigIssues issues = validateRedactionRules({{.name = "lookbehind", .pattern = "(?<=a)b"}},
+                                               "security.redact");
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].path, "security.redact[0].pattern");
+  EXPECT_NE(issues[0].message.find("RE2 syntax"), std::string::npos) << issues[0].message;
+}
+
 }  // namespace
 }  // namespace loom::middleware

@@ -107,6 +107,7 @@ class WorkflowRuntime::Impl {
     r.id = id;
     try {
       r.output = wf.fn(ctx);
+      if (options_.journalFilter) r.output = options_.journalFilter(std::move(r.output));
       ctx.endReplay();
       ctx.append(kernel::executionCompleted(r.output, now()));
       r.status = ExecutionStatus::kCompleted;
@@ -139,6 +140,7 @@ class WorkflowRuntime::Impl {
     if (!options.id.empty()) validateExecutionId(options.id);
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     content::admitFromOutside(input, "the input of workflow '" + std::string(name) + "'");
+    if (options_.journalFilter) input = options_.journalFilter(std::move(input));
     auto guard = active_.enter(id);
     int64_t startedAt = now();
     try {
@@ -159,6 +161,7 @@ class WorkflowRuntime::Impl {
 
   RunResult signal(const std::string& id, std::string_view name, json::value payload) {
     content::admitFromOutside(payload, "the payload of signal '" + std::string(name) + "'");
+    if (options_.journalFilter) payload = options_.journalFilter(std::move(payload));
     for (int round = 0;; ++round) {
       auto info = store_.info(id);
       if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");

@@ -1,16 +1,18 @@
 // Secret redaction (`security.redact`): scrubs configured secrets from every effect result
 // before any outer layer (claim-check, the journal, the workflow) sees it. Every string
-// anywhere in the result's JSON is checked, object keys included; each match becomes
+// anywhere in the result's JSON is checked, object keys included, and every number (by its
+// JSON text: a number holding a secret becomes the marker string); each match becomes
 // "[REDACTED:<name>]". Literal secrets (values and environment variables) are applied
-// longest first, then patterns in configured order. The error message of an effect that
-// throws is scrubbed too (the runtime journals it). Inputs pass to the effect unchanged (it
-// may need the secret); boot installs redact() as RuntimeOptions::journalInputFilter, so the
-// journaled copy of each input is scrubbed as well.
+// longest first, then patterns (RE2 syntax, linear time: no input can make a match recurse
+// or run long) in configured order. The error message of an effect that throws is scrubbed
+// too (the runtime journals it). Inputs pass to the effect unchanged (it may need the secret);
+// boot installs redact() as RuntimeOptions::journalFilter, so the journaled copy of each
+// input, the run's input and output and signal payloads are scrubbed as well.
 // Thread-safety: immutable after construction; invoke and redact may run on many threads.
 #pragma once
 
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,10 @@
 #include "loom/middleware/redaction_config.h"
 #include "loom/middleware/warn_sink.h"
 #include "loom/util/error.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace loom::middleware {
 
@@ -45,7 +51,7 @@ class RedactionMiddleware : public effects::Middleware {
   struct CompiledRule {
     std::string marker;
     std::string literal;  // a value or an environment variable's value
-    std::optional<std::regex> pattern;
+    std::shared_ptr<const re2::RE2> pattern;  // null for a literal
   };
   void redactInPlace(json::value& v) const;
   std::vector<CompiledRule> rules_;

@@ -1,15 +1,20 @@
 // Configuration of secret redaction (`security.redact`): a list of named rules, each giving
 // exactly one of a literal secret value, the name of an environment variable whose value is
-// a secret, or a regular expression (ECMAScript syntax, std::regex). Every match in an
+// a secret, or a regular expression (RE2 syntax: linear time, no backreferences). Every match in an
 // effect's result is replaced by "[REDACTED:<name>]". Used by loom::app (TOML and C++
 // config) and by RedactionMiddleware. Plain values; validation is a pure function.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "loom/middleware/config_issue.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace loom::middleware {
 
@@ -34,5 +39,9 @@ ConfigIssues validateRedactionRules(const std::vector<RedactionRule>& rules, std
 
 // "[REDACTED:<name>]".
 std::string redactionMarker(std::string_view name);
+
+// The one way a redaction pattern is compiled (validation and the middleware): RE2, errors
+// kept in the object (check ok()), not logged.
+std::shared_ptr<const re2::RE2> compileRedactionPattern(const std::string& pattern);
 
 }  // namespace loom::middleware

@@ -38,8 +38,11 @@ struct RuntimeOptions {
   std::shared_ptr<const Clock> clock = systemClock();
   // Worker threads for the *Async methods; 0 = hardware concurrency.
   unsigned workers = 0;
-  // Applied to every effect input before it is journaled (secret redaction plugs in here).
-  std::function<json::value(json::value)> journalInputFilter;
+  // Applied to every value before it is journaled (secret redaction plugs in here): effect
+  // inputs, the run's input (EXECUTION_STARTED; the workflow then sees the filtered input, as
+  // a replay will), its output (EXECUTION_COMPLETED) and signal payloads. Effect outputs are
+  // filtered by the chain (the redaction layer).
+  std::function<json::value(json::value)> journalFilter;
   // Journal each effect's input beside its output (STEP_COMPLETED.input).
   bool journalEffectInputs = true;
   // Where snapshots of replay state are read from (and written to, see below); must outlive
