@@ -25,6 +25,13 @@ json::value SubprocessTool::call(const effects::EffectContext&, const json::valu
     std::string e = r.err.size() > 2000 ? r.err.substr(r.err.size() - 2000) : r.err;
     return e.empty() ? std::string() : "; stderr: " + e;
   };
+  if (r.outputTooLarge) {
+    throw InvalidArgumentError("tool '" + name + "' wrote more than " +
+                               std::to_string(opts.maxOutputBytes) +
+                               " bytes to stdout, the cap of a tool result; it was killed. "
+                               "Make it return less (or a reference to the data)" +
+                               stderrTail());
+  }
   if (r.timedOut) {
     throw DeadlineExceededError("tool '" + name + "' took longer than " +
                                 std::to_string(options_.timeoutMillis) + " ms and was killed" +

@@ -3,16 +3,19 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <initializer_list>
 
-#include "loom/util/error.h"
 #include "loom/util/child_environment.h"
+#include "loom/util/error.h"
 #include "loom/util/sigpipe_block.h"
 
 namespace loom {
@@ -34,32 +37,263 @@ struct Pipe {
   }
 };
 
-
-pid_t spawn(const std::vector<std::string>& argv, const SubprocessOptions& options, Pipe& in,
-            Pipe& out, Pipe& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
-  if (!options.workingDirectory.empty()) {
-    posix_spawn_file_actions_addchdir_np(&actions, options.workingDirectory.c_str());
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  auto env = childEnvironment(ChildEnvironment{options.inheritEnv, options.extraEnv});
+// What the forked processes need, prepared before fork (after it, only async-signal-safe calls
+// are allowed in a multi-threaded program).
+struct ExecPlan {
+  std::string program;  // the resolved path
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::string workingDirectory;
+  std::vector<char*> argvp;
   std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    throw UnavailableError("cannot start '" + argv[0] + "': " + strerror(rc));
+};
+
+std::string resolveProgram(const std::string& name, const std::string& workingDirectory) {
+  if (name.find('/') != std::string::npos) {
+    std::filesystem::path p(name);
+    return p.is_absolute() || workingDirectory.empty()
+               ? name
+               : (std::filesystem::path(workingDirectory) / p).string();
   }
-  return pid;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t from = 0; from <= dirs.size();) {
+    std::size_t to = dirs.find(':', from);
+    if (to == std::string::npos) to = dirs.size();
+    std::string dir = dirs.substr(from, to - from);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    from = to + 1;
+  }
+  return name;  // execve reports ENOENT
 }
+
+ExecPlan planOf(const std::vector<std::string>& argv, const SubprocessOptions& options) {
+  ExecPlan plan;
+  plan.program = resolveProgram(argv.front(), options.workingDirectory);
+  plan.argv = argv;
+  plan.env = childEnvironment(ChildEnvironment{options.inheritEnv, options.extraEnv});
+  plan.workingDirectory = options.workingDirectory;
+  for (auto& a : plan.argv) plan.argvp.push_back(a.data());
+  plan.argvp.push_back(nullptr);
+  for (auto& e : plan.env) plan.envp.push_back(e.data());
+  plan.envp.push_back(nullptr);
+  return plan;
+}
+
+void sleepMillis(long ms) {
+  timespec t{0, ms * 1'000'000L};
+  nanosleep(&t, nullptr);
+}
+
+// The tool process, after fork: its stdio, folder and signal mask, then exec. On failure the
+// errno goes to `report` (the parent reads it) and it exits 127.
+[[noreturn]] void execTool(const ExecPlan& plan, int in, int out, int err, int report) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // loom blocks SIGPIPE; the tool must not
+  dup2(in, 0);
+  dup2(out, 1);
+  dup2(err, 2);
+  if (!plan.workingDirectory.empty() && chdir(plan.workingDirectory.c_str()) != 0) {
+    int e = errno;
+    (void)!write(report, &e, sizeof e);
+    _exit(127);
+  }
+  execve(plan.program.c_str(), plan.argvp.data(), plan.envp.data());
+  int e = errno;
+  (void)!write(report, &e, sizeof e);
+  _exit(127);
+}
+
+void killGroupOnParentDeath(int) { kill(0, SIGKILL); }
+
+// The guard, after fork: leader of a new process group that the tool and everything it
+// starts belong to. It relays the tool's exit status, and kills the whole group when loom
+// dies (a parent-death signal), SIGKILL of loom included. Async-signal-safe calls only.
+[[noreturn]] void runGuard(const ExecPlan& plan, pid_t loom, int in, int out, int err,
+                           int report, std::initializer_list<int> parentEnds) {
+  // The guard execs nothing, so close-on-exec does not apply: drop loom's ends of the pipes,
+  // or the tool would never see the end of its stdin.
+  for (int fd : parentEnds) close(fd);
+  setpgid(0, 0);
+  struct sigaction onDeath {};
+  onDeath.sa_handler = killGroupOnParentDeath;
+  sigaction(SIGUSR1, &onDeath, nullptr);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_UNBLOCK, &usr1, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  if (getppid() != loom) kill(0, SIGKILL);  // loom died before the line above
+  pid_t tool = fork();
+  if (tool == 0) execTool(plan, in, out, err, report);
+  close(in);
+  close(out);
+  close(err);
+  close(report);
+  if (tool < 0) _exit(127);
+  int status = 0;
+  while (waitpid(tool, &status, 0) < 0) {
+    if (errno != EINTR) _exit(127);
+  }
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(WTERMSIG(status), &dfl, nullptr);
+  kill(getpid(), WTERMSIG(status));
+  _exit(128 + WTERMSIG(status));
+}
+
+// Starts the guard (and through it the tool); returns the guard's pid, also the group id.
+pid_t spawn(const ExecPlan& plan, Pipe& in, Pipe& out, Pipe& err) {
+  Pipe report;
+  pid_t loom = getpid();
+  pid_t guard = fork();
+  if (guard < 0) throw UnavailableError("cannot start '" + plan.argv[0] + "': fork: " +
+                                        strerror(errno));
+  if (guard == 0) {
+    runGuard(plan, loom, in.fd[0], out.fd[1], err.fd[1], report.fd[1],
+             {in.fd[1], out.fd[0], err.fd[0], report.fd[0]});
+  }
+  setpgid(guard, guard);  // also here, so a kill of the group cannot race the guard's own call
+  report.close(1);
+  int e = 0;
+  ssize_t n;
+  while ((n = read(report.fd[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  if (n == static_cast<ssize_t>(sizeof e)) {
+    kill(-guard, SIGKILL);
+    while (waitpid(guard, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw UnavailableError("cannot start '" + plan.argv[0] + "': " + strerror(e));
+  }
+  return guard;
+}
+
+// Appends `bytes` to `err`, keeping only the last `cap` bytes.
+void keepTail(std::string& err, const char* bytes, std::size_t n, std::size_t cap,
+              bool& truncated) {
+  err.append(bytes, n);
+  if (err.size() > 2 * cap) {
+    err.erase(0, err.size() - cap);
+    truncated = true;
+  }
+}
+
+class Run {
+ public:
+  Run(pid_t guard, Pipe& in, Pipe& out, Pipe& err, const std::string& input,
+      const SubprocessOptions& options)
+      : guard_(guard), in_(in), out_(out), err_(err), input_(input), options_(options) {}
+
+  SubprocessResult wait() {
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.timeoutMillis);
+    for (;;) {
+      if (guardExited()) break;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0 || result_.outputTooLarge) {
+        result_.timedOut = left <= 0 && !result_.outputTooLarge;
+        break;
+      }
+      pump(static_cast<int>(std::min<int64_t>(left, 50)));
+    }
+    if (!result_.timedOut && !result_.outputTooLarge) drain();  // what it wrote before it ended
+    // Kill the group before reaping the guard (its pid, the group's id, stays ours until
+    // then): the tool on a timeout, a background child it left holding stdout open.
+    kill(-guard_, SIGKILL);
+    reap();
+    if (result_.err.size() > options_.maxStderrBytes) {
+      result_.err.erase(0, result_.err.size() - options_.maxStderrBytes);
+      result_.errTruncated = true;
+    }
+    return std::move(result_);
+  }
+
+ private:
+  // True once the guard (and so the tool) has ended; it stays a zombie until reap().
+  bool guardExited() {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(guard_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      return errno != EINTR;
+    }
+    return info.si_pid == guard_;
+  }
+
+  void reap() {
+    int status = 0;
+    while (waitpid(guard_, &status, 0) < 0) {
+      if (errno != EINTR) return;
+    }
+    if (WIFEXITED(status)) result_.exitCode = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result_.signal = WTERMSIG(status);
+  }
+
+  void read(int which) {
+    Pipe& p = which == 0 ? out_ : err_;
+    char buf[65536];
+    ssize_t r = ::read(p.fd[0], buf, sizeof buf);
+    if (r > 0) {
+      std::size_t n = static_cast<std::size_t>(r);
+      if (which == 0) {
+        result_.out.append(buf, n);
+        if (result_.out.size() > options_.maxOutputBytes) result_.outputTooLarge = true;
+      } else {
+        keepTail(result_.err, buf, n, options_.maxStderrBytes, result_.errTruncated);
+      }
+    } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+      p.close(0);
+    }
+  }
+
+  void pump(int timeoutMs) {
+    pollfd fds[3] = {{out_.fd[0], POLLIN, 0}, {err_.fd[0], POLLIN, 0}, {in_.fd[1], POLLOUT, 0}};
+    if (out_.fd[0] < 0 && err_.fd[0] < 0 && in_.fd[1] < 0) {
+      sleepMillis(timeoutMs < 5 ? timeoutMs : 5);  // only the exit is left to wait for
+      return;
+    }
+    int n = poll(fds, 3, timeoutMs);
+    if (n <= 0) return;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) read(i);
+    }
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t w = write(in_.fd[1], input_.data() + written_, input_.size() - written_);
+      if (w > 0) written_ += static_cast<std::size_t>(w);
+      if (w < 0 && errno != EAGAIN) in_.close(1);  // the child closed stdin: stop writing
+      if (written_ == input_.size()) in_.close(1);
+    }
+  }
+
+  // Reads what is left without waiting for an EOF a background child may never send.
+  void drain() {
+    for (Pipe* p : {&out_, &err_}) {
+      if (p->fd[0] >= 0) fcntl(p->fd[0], F_SETFL, O_NONBLOCK);
+    }
+    for (int i = 0; i < 2; ++i) {
+      Pipe& p = i == 0 ? out_ : err_;
+      while (p.fd[0] >= 0 && !(i == 0 && result_.outputTooLarge)) {
+        std::size_t before = i == 0 ? result_.out.size() : result_.err.size();
+        read(i);
+        std::size_t after = i == 0 ? result_.out.size() : result_.err.size();
+        if (p.fd[0] >= 0 && after == before && errno == EAGAIN) break;
+      }
+    }
+    in_.close(1);
+  }
+
+  pid_t guard_;
+  Pipe& in_;
+  Pipe& out_;
+  Pipe& err_;
+  const std::string& input_;
+  const SubprocessOptions& options_;
+  SubprocessResult result_;
+  std::size_t written_ = 0;
+};
 
 }  // namespace
 
@@ -67,52 +301,15 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const std::
                                const SubprocessOptions& options) {
   if (argv.empty()) throw InvalidArgumentError("a subprocess needs a command");
   SigpipeBlock noSigpipe;  // a child that exits before reading its stdin must not kill us
+  ExecPlan plan = planOf(argv, options);
   Pipe in, out, err;
-  pid_t pid = spawn(argv, options, in, out, err);
+  pid_t guard = spawn(plan, in, out, err);
   in.close(0);
   out.close(1);
   err.close(1);
   fcntl(in.fd[1], F_SETFL, O_NONBLOCK);
-  SubprocessResult result;
-  std::size_t written = 0;
   if (input.empty()) in.close(1);
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.timeoutMillis);
-  char buf[65536];
-  while (out.fd[0] >= 0 || err.fd[0] >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0 || result.out.size() > options.maxOutputBytes) {
-      result.timedOut = left <= 0;
-      kill(pid, SIGKILL);
-      break;
-    }
-    pollfd fds[3] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}, {in.fd[1], POLLOUT, 0}};
-    int n = poll(fds, 3, static_cast<int>(std::min<int64_t>(left, 1000)));
-    if (n < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = read(fds[i].fd, buf, sizeof buf);
-      if (r > 0)
-        (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(r));
-      else if (r == 0 || errno != EAGAIN)
-        (i == 0 ? out : err).close(0);
-    }
-    if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = write(in.fd[1], input.data() + written, input.size() - written);
-      if (w > 0) written += static_cast<std::size_t>(w);
-      if (w < 0 && errno != EAGAIN) in.close(1);  // the child closed stdin: stop writing
-      if (written == input.size()) in.close(1);
-    }
-  }
-  in.close(1);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) result.exitCode = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  return result;
+  return Run(guard, in, out, err, input, options).wait();
 }
 
 }  // namespace loom

@@ -1,0 +1,58 @@
+// Tool processes stay bounded ("Hardening", item 5), on the real binary: when loom is
+// SIGKILLed in the middle of a tool call, the tool and the grandchild it started die with it.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "cli/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+bool running(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string field;
+  for (int i = 0; i < 3 && stat >> field; ++i) {
+  }
+  return field != "Z" && field != "X";
+}
+
+TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
+  TempDir dir;
+  std::string pids = dir / "pids";
+  std::string tool = dir / "slow";
+  std::ofstream(tool) << "#!/bin/sh\ncat >/dev/null\nsleep 60 &\necho $$ $! > " << pids
+                      << ".tmp && mv " << pids << ".tmp " << pids << "\nsleep 60\necho '{}'\n";
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  std::string script = dir / "s.json";
+  std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "slow", "arguments": {}}]},
+      {"answer": "ok"}]})";
+  std::string app = dir / "app.toml";
+  std::ofstream(app) << "[agent]\nname = \"slow\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\nscript = \""
+                     << script << "\"\n\n[[tools]]\nname = \"slow\"\ndescription = \"d\"\n"
+                     << "command = [\"" << tool << "\"]\ntimeoutMillis = 120000\n";
+  Child run({"--home", dir / "home", "run", app}, dir);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(pids)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the tool never started";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_t toolPid = 0, grandchild = 0;
+  std::ifstream(pids) >> toolPid >> grandchild;
+  ASSERT_TRUE(running(toolPid) && running(grandchild));
+  run.kill(SIGKILL);
+  run.wait();
+  auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((running(toolPid) || running(grandchild)) && std::chrono::steady_clock::now() < gone) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(running(toolPid)) << "the tool outlived loom";
+  EXPECT_FALSE(running(grandchild)) << "the tool's background child outlived loom";
+}
+
+}  // namespace
+}  // namespace loom::testing
