@@ -113,7 +113,8 @@ std::shared_ptr<agent::Model> buildModel(const app::ModelSection& section, const
   fs::path script = (folder / section.script).lexically_normal();
   try {
     return std::make_shared<providers::ScriptedModel>(
-        "scripted", providers::ScriptedModel::loadScript(script.string()));
+        "scripted", providers::ScriptedModel::loadScript(script.string()),
+        "the model script " + script.string() + " (model.script)");
   } catch (const NotFoundError&) {
     issues.push_back({"model.script", "no such file " + script.string() +
                                           " (model.script is relative to the app file's folder)"});

@@ -3,6 +3,7 @@
 #include "loom/cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -104,6 +105,62 @@ json::value parseFlagJson(const std::string& text, std::string_view flag) {
 
 std::span<const Subcommand> subcommands() { return kSubcommands; }
 
+namespace {
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Where the subcommand word is: the first argument that is neither an option nor the value of
+// --home or --durability given before it. args.size() when there is none.
+std::size_t subcommandIndex(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--home" || args[i] == "--durability") {
+      ++i;
+      continue;
+    }
+    if (!args[i].empty() && args[i][0] != '-') return i;
+  }
+  return args.size();
+}
+
+// `loom help [command]` becomes `loom [command] --help`; an unknown subcommand is a usage
+// error naming the closest one. Returns false (after printing) when the line is refused.
+bool rewriteHelpAndCheckName(std::vector<std::string>& args) {
+  std::size_t at = subcommandIndex(args);
+  if (at == args.size()) return true;
+  if (args[at] == "help") {
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(at));
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1, args.size())),
+                "--help");
+    return true;
+  }
+  std::string_view best;
+  std::size_t bestDistance = 3;  // suggest only a close name
+  for (const Subcommand& c : kSubcommands) {
+    if (c.name == args[at]) return true;
+    std::size_t d = editDistance(args[at], c.name);
+    if (d < bestDistance) bestDistance = d, best = c.name;
+  }
+  printError("unknown subcommand '" + args[at] + "'" +
+             (best.empty() ? std::string() : "; did you mean `loom " + std::string(best) + "`?") +
+             " See `loom --help` for the list");
+  return false;
+}
+
+}  // namespace
+
 std::string versionText() {
   return std::string("loom ") + LOOM_VERSION + " (KERNEL_ABI " + std::to_string(KERNEL_ABI) +
          ", EVENT_SCHEMA " + std::to_string(EVENT_SCHEMA) + ")";
@@ -115,8 +172,12 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
     Session session(workflows, tasks, std::cout);
     Program program;
     buildProgram(program, session);
+    std::vector<std::string> args(argv, argv + argc);
+    if (!rewriteHelpAndCheckName(args)) return kExitUsage;
+    std::vector<char*> line;
+    for (auto& a : args) line.push_back(a.data());
     try {
-      program.app.parse(argc, argv);
+      program.app.parse(static_cast<int>(line.size()), line.data());
     } catch (const CLI::CallForHelp& e) {
       return program.app.exit(e, std::cout, std::cerr);
     } catch (const CLI::CallForAllHelp& e) {

@@ -60,8 +60,8 @@ void checkCalls(const json::value& calls, const std::string& where) {
 
 }  // namespace
 
-ScriptedModel::ScriptedModel(std::string id, json::value script)
-    : id_(std::move(id)), script_(std::move(script)) {
+ScriptedModel::ScriptedModel(std::string id, json::value script, std::string origin)
+    : id_(std::move(id)), script_(std::move(script)), origin_(std::move(origin)) {
   if (!script_.is_object()) throw InvalidArgumentError("a model script must be an object");
   const auto& o = script_.get_object();
   if (const auto* turns = o.if_contains("turns")) {
@@ -120,7 +120,10 @@ json::value ScriptedModel::turnMessage(int64_t turn) const {
     }
     return answerMessage(gen.contains("answer") ? gen.at("answer") : json::value("Done."));
   }
-  return answerMessage(json::value("Done."));
+  throw InvalidArgumentError(origin_ + " has " + std::to_string(explicitTurns_) +
+                             " turns and the run asked for turn " + std::to_string(turn) +
+                             "; end the script with an {\"answer\": ...} turn (or raise its "
+                             "turn count)");
 }
 
 json::value ScriptedModel::complete(const effects::EffectContext& ctx, const json::value& request) {

@@ -2,6 +2,8 @@
 // items 8 and 10): ids that could not be addressed or printed, values nested past the limit.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cli/loom_process.h"
 
 namespace loom::testing {
@@ -60,6 +62,43 @@ TEST_F(InputLimits, AValueNestedPastTheLimitIsRefusedWhereItEntersAndTheHomeStay
     Outcome o = loom(read);
     EXPECT_EQ(o.exitCode, 0) << read[0] << ": " << o.err;
   }
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(Mistakes, AnUnknownSubcommandSuggestsTheClosestAndHelpTakesACommand) {
+  TempDir dir;
+  Outcome typo = runLoom({"lss"}, dir);
+  EXPECT_EQ(typo.exitCode, 2);
+  EXPECT_NE(typo.err.find("unknown subcommand 'lss'; did you mean `loom ls`?"), std::string::npos)
+      << typo.err;
+  Outcome help = runLoom({"help", "sweep"}, dir);
+  EXPECT_EQ(help.exitCode, 0) << help.err;
+  EXPECT_NE(help.out.find("loom sweep"), std::string::npos) << help.out;
+  Outcome root = runLoom({"help"}, dir);
+  EXPECT_EQ(root.exitCode, 0);
+  EXPECT_NE(root.out.find("Subcommands"), std::string::npos) << root.out;
+}
+
+TEST(Mistakes, AScriptThatRunsOutOfTurnsIsAnErrorNamingTheScript) {
+  TempDir dir;
+  std::string script = dir / "short.json";
+  std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "t", "arguments": {}}]}]})";
+  std::string tool = dir / "t";
+  std::ofstream(tool) << "#!/bin/sh\ncat >/dev/null\necho '{}'\n";
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  std::string app = dir / "a.toml";
+  std::ofstream(app) << "[agent]\nname = \"a\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\n"
+                     << "script = \"" << script << "\"\n\n[[tools]]\nname = \"t\"\n"
+                     << "description = \"d\"\ncommand = [\"" << tool << "\"]\n";
+  Outcome run = runLoom({"--home", dir / "home", "run", app, "--json"}, dir);
+  EXPECT_EQ(run.json().at("status"), "failed") << run.out;
+  EXPECT_NE(run.out.find("short.json"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("answer"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -258,13 +258,13 @@ bool blobExists(const std::string& home, const std::string& address) {
 
 TEST_F(ContentLifetimeCli, D6_SweepsWithGraceZeroLoseNoBlobOfRunsRunningBesideThem) {
   std::string unique = dir_ / "unique";
-  std::ofstream(unique) << "#!/bin/sh\ncat >/dev/null\nsleep 0.05\n"
+  std::ofstream(unique) << "#!/bin/sh\ncat >/dev/null\nsleep 0.1\n"
                            "n=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')\n"
                            "printf '{\"nonce\":\"%s\",\"pad\":\"%s\"}' \"$n\" "
                            "\"$(head -c 6000 /dev/zero | tr '\\0' x)\"\n";
   std::filesystem::permissions(unique, std::filesystem::perms::owner_all);
   std::string turns;
-  for (int t = 0; t < 5; ++t) turns += R"({"toolCalls": [{"name": "fetch_report", "arguments": {}}]},)";
+  for (int t = 0; t < 8; ++t) turns += R"({"toolCalls": [{"name": "fetch_report", "arguments": {}}]},)";
   std::string app = writeApp(dir_, "u.toml", writeScript(dir_, "u.json", turns + R"({"answer": "ok"})"),
                              "[[tools]]\nname = \"fetch_report\"\ndescription = \"unique\"\n"
                              "command = [\"" + unique + "\"]\n");
@@ -284,7 +284,7 @@ TEST_F(ContentLifetimeCli, D6_SweepsWithGraceZeroLoseNoBlobOfRunsRunningBesideTh
     Outcome swept = loom({"sweep", "--grace-hours", "0", "--json"});
     if (swept.exitCode == 0) ++sweeps;
   }
-  EXPECT_GT(sweeps, 3) << "the sweeps ran beside the runs";
+  EXPECT_GE(sweeps, 2) << "the sweeps ran beside the runs";
   int lost = 0, cited = 0;
   for (int i = 0; i < kRuns; ++i) {
     Outcome log = loom({"log", "r" + std::to_string(i), "--json"});
@@ -295,7 +295,7 @@ TEST_F(ContentLifetimeCli, D6_SweepsWithGraceZeroLoseNoBlobOfRunsRunningBesideTh
       lost += !blobExists(home_, a);
     }
   }
-  EXPECT_GE(cited, kRuns * 5);
+  EXPECT_GE(cited, kRuns * 8);
   EXPECT_EQ(lost, 0) << "cited blobs deleted by a sweep with grace 0";
 }
 

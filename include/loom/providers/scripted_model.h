@@ -24,8 +24,10 @@ namespace loom::providers {
 
 class ScriptedModel : public agent::Model {
  public:
-  // Throws InvalidArgumentError naming the bad part of the script.
-  ScriptedModel(std::string id, json::value script);
+  // Throws InvalidArgumentError naming the bad part of the script. `origin` names the script
+  // in errors (its file). A turn past the script's last one is an InvalidArgumentError naming
+  // it (a script that ends in tool calls has no answer), never a made-up answer.
+  ScriptedModel(std::string id, json::value script, std::string origin = "the model script");
   // Loads a script from a .json or .toml file.
   static json::value loadScript(const std::string& path);
 
@@ -39,6 +41,7 @@ class ScriptedModel : public agent::Model {
   json::value turnMessage(int64_t turn) const;
   std::string id_;
   json::value script_;
+  std::string origin_;
   int64_t explicitTurns_ = 0;
   std::atomic<int64_t> calls_{0};
 };
