@@ -77,9 +77,9 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
                                                          const std::filesystem::path& home) {
   const ContentStoreConfig& c = config.storage.contentStore;
   if (c.instance || c.kind == "memory") return std::nullopt;
-  std::filesystem::path path =
-      !c.path.empty() ? std::filesystem::path(c.path)
-                      : home / (c.kind == "sqlite" ? "content.db" : "blobs");
+  std::filesystem::path path = !c.path.empty()
+                                   ? std::filesystem::path(c.path)
+                                   : home / (c.kind == "sqlite" ? "content.db" : "blobs");
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   if (ec) absolute = path;
@@ -101,9 +101,8 @@ HomeRecord readHomeRecord(const std::filesystem::path& database) {
   }
   if (auto text = readRow(db, "contentStore")) {
     json::object o = rowObject(database, "contentStore", *text);
-    record.contentStore =
-        ContentStoreIdentity{stringMember(o, "kind"), stringMember(o, "path"),
-                             boolMember(o, "sealed")};
+    record.contentStore = ContentStoreIdentity{stringMember(o, "kind"), stringMember(o, "path"),
+                                               boolMember(o, "sealed")};
   }
   if (auto text = readRow(db, "keys")) {
     json::object o = rowObject(database, "keys", *text);

@@ -16,11 +16,11 @@
 #include <string_view>
 
 #include "loom/app/app.h"
-#include "loom/content/counting_content_store.h"
 #include "loom/apps/agent_app.h"
 #include "loom/cli/cli.h"
-#include "loom/effects/task.h"
 #include "loom/compliance/key_store.h"
+#include "loom/content/counting_content_store.h"
+#include "loom/effects/task.h"
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/middleware/kill_switch_store.h"
@@ -117,9 +117,9 @@ class Session {
   GlobalOptions options_;
   std::optional<apps::AgentApp> app_;  // registered in the registries; outlives booted_
   std::shared_ptr<const app::Config> config_;  // --config, when no agent app is loaded
-  std::unique_ptr<kernel::EventStore> store_;      // <home>/loom.db, before any boot
-  std::unique_ptr<compliance::KeyStore> keys_;      // the home's recorded keys, for reader_
-  std::unique_ptr<kernel::EventStore> reader_;     // store_ as commands read it (see store())
+  std::unique_ptr<kernel::EventStore> store_;  // <home>/loom.db, before any boot
+  std::unique_ptr<compliance::KeyStore> keys_;  // the home's recorded keys, for reader_
+  std::unique_ptr<kernel::EventStore> reader_;  // store_ as commands read it (see store())
   std::unique_ptr<middleware::KillSwitchStore> killSwitch_;
   std::unique_ptr<app::App> booted_;
   std::shared_ptr<content::CountingContentStore> counting_;  // wraps the booted content store

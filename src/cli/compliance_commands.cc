@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 
-#include "command.h"
 #include "app/home_record.h"
+#include "command.h"
 #include "home_lock.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/export.h"
@@ -98,8 +98,7 @@ Action setupExport(CLI::App& command, Session& session) {
   return [&session, args] {
     app::App& app = complianceApp(session, args->config);
     if (auto why = wrongStore(app)) {
-      throw FailedPreconditionError("export of subject '" + args->subject +
-                                    "' refused: " + *why);
+      throw FailedPreconditionError("export of subject '" + args->subject + "' refused: " + *why);
     }
     sweep::Archive archive(app.archiveDir());
     compliance::ExportSubjectOptions options{app.store()};

@@ -1,7 +1,7 @@
+#include <sodium.h>
+
 #include <filesystem>
 #include <system_error>
-
-#include <sodium.h>
 
 #include "app/home_record.h"
 #include "command.h"

@@ -1,11 +1,12 @@
 // `loom sweep` and `loom retention run`: reclaiming content-store blobs nothing needs, and
 // discarding (after archiving) the logs of old ended executions.
-#include <CLI/CLI.hpp>
-#include <iostream>
 #include <unistd.h>
 
-#include "command.h"
+#include <CLI/CLI.hpp>
+#include <iostream>
+
 #include "app/home_record.h"
+#include "command.h"
 #include "home_lock.h"
 #include "loom/compliance/sealing_event_store.h"
 #include "loom/sweep/archive.h"
@@ -92,8 +93,8 @@ Action setupSweep(CLI::App& command, Session& session) {
       report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);
     } catch (const sweep::SweepRefusedError& e) {
       if (!session.keysUnavailable()) throw;
-      throw FailedPreconditionError(std::string(e.what()) + "; this home's keys: " +
-                                    *session.keysUnavailable());
+      throw FailedPreconditionError(std::string(e.what()) +
+                                    "; this home's keys: " + *session.keysUnavailable());
     }
     if (options.onProgress) std::cerr << "\r" << std::string(60, ' ') << "\r";
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"

@@ -9,7 +9,8 @@ constexpr int kBusyMillis = 5000;
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS subject_blobs (subject TEXT NOT NULL, address TEXT NOT NULL, "
     "PRIMARY KEY (subject, address)) WITHOUT ROWID";
-constexpr const char* kAdd = "INSERT OR IGNORE INTO subject_blobs (subject, address) VALUES (?1, ?2)";
+constexpr const char* kAdd =
+    "INSERT OR IGNORE INTO subject_blobs (subject, address) VALUES (?1, ?2)";
 constexpr const char* kOf = "SELECT address FROM subject_blobs WHERE subject = ?1";
 constexpr const char* kNotOf = "SELECT DISTINCT address FROM subject_blobs WHERE subject <> ?1";
 constexpr const char* kForget = "DELETE FROM subject_blobs WHERE subject = ?1 AND address = ?2";

@@ -193,9 +193,8 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
     for (const auto& a : plan.addresses) addresses.emplace_back(a);
     json::array kept;
     for (const auto& a : plan.keptAddresses) kept.emplace_back(a);
-    json::object intended{{"subject", subject},
-                          {"addresses", std::move(addresses)},
-                          {"kept", std::move(kept)}};
+    json::object intended{
+        {"subject", subject}, {"addresses", std::move(addresses)}, {"kept", std::move(kept)}};
     intended["touchCutoff"] = plan.touchCutoff ? json::value(*plan.touchCutoff) : json::value();
     result.intent =
         detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());

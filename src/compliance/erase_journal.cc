@@ -50,7 +50,6 @@ std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
         latest->finished = ContentDeleted{json::requireInt(e.data, "deleted"),
                                           json::requireInt(e.data, "retained"),
                                           json::optionalInt(e.data, "missing").value_or(0)};
-
       }
     } catch (const InvalidArgumentError& bad) {
       throw CorruptEventError("(control log)", e.seq, e.type + ": " + bad.what());

@@ -33,10 +33,10 @@ class EraseRaceTest : public ::testing::Test {
                                 const std::string& bytes) {
     std::string address = blobs_.put(bytes, subject);
     content::ClaimCheckEnvelope envelope{address, static_cast<int64_t>(bytes.size()), {}, true};
-    logs_.append(id, 1,
-                 {kernel::executionStarted("wf", json::value("go"), subject, 1),
-                  kernel::stepCompleted("wf#turn:1:tool:0", "tool", "fetch",
-                                        content::toJson(envelope), 2)});
+    logs_.append(
+        id, 1,
+        {kernel::executionStarted("wf", json::value("go"), subject, 1),
+         kernel::stepCompleted("wf#turn:1:tool:0", "tool", "fetch", content::toJson(envelope), 2)});
     return address;
   }
 
@@ -84,12 +84,12 @@ TEST_F(EraseRaceTest, D8_ARunInFlightRecordsNothingAfterTheEraseAndARepeatedEras
 
   // The run was still going: its next tool result is put, then its step is refused.
   std::string late = blobs_.put("{\"page\":2, \"secret\":\"ALICE\"}", "alice");
-  EXPECT_THROW(logs_.append("a1", 3,
-                            {kernel::stepCompleted("wf#turn:2:tool:0", "tool", "fetch",
-                                                   content::toJson(content::ClaimCheckEnvelope{
-                                                       late, 29, {}, true}),
-                                                   3)}),
-               FailedPreconditionError);
+  EXPECT_THROW(
+      logs_.append("a1", 3,
+                   {kernel::stepCompleted(
+                       "wf#turn:2:tool:0", "tool", "fetch",
+                       content::toJson(content::ClaimCheckEnvelope{late, 29, {}, true}), 3)}),
+      FailedPreconditionError);
   ASSERT_TRUE(files_->has(late));
 
   // A put in the cutoff's own millisecond is spared (it may be another run's): let one pass.

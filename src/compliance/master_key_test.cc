@@ -65,8 +65,8 @@ TEST(MasterKey, LoadsFromAFile) {
   ScratchHome dir;
   std::string path = (dir.path() / "master.key").string();
   std::ofstream(path) << kHex << "\n";
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   auto key = loadMasterKey(KeysConfig{path, std::nullopt});
   EXPECT_EQ(0x1f, key[31]);
 }

@@ -126,10 +126,10 @@ std::string sealedSubjectOf(const json::object& data) {
 
 SealedEventError::SealedEventError(std::string executionId, int64_t seq, std::string subject,
                                    std::string_view howToOpen)
-    : FailedPreconditionError("execution '" + executionId + "' is sealed (event " +
-                              std::to_string(seq) + ", subject '" + subject +
-                              "') and this command has no keys to open it: " +
-                              std::string(howToOpen)),
+    : FailedPreconditionError(
+          "execution '" + executionId + "' is sealed (event " + std::to_string(seq) +
+          ", subject '" + subject +
+          "') and this command has no keys to open it: " + std::string(howToOpen)),
       executionId_(std::move(executionId)),
       seq_(seq),
       subject_(std::move(subject)) {}

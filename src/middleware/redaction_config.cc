@@ -1,6 +1,7 @@
 #include "loom/middleware/redaction_config.h"
 
 #include <re2/re2.h>
+
 #include <set>
 
 namespace loom::middleware {
@@ -63,8 +64,8 @@ ConfigIssues validateRedactionRules(const std::vector<RedactionRule>& rules,
     if (!rule.pattern.empty()) {
       auto re = compileRedactionPattern(rule.pattern);
       if (!re->ok()) {
-        add("pattern", "not a valid regular expression (RE2 syntax, docs/config.md): " +
-                           re->error());
+        add("pattern",
+            "not a valid regular expression (RE2 syntax, docs/config.md): " + re->error());
       } else if (RE2::PartialMatch("", *re)) {
         add("pattern",
             "the pattern matches the empty string, so it would redact between "

@@ -135,8 +135,8 @@ TEST(Redaction, ASecretWrittenAsANumberIsRedactedToo) {
 }
 
 TEST(Redaction, APatternRe2CannotCompileIsAConfigErrorNamingTheOption) {
-  ConfigIssues issues = validateRedactionRules({{.name = "lookbehind", .pattern = "(?<=a)b"}},
-                                               "security.redact");
+  ConfigIssues issues =
+      validateRedactionRules({{.name = "lookbehind", .pattern = "(?<=a)b"}}, "security.redact");
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].path, "security.redact[0].pattern");
   EXPECT_NE(issues[0].message.find("RE2 syntax"), std::string::npos) << issues[0].message;

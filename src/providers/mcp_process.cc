@@ -11,13 +11,12 @@
 #include <cstring>
 #include <thread>
 
-#include "loom/util/error.h"
 #include "loom/util/child_environment.h"
+#include "loom/util/error.h"
 #include "loom/util/sigpipe_block.h"
 
 namespace loom::providers {
 namespace {
-
 
 void closeFd(int& fd) {
   if (fd >= 0) ::close(fd);

@@ -12,7 +12,6 @@
 #include "archive_format.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
-
 #include "loom/util/private_files.h"
 
 namespace loom::sweep {

@@ -17,8 +17,7 @@ PinSource snapshotPins(const kernel::SnapshotStore& snapshots) {
   return PinSource{"snapshot", [&snapshots](const AddressVisitor& visit) {
                      snapshots.forEach([&](const kernel::Snapshot& s) {
                        if (const auto* o = s.state.if_object(); o && kernel::isSealed(*o)) {
-                         kernel::requireUnsealed(s.executionId,
-                                                 kernel::Event{s.seq, {}, 0, *o});
+                         kernel::requireUnsealed(s.executionId, kernel::Event{s.seq, {}, 0, *o});
                        }
                        visitCitedAddresses(s.state, visit);
                      });

@@ -213,7 +213,8 @@ class UnreadableLogs : public kernel::MemoryEventStore {
       kernel::Event sealed = e;
       sealed.data = json::object{
           {kernel::kSealedKey,
-           json::object{{"subject", "alice"}, {"keyId", "k1"}, {"nonce", "n"}, {"ciphertext", "c"}}}};
+           json::object{
+               {"subject", "alice"}, {"keyId", "k1"}, {"nonce", "n"}, {"ciphertext", "c"}}}};
       visit(sealed);
     });
   }
@@ -222,13 +223,13 @@ class UnreadableLogs : public kernel::MemoryEventStore {
 class SweepRefusalTest : public ::testing::Test {
  protected:
   void execution(const std::string& id, const std::string& address) {
-    logs_.append(id, 1,
-                 {kernel::executionStarted("wf", nullptr, {}, 0),
-                  kernel::stepCompleted("a#turn:1:tool:0", "tool", "t",
-                                        content::toJson(content::ClaimCheckEnvelope{
-                                            address, 1, std::nullopt, true}),
-                                        0),
-                  kernel::executionCompleted(1, 0)});
+    logs_.append(
+        id, 1,
+        {kernel::executionStarted("wf", nullptr, {}, 0),
+         kernel::stepCompleted(
+             "a#turn:1:tool:0", "tool", "t",
+             content::toJson(content::ClaimCheckEnvelope{address, 1, std::nullopt, true}), 0),
+         kernel::executionCompleted(1, 0)});
   }
   SweepOptions options() {
     SweepOptions o;
@@ -268,7 +269,8 @@ TEST_F(SweepRefusalTest, D6_HistoryItCannotReadMakesTheSweepDeleteNothingAndName
 
 TEST_F(SweepRefusalTest, D6_ASealedArchiveOrSnapshotReadWithoutKeysIsARefusalToo) {
   PinSource sealedPins{"archive", [](const AddressVisitor&) {
-                         throw kernel::SealedEventError("old", 3, "alice", kernel::kHowToOpenSealed);
+                         throw kernel::SealedEventError("old", 3, "alice",
+                                                        kernel::kHowToOpenSealed);
                        }};
   store_.put("pinned by the archive, maybe");
   try {

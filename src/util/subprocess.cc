@@ -111,8 +111,8 @@ void killGroupOnParentDeath(int) { kill(0, SIGKILL); }
 // The guard, after fork: leader of a new process group that the tool and everything it
 // starts belong to. It relays the tool's exit status, and kills the whole group when loom
 // dies (a parent-death signal), SIGKILL of loom included. Async-signal-safe calls only.
-[[noreturn]] void runGuard(const ExecPlan& plan, pid_t loom, int in, int out, int err,
-                           int report, std::initializer_list<int> parentEnds) {
+[[noreturn]] void runGuard(const ExecPlan& plan, pid_t loom, int in, int out, int err, int report,
+                           std::initializer_list<int> parentEnds) {
   // The guard execs nothing, so close-on-exec does not apply: drop loom's ends of the pipes,
   // or the tool would never see the end of its stdin.
   for (int fd : parentEnds) close(fd);
@@ -150,8 +150,8 @@ pid_t spawn(const ExecPlan& plan, Pipe& in, Pipe& out, Pipe& err) {
   Pipe report;
   pid_t loom = getpid();
   pid_t guard = fork();
-  if (guard < 0) throw UnavailableError("cannot start '" + plan.argv[0] + "': fork: " +
-                                        strerror(errno));
+  if (guard < 0)
+    throw UnavailableError("cannot start '" + plan.argv[0] + "': fork: " + strerror(errno));
   if (guard == 0) {
     runGuard(plan, loom, in.fd[0], out.fd[1], err.fd[1], report.fd[1],
              {in.fd[1], out.fd[0], err.fd[0], report.fd[0]});

@@ -56,8 +56,7 @@ TEST(Subprocess, StderrKeepsOnlyItsTail) {
   SubprocessOptions o;
   o.maxStderrBytes = 1000;
   SubprocessResult r = runSubprocess(
-      {"/bin/sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' e >&2; echo END >&2; echo 1"}, "",
-      o);
+      {"/bin/sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' e >&2; echo END >&2; echo 1"}, "", o);
   EXPECT_EQ(r.exitCode, 0);
   EXPECT_EQ(r.out, "1\n");
   EXPECT_LE(r.err.size(), 1000u);

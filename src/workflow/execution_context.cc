@@ -95,9 +95,8 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
   int64_t endedAt = env_.options.clock->nowMillis();
   Event event = kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output, endedAt);
   if (call.input) {
-    event.data["input"] = env_.options.journalFilter
-                              ? env_.options.journalFilter(*call.input)
-                              : *call.input;
+    event.data["input"] =
+        env_.options.journalFilter ? env_.options.journalFilter(*call.input) : *call.input;
   }
   if (attempt > 1) event.data["attempt"] = attempt;
   event.data["durationMs"] = endedAt - startedAt;

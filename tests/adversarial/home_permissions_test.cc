@@ -29,8 +29,10 @@ TEST(HomePermissions, EverythingInTheHomeIsTheOwnersAloneWhateverTheUmask) {
   Outcome key = runLoom({"keys", "new-master"}, dir);
   std::vector<std::string> env{"LOOM_MASTER_KEY=" + key.out.substr(0, 64)};
   ASSERT_EQ(runLoom({"--home", home, "run", kApp, "--subject", "alice"}, dir, env).exitCode, 0);
-  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir,
-                    env).exitCode, 0);
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir, env)
+          .exitCode,
+      0);
   std::string retention = dir / "retention.toml";
   std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n";
   Outcome retained = runLoom({"--home", home, "retention", "run", "--config", retention}, dir, env);

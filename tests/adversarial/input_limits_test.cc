@@ -22,15 +22,17 @@ class InputLimits : public ::testing::Test {
 TEST_F(InputLimits, AnExecutionIdThatCouldNotBeAddressedOrPrintedIsAUsageError) {
   for (std::string bad : {std::string(""), std::string("-x"), std::string("a\x1b[2Jb"),
                           std::string("line\nbreak"), std::string(200, 'i')}) {
-    Outcome o = bad == "-x" ? loom({"run", "example.steps", "--id=-x", "--input", R"({"steps": 1})"})
-                            : loom({"run", "example.steps", "--id", bad, "--input", R"({"steps": 1})"});
+    Outcome o = bad == "-x"
+                    ? loom({"run", "example.steps", "--id=-x", "--input", R"({"steps": 1})"})
+                    : loom({"run", "example.steps", "--id", bad, "--input", R"({"steps": 1})"});
     EXPECT_EQ(o.exitCode, 2) << bad;
     EXPECT_NE(o.err.find("--id: execution id is"), std::string::npos) << o.err;
   }
   Outcome ls = loom({"ls", "--json"});
   EXPECT_TRUE(ls.exitCode != 0 || ls.json().as_array().empty()) << "nothing was started";
-  EXPECT_EQ(loom({"run", "example.steps", "--id", "order-42.a:b_c", "--input",
-                  R"({"steps": 1})"}).exitCode, 0);
+  EXPECT_EQ(loom({"run", "example.steps", "--id", "order-42.a:b_c", "--input", R"({"steps": 1})"})
+                .exitCode,
+            0);
 }
 
 // {"a": [{"a": [... 1 ...]}]}: `levels` nested arrays and objects.
@@ -58,7 +60,9 @@ TEST_F(InputLimits, AValueNestedPastTheLimitIsRefusedWhereItEntersAndTheHomeStay
   ASSERT_EQ(signalled.exitCode, 0) << signalled.err;
   EXPECT_EQ(signalled.json().at("status"), "completed");
   for (std::vector<std::string> read : {std::vector<std::string>{"log", "edge", "--json"},
-                                        {"state", "edge"}, {"ls"}, {"sweep", "--dry-run"}}) {
+                                        {"state", "edge"},
+                                        {"ls"},
+                                        {"sweep", "--dry-run"}}) {
     Outcome o = loom(read);
     EXPECT_EQ(o.exitCode, 0) << read[0] << ": " << o.err;
   }

@@ -34,8 +34,8 @@ TEST(ToolEnvironment, ToolsNeverInheritTheVariablesLoomReadsSecretsFrom) {
                      << "script = \"" << script << "\"\n\n"
                      << "[[tools]]\nname = \"inherit\"\ndescription = \"d\"\ncommand = [\""
                      << reporter << "\"]\nenv = { MINE = \"set-by-the-tool-table\" }\n\n"
-                     << "[[tools]]\nname = \"bare\"\ndescription = \"d\"\ncommand = [\""
-                     << reporter << "\"]\ninheritEnv = false\n\n"
+                     << "[[tools]]\nname = \"bare\"\ndescription = \"d\"\ncommand = [\"" << reporter
+                     << "\"]\ninheritEnv = false\n\n"
                      << "[security.keys]\nenv = \"LOOM_MASTER_KEY\"\n\n[compliance.erase]\n";
   std::string key = runLoom({"keys", "new-master"}, dir).out.substr(0, 64);
   std::vector<std::string> env{"LOOM_MASTER_KEY=" + key, "OPENAI_API_KEY=sk-never-to-a-tool",

@@ -32,9 +32,10 @@ TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "slow", "arguments": {}}]},
       {"answer": "ok"}]})";
   std::string app = dir / "app.toml";
-  std::ofstream(app) << "[agent]\nname = \"slow\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\nscript = \""
-                     << script << "\"\n\n[[tools]]\nname = \"slow\"\ndescription = \"d\"\n"
-                     << "command = [\"" << tool << "\"]\ntimeoutMillis = 120000\n";
+  std::ofstream(app)
+      << "[agent]\nname = \"slow\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\nscript = \""
+      << script << "\"\n\n[[tools]]\nname = \"slow\"\ndescription = \"d\"\n"
+      << "command = [\"" << tool << "\"]\ntimeoutMillis = 120000\n";
   Child run({"--home", dir / "home", "run", app}, dir);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!std::filesystem::exists(pids)) {

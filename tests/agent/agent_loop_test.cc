@@ -124,9 +124,8 @@ class OffloadEverything : public effects::Middleware {
   json::value invoke(const effects::EffectContext& ctx, json::value input,
                      const effects::Next& next) override {
     next(ctx, std::move(input));
-    return json::value{{"__loomClaimCheck", 1},
-                       {"ref", {{"__loomContent", std::string(64, 'a')}}},
-                       {"size", 9}};
+    return json::value{
+        {"__loomClaimCheck", 1}, {"ref", {{"__loomContent", std::string(64, 'a')}}}, {"size", 9}};
   }
 };
 

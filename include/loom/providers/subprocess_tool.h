@@ -5,10 +5,9 @@
 // "tool:<name>") (ADR 0085). Thread-safe: each call starts its own process.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
-
-#include <map>
 
 #include "loom/agent/tool.h"
 

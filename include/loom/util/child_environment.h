@@ -16,15 +16,15 @@
 namespace loom {
 
 // What a child keeps of the parent's environment when it inherits nothing else.
-inline constexpr std::string_view kBaseVariables[] = {"PATH", "HOME", "LANG", "LC_ALL", "TZ",
-                                                      "TMPDIR", "USER"};
+inline constexpr std::string_view kBaseVariables[] = {"PATH", "HOME",   "LANG", "LC_ALL",
+                                                      "TZ",   "TMPDIR", "USER"};
 
 // Registers `name` as a variable Loom reads a secret from, for the life of the process.
 void markSecretVariable(const std::string& name);
 std::set<std::string> secretVariables();
 
 struct ChildEnvironment {
-  bool inherit = true;                        // the parent's environment, secrets removed
+  bool inherit = true;                       // the parent's environment, secrets removed
   std::map<std::string, std::string> extra;  // set on top (wins over the parent's)
 };
 
