@@ -12,11 +12,6 @@
 namespace loom::testing {
 namespace {
 
-std::string fileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 TEST(ToolEnvironment, ToolsNeverInheritTheVariablesLoomReadsSecretsFrom) {
   TempDir dir;
   std::string home = dir / "home";

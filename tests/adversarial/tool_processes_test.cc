@@ -12,15 +12,6 @@
 namespace loom::testing {
 namespace {
 
-bool running(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string field;
-  for (int i = 0; i < 3 && stat >> field; ++i) {
-  }
-  return field != "Z" && field != "X";
-}
-
 TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   TempDir dir;
   std::string pids = dir / "pids";
@@ -44,15 +35,16 @@ TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   }
   pid_t toolPid = 0, grandchild = 0;
   std::ifstream(pids) >> toolPid >> grandchild;
-  ASSERT_TRUE(running(toolPid) && running(grandchild));
+  ASSERT_TRUE(processRunning(toolPid) && processRunning(grandchild));
   run.kill(SIGKILL);
   run.wait();
   auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((running(toolPid) || running(grandchild)) && std::chrono::steady_clock::now() < gone) {
+  while ((processRunning(toolPid) || processRunning(grandchild)) &&
+         std::chrono::steady_clock::now() < gone) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_FALSE(running(toolPid)) << "the tool outlived loom";
-  EXPECT_FALSE(running(grandchild)) << "the tool's background child outlived loom";
+  EXPECT_FALSE(processRunning(toolPid)) << "the tool outlived loom";
+  EXPECT_FALSE(processRunning(grandchild)) << "the tool's background child outlived loom";
 }
 
 }  // namespace

@@ -74,11 +74,6 @@ std::vector<std::string> blobs(const std::string& home) {
   return out;
 }
 
-std::string fileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 class ContentLifetimeCli : public ::testing::Test {
  protected:
   Outcome loom(std::vector<std::string> args, bool withKey = true) {

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -144,6 +146,34 @@ std::vector<std::string> readLines(const std::string& path) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+std::string fileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool folderContains(const std::string& folder, const std::string& needle) {
+  for (const auto& f : std::filesystem::recursive_directory_iterator(folder)) {
+    if (f.is_regular_file() && fileText(f.path().string()).find(needle) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void writeExecutable(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+bool processRunning(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string field;
+  for (int i = 0; i < 3 && stat >> field; ++i) {
+  }
+  return field != "Z" && field != "X";
 }
 
 }  // namespace loom::testing

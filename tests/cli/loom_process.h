@@ -66,5 +66,13 @@ Outcome runLoom(const std::vector<std::string>& args, const TempDir& dir,
                 const std::vector<std::string>& env = {});
 // The lines of a text file (no trailing empty line); empty when the file does not exist.
 std::vector<std::string> readLines(const std::string& path);
+// The bytes of a file; empty when it does not exist.
+std::string fileText(const std::string& path);
+// True when any regular file under `folder` holds `needle` (a plaintext grep of a home).
+bool folderContains(const std::string& folder, const std::string& needle);
+// Writes `text` to `path` and makes it executable by its owner (a tool script).
+void writeExecutable(const std::string& path, const std::string& text);
+// True while `pid` runs (a zombie waiting for its reaper runs nothing).
+bool processRunning(pid_t pid);
 
 }  // namespace loom::testing
