@@ -301,5 +301,50 @@ TEST_F(EraseTest, PrintsTheResultForTheCli) {
   EXPECT_NE(text.find("shredded"), std::string::npos) << text;
 }
 
+// The live logs, with one execution's log unreadable (a corrupt row).
+class OneCorruptLog : public kernel::EventStore {
+ public:
+  OneCorruptLog(kernel::EventStore& inner, std::string corrupt)
+      : inner_(inner), corrupt_(std::move(corrupt)) {}
+  int64_t append(const std::string& id, int64_t next, std::vector<kernel::Event> e) override {
+    return inner_.append(id, next, std::move(e));
+  }
+  void scan(const std::string& id, int64_t from,
+            const std::function<void(const kernel::Event&)>& visit) const override {
+    if (id == corrupt_) throw CorruptEventError(id, 2, "unknown event type 'STEP_DONE'");
+    inner_.scan(id, from, visit);
+  }
+  std::optional<kernel::ExecutionInfo> info(const std::string& id) const override {
+    return inner_.info(id);
+  }
+  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& f) const override {
+    return inner_.list(f);
+  }
+  bool remove(const std::string& id) override { return inner_.remove(id); }
+  int64_t appendControl(int64_t next, std::vector<kernel::ControlEvent> e) override {
+    return inner_.appendControl(next, std::move(e));
+  }
+  std::vector<kernel::ControlEvent> readControl(int64_t from) const override {
+    return inner_.readControl(from);
+  }
+
+ private:
+  kernel::EventStore& inner_;
+  std::string corrupt_;
+};
+
+TEST_F(EraseTest, D8_AnotherExecutionsLogItCannotReadRefusesTheErasureBeforeTheShred) {
+  auto mine = w_.offload("alice's report");
+  w_.run("a1", "alice", {mine});
+  w_.run("b1", "bob", {w_.offload("bob's report")});
+  w_.keys.getOrCreate("alice");
+  OneCorruptLog logs(w_.events, "b1");
+  EXPECT_THROW(eraseSubject(w_.options(&logs), "alice"), DataLossError)
+      << "b1 may cite alice's blob: cannot read is not cites nothing";
+  EXPECT_TRUE(w_.content.has(addressOf(mine)));
+  EXPECT_FALSE(w_.keys.wasShredded("alice"));
+  EXPECT_TRUE(w_.events.readControl(1).empty()) << "no intent journaled";
+}
+
 }  // namespace
 }  // namespace loom::compliance
