@@ -246,12 +246,33 @@ Action setupResume(CLI::App& command, Session& session) {
   };
 }
 
+// Refuses (UsageError) a signal `name` that execution `id` never parked waiting for.
+static void requireAwaited(const kernel::EventStore& store, const std::string& id,
+                    const std::string& name) {
+  bool awaited = false;
+  std::string current;
+  store.scan(id, 1, [&](const kernel::Event& e) {
+    if (e.type != kernel::EventType::kExecutionParked) return;
+    const auto* w = e.data.if_contains("waitingFor");
+    if (w == nullptr || !w->is_string()) return;
+    current = std::string(w->get_string());
+    awaited = awaited || current == name;
+  });
+  if (awaited) return;
+  throw UsageError("execution '" + id + "' is not waiting for signal \"" + name +
+                   "\" and never waited for it" +
+                   (current.empty() ? std::string() : " (it waits for \"" + current + "\")") +
+                   "; a recorded signal stays for good, so check the name, or pass --force to "
+                   "record it for a later wait");
+}
+
 Action setupSignal(CLI::App& command, Session& session) {
   struct Args {
     std::string id;
     std::string name;
     std::string payload = "null";
     bool json = false;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   command.add_option("ID", args->id, "The execution to signal")->required()->type_name("");
@@ -261,15 +282,21 @@ Action setupSignal(CLI::App& command, Session& session) {
   command.add_option("PAYLOAD", args->payload, "The signal's payload as JSON text (default null)")
       ->type_name("");
   command.add_flag("--json", args->json, std::string(kJsonHelp) + ", as `loom resume --json`");
+  command.add_flag("--force", args->force,
+                   "Record a signal the execution is not waiting for and never waited for (one "
+                   "its workflow will await later)");
   command.footer(
       "The signal is recorded in the execution's log first, so it is never lost; a parked\n"
       "execution is then resumed in this process. An execution that has ended takes no signals.\n"
+      "A name the execution is not waiting for and never waited for is refused (a recorded\n"
+      "signal stays for good): check the name in `loom ls`/`loom log`, or pass --force.\n"
       "An agent's tool that requires approval parks its run until\n"
       "  loom signal ID approve:<stepId> '{\"approved\": true}'\n"
       "(false, optionally with \"reason\", tells the model the call was denied).");
   return [&session, args] {
     json::value payload = parseFlagJson(args->payload, "PAYLOAD");
     session.loadAppOfExecution(args->id);
+    if (!args->force) requireAwaited(session.store(false), args->id, args->name);
     auto result = session.runtime(false).signal(args->id, args->name, std::move(payload));
     return report(session, result, args->json, true);
   };

@@ -105,5 +105,22 @@ TEST(Mistakes, AScriptThatRunsOutOfTurnsIsAnErrorNamingTheScript) {
   EXPECT_NE(run.out.find("answer"), std::string::npos) << run.out;
 }
 
+TEST(Mistakes, ASignalTheRunNeverWaitedForIsRefusedUnlessForced) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.approval", "--id", "o1"}, dir).exitCode, 0);
+  Outcome typo = runLoom({"--home", home, "signal", "o1", "aprove", "true"}, dir);
+  EXPECT_EQ(typo.exitCode, 2);
+  EXPECT_NE(typo.err.find("not waiting for signal \"aprove\""), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("it waits for \"approve\""), std::string::npos) << typo.err;
+  Outcome log = runLoom({"--home", home, "log", "o1"}, dir);
+  EXPECT_EQ(log.out.find("SIGNAL_RECEIVED"), std::string::npos) << "nothing was recorded";
+  Outcome forced = runLoom({"--home", home, "signal", "o1", "later", "true", "--force"}, dir);
+  EXPECT_EQ(forced.exitCode, 0) << forced.err;
+  Outcome right = runLoom({"--home", home, "signal", "o1", "approve", "true", "--json"}, dir);
+  ASSERT_EQ(right.exitCode, 0) << right.err;
+  EXPECT_EQ(right.json().at("status"), "completed");
+}
+
 }  // namespace
 }  // namespace loom::testing
