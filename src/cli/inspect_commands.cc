@@ -1,5 +1,6 @@
 // The subcommands that read the home's event store without running anything: ls, log, state.
 #include <CLI/CLI.hpp>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -25,18 +26,41 @@ json::value timestampOrNull(const std::optional<int64_t>& millis) {
   return millis ? json::value(formatTimestamp(*millis)) : json::value(nullptr);
 }
 
-json::object infoJson(const kernel::ExecutionInfo& info) {
-  return json::object{
+json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false) {
+  json::object o{
       {"id", info.id},
       {"workflow", info.workflow},
       {"status", kernel::statusName(info.status)},
       {"subject", info.subject ? json::value(*info.subject) : json::value(nullptr)},
-      {"steps", info.steps},
+      {"steps", erased ? json::value(nullptr) : json::value(info.steps)},
       {"logBytes", info.logBytes},
-      {"stateBytes", info.stateBytes},
+      {"stateBytes", erased ? json::value(nullptr) : json::value(info.stateBytes)},
       {"startedAt", formatTimestamp(info.startedAtMillis)},
       {"endedAt", timestampOrNull(info.endedAtMillis)},
   };
+  if (erased) o["erased"] = true;
+  return o;
+}
+
+// When each subject was last shredded (SUBJECT_SHREDDED in the control log): an execution of
+// that subject started before it is erased, whatever its metadata still counts.
+std::map<std::string, int64_t> shredTimes(const kernel::EventStore& store) {
+  std::map<std::string, int64_t> at;
+  for (const auto& e : store.readControl(1)) {
+    if (e.type != "SUBJECT_SHREDDED") continue;
+    const auto* subject = e.data.if_contains("subject");
+    if (subject != nullptr && subject->is_string()) {
+      int64_t& t = at[std::string(subject->get_string())];
+      t = std::max(t, e.atMillis);
+    }
+  }
+  return at;
+}
+
+bool isErased(const kernel::ExecutionInfo& info, const std::map<std::string, int64_t>& shreds) {
+  if (!info.subject) return false;
+  auto it = shreds.find(*info.subject);
+  return it != shreds.end() && info.startedAtMillis <= it->second;
 }
 
 // The execution's metadata; a NotFoundError that says how to find the right id otherwise.
@@ -82,13 +106,16 @@ Action setupLs(CLI::App& command, Session& session) {
   command.add_flag("--json", *asJson,
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
-                   "endedAt null while not ended)");
+                   "endedAt null while not ended; an erased run adds \"erased\": true, with "
+                   "steps and stateBytes null)");
   addConfigOption(command, session);
   return [&session, asJson] {
-    auto infos = session.store(false).list(kernel::ExecutionFilter{});
+    kernel::EventStore& store = session.store(false);
+    auto infos = store.list(kernel::ExecutionFilter{});
+    auto shreds = shredTimes(store);
     if (*asJson) {
       json::array all;
-      for (const auto& info : infos) all.push_back(infoJson(info));
+      for (const auto& info : infos) all.push_back(infoJson(info, isErased(info, shreds)));
       session.out() << json::toText(all) << std::endl;
       return kExitOk;
     }
@@ -100,9 +127,12 @@ Action setupLs(CLI::App& command, Session& session) {
     std::vector<std::vector<std::string>> rows = {{"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS",
                                                    "LOG BYTES", "STATE BYTES", "STARTED", "ENDED"}};
     for (const auto& info : infos) {
-      rows.push_back({info.id, info.workflow, std::string(kernel::statusName(info.status)),
-                      info.subject.value_or("-"), std::to_string(info.steps),
-                      std::to_string(info.logBytes), std::to_string(info.stateBytes),
+      bool erased = isErased(info, shreds);
+      rows.push_back({info.id, info.workflow,
+                      erased ? std::string("erased") : std::string(kernel::statusName(info.status)),
+                      info.subject.value_or("-"), erased ? "-" : std::to_string(info.steps),
+                      std::to_string(info.logBytes),
+                      erased ? "-" : std::to_string(info.stateBytes),
                       formatTimestamp(info.startedAtMillis),
                       info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-"});
     }

@@ -194,6 +194,12 @@ TEST_F(ContentLifetimeCli, AnEraseWiredToAnotherStoreRefusesBeforeTheShred) {
   ASSERT_EQ(erased.exitCode, 0) << erased.err;
   EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 1);
   EXPECT_TRUE(blobs(home_).empty());
+  Outcome ls = loom({"ls", "--json"}, /*withKey=*/false);
+  ASSERT_EQ(ls.exitCode, 0) << ls.err;
+  EXPECT_EQ(ls.json().at(0).at("erased"), true) << ls.out;
+  EXPECT_EQ(ls.json().at(0).at("steps"), nullptr) << "not its old step count";
+  Outcome table = loom({"ls"}, /*withKey=*/false);
+  EXPECT_NE(table.out.find("erased"), std::string::npos) << table.out;
 }
 
 TEST_F(ContentLifetimeCli, D11_AForgedEnvelopeFromAnUnlistedToolPinsKeepsAndExportsNothing) {
