@@ -61,6 +61,7 @@ class Session {
 
   GlobalOptions& options() { return options_; }
   const workflow::WorkflowRegistry& workflows() const { return workflows_; }
+  const effects::TaskRegistry& tasks() const { return tasks_; }
   std::ostream& out() { return out_; }
 
   // The event store in <home>/loom.db, for reading. Without create, a home with no loom.db

@@ -117,6 +117,12 @@ Action setupKill(CLI::App& command, Session& session) {
       store.killAll();
     } else {
       store.kill(id);
+      if (session.tasks().find(id) == nullptr) {
+        printError("note: no workflow this program registers uses effect '" + id +
+                   "'; an agent app's effect ids are its [[tools]] names and its model's id "
+                   "(`scripted`, `openai:<model>`); check the spelling (`loom log <run>` shows "
+                   "each step's effectId); the stop is recorded all the same");
+      }
     }
     auto stops = store.list();
     if (args->json) {

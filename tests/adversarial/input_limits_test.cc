@@ -122,5 +122,18 @@ TEST(Mistakes, ASignalTheRunNeverWaitedForIsRefusedUnlessForced) {
   EXPECT_EQ(right.json().at("status"), "completed");
 }
 
+TEST(Mistakes, KillingAnEffectNoRegisteredWorkflowUsesSaysSo) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.approval", "--id", "o1"}, dir).exitCode, 0);
+  Outcome typo = runLoom({"--home", home, "kill", "example.stpe"}, dir);
+  EXPECT_EQ(typo.exitCode, 0) << typo.err;
+  EXPECT_NE(typo.err.find("no workflow this program registers uses effect 'example.stpe'"),
+            std::string::npos)
+      << typo.err;
+  Outcome known = runLoom({"--home", home, "kill", "example.step"}, dir);
+  EXPECT_EQ(known.err.find("note:"), std::string::npos) << known.err;
+}
+
 }  // namespace
 }  // namespace loom::testing
