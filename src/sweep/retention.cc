@@ -1,5 +1,7 @@
 #include "loom/sweep/retention.h"
 
+#include <map>
+
 #include <cstdio>
 #include <vector>
 
@@ -76,6 +78,28 @@ std::string humanBytes(int64_t n) {
   return buf;
 }
 
+void removeLeftoverTempSegments(const fs::path& archiveDir) {
+  std::error_code ec;
+  if (!fs::is_directory(archiveDir, ec)) return;
+  for (const auto& f : fs::directory_iterator(archiveDir, ec)) {
+    std::string name = f.path().filename().string();
+    if (name.starts_with(".segment-") && name.ends_with(".tmp")) fs::remove(f.path(), ec);
+  }
+}
+
+// Each archived execution's (startedAt, nextSeq): the version of its log a segment holds.
+std::map<std::string, std::pair<int64_t, int64_t>> archivedVersions(const fs::path& archiveDir) {
+  std::map<std::string, std::pair<int64_t, int64_t>> out;
+  std::error_code ec;
+  if (!fs::is_directory(archiveDir, ec)) return out;
+  Archive(archiveDir).forEachSegment([&](const ArchiveSegment& segment) {
+    for (const auto& info : segment.listExecutions()) {
+      out[info.id] = std::make_pair(info.startedAtMillis, info.nextSeq);
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
@@ -91,6 +115,12 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   int64_t now = options.clock->nowMillis();
   r.cutoffMillis =
       now - (options.afterMillis ? *options.afterMillis : options.afterDays * kDayMillis);
+
+  // 0. What a killed earlier run left: its temp segment (retention runs one at a time per home:
+  // the caller holds the home's lock), and the logs it archived but did not remove yet, which
+  // are removed now without being archived a second time.
+  removeLeftoverTempSegments(archiveDir);
+  std::map<std::string, std::pair<int64_t, int64_t>> archived = archivedVersions(archiveDir);
 
   // 1. Select, and stream each selected log into the segment (nothing is removed yet).
   std::vector<std::string> ids;
@@ -109,6 +139,12 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
       r.bytesBefore += info.logBytes;
       ids.push_back(info.id);
       if (options.dryRun || !options.archive) continue;
+      auto copy = archived.find(info.id);
+      if (copy != archived.end() &&
+          copy->second == std::make_pair(info.startedAtMillis, info.nextSeq)) {
+        ++r.alreadyArchived;  // this very log is in a segment already
+        continue;
+      }
       if (!writer) {
         writer = std::make_unique<ArchiveWriter>(
             archiveDir, ArchiveWriterOptions{options.clock, options.compressionLevel});
@@ -127,14 +163,14 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     fs::path path = writer->finish();
     ArchiveSegment segment = ArchiveSegment::open(path);
     for (const auto& id : ids) {
-      if (!segment.contains(id)) {
+      if (!segment.contains(id) && !archived.contains(id)) {
         throw DataLossError("archive segment '" + path.string() + "' lacks execution '" + id +
                             "' right after it was written; nothing was removed");
       }
     }
     r.segmentPath = path.string();
     r.bytesAfter = segment.fileBytes();
-    r.archived = static_cast<int64_t>(ids.size());
+    r.archived = static_cast<int64_t>(ids.size()) - r.alreadyArchived;
   }
 
   // 3. Remove: snapshots first, so no snapshot outlives its log.
@@ -161,6 +197,7 @@ json::value toJson(const RetentionReport& r) {
   return json::object{
       {"cutoff", formatTimestamp(r.cutoffMillis)},
       {"scanned", r.scanned},
+      {"alreadyArchived", r.alreadyArchived},
       {"archived", r.archived},
       {"removed", r.removed},
       {"snapshotsRemoved", r.snapshotsRemoved},

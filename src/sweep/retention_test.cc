@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <set>
 
 #include "archive_test_util.h"
@@ -207,10 +209,24 @@ TEST_F(RetentionTest, AFailureWhileRemovingLosesNothingAndARerunFinishes) {
 
   RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
   EXPECT_EQ(r.removed, 5);
+  EXPECT_EQ(r.alreadyArchived, 5) << "never archived twice";
+  EXPECT_EQ(r.archived, 0);
   EXPECT_EQ(liveIds(store_),
             (std::set<std::string>{"recent-completed", "old-parked", "old-running"}));
-  EXPECT_EQ(archive.segmentPaths().size(), 2u);
+  EXPECT_EQ(archive.segmentPaths().size(), 1u);
   for (const auto& id : selected) EXPECT_TRUE(archive.find(id).has_value()) << id;
+}
+
+TEST_F(RetentionTest, AKilledRunsTempSegmentIsRemovedByTheNextRun) {
+  fs::create_directories(archiveDir_);
+  fs::path leftover = archiveDir_ / ".segment-20261201T000000Z-deadbeef.tmp";
+  std::ofstream(leftover) << "half a segment";
+  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
+  EXPECT_EQ(r.archived, 2);
+  EXPECT_FALSE(fs::exists(leftover));
+  for (const auto& f : fs::directory_iterator(archiveDir_)) {
+    EXPECT_FALSE(f.path().filename().string().ends_with(".tmp")) << f.path();
+  }
 }
 
 TEST_F(RetentionTest, BadOptionsAreRefused) {

@@ -37,6 +37,9 @@ struct RetentionReport {
   int64_t cutoffMillis = 0;  // executions that ended before this were selected
   int64_t scanned = 0;       // ended executions older than the cutoff
   int64_t archived = 0;      // written into the segment
+  // Selected logs a segment held already (an earlier run archived them and was killed before
+  // it removed them): removed without being archived again.
+  int64_t alreadyArchived = 0;
   int64_t removed = 0;       // live logs removed
   int64_t snapshotsRemoved = 0;
   std::string segmentPath;  // the new segment; empty when none was written
@@ -46,6 +49,8 @@ struct RetentionReport {
   bool dryRun = false;
 };
 
+// Run one retention per home at a time (the CLI holds the home's lock): a leftover temp
+// segment in `archiveDir` is taken for a killed run's and deleted.
 // Runs retention over `store` (and `snapshots`, when not null), writing the segment into
 // `archiveDir` (<home>/archive). Throws InvalidArgumentError for a negative age or a zero page
 // size. On a failure before the segment is durable, nothing is removed and no segment is left;
