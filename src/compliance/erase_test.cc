@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "erase_test_util.h"
+#include "support/faulty_event_store.h"
 
 namespace loom::compliance {
 namespace {
@@ -302,34 +303,17 @@ TEST_F(EraseTest, PrintsTheResultForTheCli) {
 }
 
 // The live logs, with one execution's log unreadable (a corrupt row).
-class OneCorruptLog : public kernel::EventStore {
+class OneCorruptLog : public loom::testing::FaultyEventStore {
  public:
   OneCorruptLog(kernel::EventStore& inner, std::string corrupt)
-      : inner_(inner), corrupt_(std::move(corrupt)) {}
-  int64_t append(const std::string& id, int64_t next, std::vector<kernel::Event> e) override {
-    return inner_.append(id, next, std::move(e));
-  }
+      : FaultyEventStore(inner), corrupt_(std::move(corrupt)) {}
   void scan(const std::string& id, int64_t from,
             const std::function<void(const kernel::Event&)>& visit) const override {
     if (id == corrupt_) throw CorruptEventError(id, 2, "unknown event type 'STEP_DONE'");
-    inner_.scan(id, from, visit);
-  }
-  std::optional<kernel::ExecutionInfo> info(const std::string& id) const override {
-    return inner_.info(id);
-  }
-  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& f) const override {
-    return inner_.list(f);
-  }
-  bool remove(const std::string& id) override { return inner_.remove(id); }
-  int64_t appendControl(int64_t next, std::vector<kernel::ControlEvent> e) override {
-    return inner_.appendControl(next, std::move(e));
-  }
-  std::vector<kernel::ControlEvent> readControl(int64_t from) const override {
-    return inner_.readControl(from);
+    FaultyEventStore::scan(id, from, visit);
   }
 
  private:
-  kernel::EventStore& inner_;
   std::string corrupt_;
 };
 

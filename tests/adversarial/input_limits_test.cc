@@ -93,8 +93,7 @@ TEST(Mistakes, AScriptThatRunsOutOfTurnsIsAnErrorNamingTheScript) {
   std::string script = dir / "short.json";
   std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "t", "arguments": {}}]}]})";
   std::string tool = dir / "t";
-  std::ofstream(tool) << "#!/bin/sh\ncat >/dev/null\necho '{}'\n";
-  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  writeExecutable(tool, "#!/bin/sh\ncat >/dev/null\necho '{}'\n");
   std::string app = dir / "a.toml";
   std::ofstream(app) << "[agent]\nname = \"a\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\n"
                      << "script = \"" << script << "\"\n\n[[tools]]\nname = \"t\"\n"

@@ -15,11 +15,11 @@ TEST(Redaction, EverythingJournaledOrOffloadedIsRedactedWhateverItsTypeOrSize) {
   TempDir dir;
   std::string home = dir / "home";
   std::string tool = dir / "leaky";
-  std::ofstream(tool) << "#!/bin/sh\ncat >/dev/null\n"
-                         "printf '{\"token\":\"sk-%s\",\"pin\":31415926535,\"pad\":\"%s\"}' "
-                         "\"$(head -c 100000 /dev/zero | tr '\\0' A)\" "
-                         "\"$(head -c 3000 /dev/zero | tr '\\0' p)\"\n";
-  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  writeExecutable(tool,
+                  "#!/bin/sh\ncat >/dev/null\n"
+                  "printf '{\"token\":\"sk-%s\",\"pin\":31415926535,\"pad\":\"%s\"}' "
+                  "\"$(head -c 100000 /dev/zero | tr '\\0' A)\" "
+                  "\"$(head -c 3000 /dev/zero | tr '\\0' p)\"\n");
   std::string script = dir / "s.json";
   std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "leaky", "arguments": {}}]},
       {"answer": "the prompt said hunter2hunter2"}]})";

@@ -16,11 +16,11 @@ TEST(ToolEnvironment, ToolsNeverInheritTheVariablesLoomReadsSecretsFrom) {
   TempDir dir;
   std::string home = dir / "home";
   std::string reporter = dir / "report-env";
-  std::ofstream(reporter) << "#!/bin/sh\ncat >/dev/null\n"
-                             "printf '{\"key\":\"%s\",\"openai\":\"%s\",\"mine\":\"%s\","
-                             "\"parent\":\"%s\",\"path\":\"%s\"}' \"$LOOM_MASTER_KEY\" "
-                             "\"$OPENAI_API_KEY\" \"$MINE\" \"$PARENT_ONLY\" \"$PATH\"\n";
-  std::filesystem::permissions(reporter, std::filesystem::perms::owner_all);
+  writeExecutable(reporter,
+                  "#!/bin/sh\ncat >/dev/null\n"
+                  "printf '{\"key\":\"%s\",\"openai\":\"%s\",\"mine\":\"%s\","
+                  "\"parent\":\"%s\",\"path\":\"%s\"}' \"$LOOM_MASTER_KEY\" "
+                  "\"$OPENAI_API_KEY\" \"$MINE\" \"$PARENT_ONLY\" \"$PATH\"\n");
   std::string script = dir / "s.json";
   std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "inherit", "arguments": {}},
       {"name": "bare", "arguments": {}}]}, {"answer": "ok"}]})";

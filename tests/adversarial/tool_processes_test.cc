@@ -16,9 +16,8 @@ TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   TempDir dir;
   std::string pids = dir / "pids";
   std::string tool = dir / "slow";
-  std::ofstream(tool) << "#!/bin/sh\ncat >/dev/null\nsleep 60 &\necho $$ $! > " << pids
-                      << ".tmp && mv " << pids << ".tmp " << pids << "\nsleep 60\necho '{}'\n";
-  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  writeExecutable(tool, std::string("#!/bin/sh\ncat >/dev/null\nsleep 60 &\necho $$ $! > ") + pids +
+                            ".tmp && mv " + pids + ".tmp " + pids + "\nsleep 60\necho '{}'\n");
   std::string script = dir / "s.json";
   std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "slow", "arguments": {}}]},
       {"answer": "ok"}]})";
