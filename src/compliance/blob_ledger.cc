@@ -26,6 +26,11 @@ std::string subjectKey(const std::optional<std::string>& subject) {
 BlobLedger::BlobLedger(std::string path)
     : db_(std::make_unique<kernel::sqlite::Db>(std::move(path), kBusyMillis)) {
   db_->exec(kSchema, "create the blob ledger");
+  // A row must be visible to an erasure in another process before the blob is stored; that is
+  // the commit, not an fsync. Without one per put, a power loss may lose rows of blobs whose
+  // envelopes never reached the log either (the log is fsynced after the put), which only
+  // the sweep's grace then reclaims.
+  db_->exec("PRAGMA synchronous = NORMAL", "configure the blob ledger");
 }
 
 BlobLedger::~BlobLedger() = default;

@@ -54,6 +54,38 @@ bool hasReservedMember(const json::object& o) {
 
 }  // namespace
 
+namespace {
+
+[[noreturn]] void refuseTooDeep(std::string_view what) {
+  throw InvalidArgumentError(std::string(what) + " nests more than " +
+                             std::to_string(json::kMaxValueDepth) +
+                             " levels of arrays and objects, the most Loom records; flatten "
+                             "it (docs/spec/events.md, \"Nesting\")");
+}
+
+// makeInert and the depth check in one walk; `room` is how many levels may still nest. A
+// subtree that gets wrapped is not walked again except to measure it (rare: a look-alike).
+void admit(json::value& value, std::size_t room, std::string_view what) {
+  auto* o = value.if_object();
+  auto* a = o == nullptr ? value.if_array() : nullptr;
+  if (o == nullptr && a == nullptr) return;
+  if (room == 0) refuseTooDeep(what);
+  if (o != nullptr && hasReservedMember(*o)) {
+    if (json::depthOf(value, room) > room) refuseTooDeep(what);
+    json::object wrapper(o->storage());
+    wrapper.emplace(kInertDataKey, std::move(*o));
+    value = std::move(wrapper);
+    return;
+  }
+  if (o != nullptr) {
+    for (auto& kv : *o) admit(kv.value(), room - 1, what);
+  } else {
+    for (auto& e : *a) admit(e, room - 1, what);
+  }
+}
+
+}  // namespace
+
 void makeInert(json::value& value) {
   if (auto* o = value.if_object()) {
     if (hasReservedMember(*o)) {
@@ -69,14 +101,7 @@ void makeInert(json::value& value) {
 }
 
 void admitFromOutside(json::value& value, std::string_view what) {
-  std::size_t depth = json::depthOf(value, json::kMaxValueDepth);
-  if (depth > json::kMaxValueDepth) {
-    throw InvalidArgumentError(std::string(what) + " nests more than " +
-                               std::to_string(json::kMaxValueDepth) +
-                               " levels of arrays and objects, the most Loom records; flatten "
-                               "it (docs/spec/events.md, \"Nesting\")");
-  }
-  makeInert(value);
+  admit(value, json::kMaxValueDepth, what);
 }
 
 bool isInertData(const json::object& o) { return o.size() == 1 && o.contains(kInertDataKey); }
