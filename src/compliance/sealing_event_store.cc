@@ -21,7 +21,9 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
     }
   }
   std::optional<Sealing> sealing = remembered(executionId, expectedNextSeq);
-  if (sealing && sealing->sealer && !keys_.find(*sealing->sealer, sealing->key->id())) {
+  // Keys go only by a shred: the cheap tombstone check first, the key lookup only after one.
+  if (sealing && sealing->sealer && keys_.wasShredded(*sealing->sealer) &&
+      !keys_.find(*sealing->sealer, sealing->key->id())) {
     forget(executionId);  // erased while this run was under way
     throw erasedDuringRun(executionId, *sealing->sealer);
   }
