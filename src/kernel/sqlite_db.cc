@@ -62,6 +62,12 @@ Statement& Db::prepare(const char* sql) {
 
 bool Db::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
+ReadTransaction::~ReadTransaction() {
+  // Nothing was written: ending it cannot lose anything, but a connection going back to the
+  // pool must not keep an old snapshot open.
+  if (db_.execNoThrow("COMMIT") != SQLITE_OK && db_.inTransaction()) db_.execNoThrow("ROLLBACK");
+}
+
 int64_t Db::changes() const { return sqlite3_changes64(db_); }
 
 void Db::fail(int rc, std::string_view op) const {

@@ -105,4 +105,17 @@ class StatementUse {
   Statement& statement_;
 };
 
+// A read transaction for the scope: every statement in it sees one snapshot of the database.
+// Declare it before the StatementUses it spans, so they are reset before it ends.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Db& db) : db_(db) { db_.exec("BEGIN", "begin read transaction"); }
+  ~ReadTransaction();
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  Db& db_;
+};
+
 }  // namespace loom::kernel::sqlite

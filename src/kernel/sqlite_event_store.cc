@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "append_plan.h"
+#include "log_check.h"
 #include "loom/util/error.h"
 #include "sqlite_db.h"
 #include "sqlite_group_commit.h"
@@ -179,11 +180,13 @@ struct SqliteEventStore::Impl {
                                  r.expectedNextSeq, std::move(r.events));
     inSavepoint([&] {
       StatementUse insert(
-          writer.prepare("INSERT INTO events (execution_id, seq, body) VALUES (?1, ?2, ?3)"));
+          writer.prepare("INSERT INTO events (execution_id, seq, body, checksum) "
+                         "VALUES (?1, ?2, ?3, ?4)"));
       for (std::size_t i = 0; i < plan.events.size(); ++i) {
         insert->bind(1, std::string_view(*r.executionId));
         insert->bind(2, plan.events[i].seq);
         insert->bind(3, std::string_view(plan.texts[i]));
+        insert->bind(4, rowChecksum(*r.executionId, plan.events[i].seq, plan.texts[i]));
         insert->step("append event");
         insert->reset();
       }
@@ -202,10 +205,12 @@ struct SqliteEventStore::Impl {
     }
     std::vector<std::string> texts = planControlAppend(current, r.expectedNextSeq, r.control);
     inSavepoint([&] {
-      StatementUse insert(writer.prepare("INSERT INTO control (seq, body) VALUES (?1, ?2)"));
+      StatementUse insert(
+          writer.prepare("INSERT INTO control (seq, body, checksum) VALUES (?1, ?2, ?3)"));
       for (std::size_t i = 0; i < texts.size(); ++i) {
         insert->bind(1, r.control[i].seq);
         insert->bind(2, std::string_view(texts[i]));
+        insert->bind(3, rowChecksum("", r.control[i].seq, texts[i]));
         insert->step("append control event");
         insert->reset();
       }
@@ -261,13 +266,26 @@ int64_t SqliteEventStore::append(const std::string& executionId, int64_t expecte
 void SqliteEventStore::scan(const std::string& executionId, int64_t fromSeq,
                             const std::function<void(const Event&)>& visit) const {
   auto db = impl_->reader();
-  StatementUse select(db->prepare(
-      "SELECT seq, body FROM events WHERE execution_id = ?1 AND seq >= ?2 ORDER BY seq"));
+  // The metadata and the rows from one snapshot, so they can be checked against each other.
+  sqlite::ReadTransaction snapshot(*db);
+  ScanCheck check(executionId, fromSeq, [&]() -> std::optional<int64_t> {
+    auto info = sqlite::readInfo(*db, executionId);
+    return info ? std::optional<int64_t>(info->nextSeq) : std::nullopt;
+  }());
+  StatementUse select(
+      db->prepare("SELECT seq, body, checksum FROM events WHERE execution_id = ?1 AND seq >= ?2 "
+                  "ORDER BY seq"));
   select->bind(1, std::string_view(executionId));
   select->bind(2, fromSeq);
   while (select->step("scan events")) {
-    visit(eventFromText(executionId, select->int64(0), select->text(1)));
+    int64_t seq = select->int64(0);
+    verifyRowChecksum(executionId, seq, select->text(1),
+                      select->isNull(2) ? std::nullopt : std::optional<int64_t>(select->int64(2)));
+    Event event = eventFromText(executionId, seq, select->text(1));
+    check.visit(event);
+    visit(event);
   }
+  check.finish();
 }
 
 std::optional<ExecutionInfo> SqliteEventStore::info(const std::string& executionId) const {
@@ -315,11 +333,22 @@ int64_t SqliteEventStore::appendControl(int64_t expectedNextSeq, std::vector<Con
 
 std::vector<ControlEvent> SqliteEventStore::readControl(int64_t fromSeq) const {
   auto db = impl_->reader();
-  StatementUse select(db->prepare("SELECT seq, body FROM control WHERE seq >= ?1 ORDER BY seq"));
+  StatementUse select(
+      db->prepare("SELECT seq, body, checksum FROM control WHERE seq >= ?1 ORDER BY seq"));
   select->bind(1, fromSeq);
   std::vector<ControlEvent> out;
+  int64_t expected = fromSeq > 1 ? fromSeq : 1;
   while (select->step("read control log")) {
-    out.push_back(controlEventFromText(select->int64(0), select->text(1)));
+    int64_t seq = select->int64(0);
+    verifyControlRowChecksum(
+        seq, select->text(1),
+        select->isNull(2) ? std::nullopt : std::optional<int64_t>(select->int64(2)));
+    if (seq != expected++) {
+      throw CorruptEventError("(control log)", expected - 1,
+                              "the row is missing (the log goes on at seq " + std::to_string(seq) +
+                                  "); restore loom.db from a backup");
+    }
+    out.push_back(controlEventFromText(seq, select->text(1)));
   }
   return out;
 }

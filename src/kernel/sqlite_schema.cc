@@ -36,9 +36,31 @@ CREATE TABLE IF NOT EXISTS events (
   execution_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
   body TEXT NOT NULL,
+  checksum INTEGER,
   PRIMARY KEY (execution_id, seq)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS control (seq INTEGER PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS control (seq INTEGER PRIMARY KEY, body TEXT NOT NULL,
+                                    checksum INTEGER);
 )sql";
+
+// True when `table` has a column named `column`.
+bool hasColumn(Db& db, const char* pragma, std::string_view column) {
+  StatementUse info(db.prepare(pragma));
+  while (info->step("read table columns")) {
+    if (info->text(1) == column) return true;
+  }
+  return false;
+}
+
+// Databases written before rows carried a checksum get the column; their old rows keep NULL
+// there and stay readable.
+void addChecksumColumns(Db& db) {
+  if (!hasColumn(db, "PRAGMA table_info(events)", "checksum")) {
+    db.exec("ALTER TABLE events ADD COLUMN checksum INTEGER", "add events.checksum");
+  }
+  if (!hasColumn(db, "PRAGMA table_info(control)", "checksum")) {
+    db.exec("ALTER TABLE control ADD COLUMN checksum INTEGER", "add control.checksum");
+  }
+}
 
 // Checks the recorded EVENT_SCHEMA, recording ours in a new database.
 void checkEventSchema(Db& db) {
@@ -80,6 +102,7 @@ void prepareSchema(Db& db) {
     db.exec(kCreateMeta, "create table meta");
     checkEventSchema(db);
     db.exec(kCreateTables, "create tables");
+    addChecksumColumns(db);
     db.exec("COMMIT", "commit schema");
   } catch (...) {
     // The error being thrown is the one to report; a failed rollback leaves nothing to undo.

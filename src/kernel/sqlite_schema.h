@@ -3,8 +3,9 @@
 //   meta(key PK, value)                    -- 'event_schema' = the EVENT_SCHEMA that wrote it
 //   executions(id PK, workflow, subject, status, started_at, ended_at, next_seq, steps,
 //              log_bytes, state_bytes, <the FoldSizes fields>)
-//   events(execution_id, seq, body, PK(execution_id, seq)) WITHOUT ROWID
-//   control(seq PK, body)
+//   events(execution_id, seq, body, checksum, PK(execution_id, seq)) WITHOUT ROWID
+//   control(seq PK, body, checksum)
+// checksum is log_check.h's rowChecksum of the row; NULL in rows written before it existed.
 // Thread-safety: free functions over a Db the caller uses exclusively.
 #pragma once
 
@@ -17,9 +18,10 @@
 namespace loom::kernel::sqlite {
 
 // Puts the database in WAL mode, creates the tables when missing and records EVENT_SCHEMA in
-// a new database. Throws FailedPreconditionError naming both versions when the database was
-// written under an EVENT_SCHEMA this build cannot read (newer, or older than the oldest
-// readable); the mapped SQLite error otherwise. Run on the write connection before any other.
+// a new database, adding the checksum columns to a database written before them. Throws
+// FailedPreconditionError naming both versions when the database was written under an EVENT_SCHEMA
+// this build cannot read (newer, or older than the oldest readable); the mapped SQLite error
+// otherwise. Run on the write connection before any other.
 void prepareSchema(Db& db);
 
 // The executions columns in row order, for SELECT lists.

@@ -6,7 +6,10 @@
 //   visitor gets a const reference, valid only during the call; it must not cast it away).
 // - append is atomic: all the events are written, or none.
 // - Events of one execution have seq 1, 2, 3, ... with no gap and no duplicate.
-// - A row that cannot be read is a CorruptEventError naming execution id and seq.
+// - A row that cannot be read is a CorruptEventError naming execution id and seq. So is, for a
+//   store whose rows can change outside Loom (a file, a server), a log that breaks the reading
+//   rules of docs/spec/events.md: a missing row, a metadata row behind or ahead of its log, a
+//   second STEP_COMPLETED for one step, a row whose checksum does not match its bytes.
 #pragma once
 
 #include <cstdint>
