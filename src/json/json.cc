@@ -1,10 +1,12 @@
 #include "loom/json/json.h"
 
+#include <algorithm>
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
-
-#include <algorithm>
+#include <unordered_set>
+#include <vector>
 
 #include "loom/util/error.h"
 
@@ -64,6 +66,101 @@ std::size_t depthOf(const value& v, std::size_t limit) {
   return 0;
 }
 
+namespace {
+
+// The object members a JSON text spells: one ':' outside string literals per member.
+std::size_t spelledMembers(std::string_view text) {
+  std::size_t colons = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == ':') {
+      ++colons;
+    }
+  }
+  return colons;
+}
+
+// The members of every object in `v`.
+std::size_t memberCount(const value& v) {
+  std::size_t n = 0;
+  if (const auto* o = v.if_object()) {
+    n += o->size();
+    for (const auto& kv : *o) n += memberCount(kv.value());
+  } else if (const auto* a = v.if_array()) {
+    for (const auto& e : *a) n += memberCount(e);
+  }
+  return n;
+}
+
+// A basic_parser handler that only finds the first key spelled twice in one object: the slow
+// path, run once a parse has shown the text has one.
+struct DuplicateKeyFinder {
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+  using ec_t = boost::system::error_code;
+  using sv = boost::json::string_view;
+
+  std::vector<std::unordered_set<std::string>> open;  // the keys of each open object
+  std::string key;
+  std::optional<std::string> duplicate;
+
+  bool on_document_begin(ec_t&) { return true; }
+  bool on_document_end(ec_t&) { return true; }
+  bool on_array_begin(ec_t&) { return true; }
+  bool on_array_end(std::size_t, ec_t&) { return true; }
+  bool on_object_begin(ec_t&) {
+    open.emplace_back();
+    return true;
+  }
+  bool on_object_end(std::size_t, ec_t&) {
+    open.pop_back();
+    return true;
+  }
+  bool on_string_part(sv, std::size_t, ec_t&) { return true; }
+  bool on_string(sv, std::size_t, ec_t&) { return true; }
+  bool on_key_part(sv s, std::size_t, ec_t&) {
+    key.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(sv s, std::size_t, ec_t& ec) {
+    key.append(s.data(), s.size());
+    if (!open.back().insert(key).second) {
+      duplicate = key;
+      ec = boost::json::error::syntax;  // stop here: found
+      return false;
+    }
+    key.clear();
+    return true;
+  }
+  bool on_number_part(sv, ec_t&) { return true; }
+  bool on_int64(int64_t, sv, ec_t&) { return true; }
+  bool on_uint64(uint64_t, sv, ec_t&) { return true; }
+  bool on_double(double, sv, ec_t&) { return true; }
+  bool on_bool(bool, ec_t&) { return true; }
+  bool on_null(ec_t&) { return true; }
+  bool on_comment_part(sv, ec_t&) { return true; }
+  bool on_comment(sv, ec_t&) { return true; }
+};
+
+std::string firstDuplicateKey(std::string_view text, const boost::json::parse_options& options) {
+  boost::json::basic_parser<DuplicateKeyFinder> parser(options);
+  boost::system::error_code ec;
+  parser.write_some(false, text.data(), text.size(), ec);
+  return parser.handler().duplicate.value_or("?");
+}
+
+}  // namespace
+
 value parse(std::string_view text, std::string_view what) {
   boost::system::error_code ec;
   boost::json::parse_options options;
@@ -71,6 +168,16 @@ value parse(std::string_view text, std::string_view what) {
   value v = boost::json::parse(text, ec, {}, options);
   if (ec) {
     throw InvalidArgumentError(std::string(what) + ": not valid JSON (" + ec.message() + ")");
+  }
+  // Boost.JSON keeps the last of two equal keys; a reader that kept the first would see another
+  // value, so a text that spells a key twice in one object is refused.
+  if (memberCount(v) != spelledMembers(text)) {
+    std::string key = firstDuplicateKey(text, options);
+    if (key.size() > 80) key = key.substr(0, 80) + "...";
+    std::string quoted;
+    appendQuoted(quoted, key);
+    throw InvalidArgumentError(std::string(what) + ": the key " + quoted +
+                               " appears twice in one object; give each key once");
   }
   return v;
 }

@@ -35,6 +35,22 @@ TEST_F(InputLimits, AnExecutionIdThatCouldNotBeAddressedOrPrintedIsAUsageError) 
             0);
 }
 
+TEST_F(InputLimits, AJsonArgumentWithADuplicateKeyIsRefusedNamingTheKey) {
+  Outcome run =
+      loom({"run", "example.steps", "--id", "dup", "--input", R"({"steps": 1, "steps": 3})"});
+  EXPECT_NE(run.exitCode, 0);
+  EXPECT_NE(run.err.find("--input: the key \"steps\" appears twice"), std::string::npos) << run.err;
+  EXPECT_NE(loom({"log", "dup"}).exitCode, 0) << "nothing was recorded";
+
+  ASSERT_EQ(loom({"run", "example.approval", "--id", "wait"}).exitCode, 0);
+  Outcome signal = loom({"signal", "wait", "approve", R"({"ok": true, "ok": false})"});
+  EXPECT_NE(signal.exitCode, 0);
+  EXPECT_NE(signal.err.find("the key \"ok\" appears twice"), std::string::npos) << signal.err;
+  Outcome state = loom({"state", "wait", "--json"});
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+  EXPECT_EQ(state.json().at("status").as_string(), "parked") << "the signal was not recorded";
+}
+
 // {"a": [{"a": [... 1 ...]}]}: `levels` nested arrays and objects.
 std::string nested(int levels) {
   std::string open, close;
