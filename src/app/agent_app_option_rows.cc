@@ -156,6 +156,119 @@ void addAgentRows(std::vector<OptionRow>& rows) {
   }
 }
 
+// model.maxRetries, model.initialBackoffMillis, model.maxBackoffMillis.
+template <typename Row>
+void addRetryRows(Row& openAiRow) {
+  struct Field {
+    const char* key;
+    int64_t ModelSection::*member;
+    const char* description;
+    const char* dflt;
+    double min;
+  };
+  static const Field kFields[] = {
+      {"maxRetries", &ModelSection::maxRetries,
+       "Retries after the first attempt of a turn (429, 408, 5xx, refused or broken "
+       "connections); then the turn fails unavailable.",
+       "4", 0},
+      {"initialBackoffMillis", &ModelSection::initialBackoffMillis,
+       "The first wait before a retry, in milliseconds; it doubles per retry (a server's "
+       "`Retry-After` wins).",
+       "500", 0},
+      {"maxBackoffMillis", &ModelSection::maxBackoffMillis,
+       "The cap of one wait; a server asking for longer ends the retries.", "30000", 0},
+  };
+  for (const Field& f : kFields) {
+    OptionRow& r = openAiRow(f.key, OptionType::kInteger, f.description, f.dflt);
+    r.min = f.min;
+    r.max = f.member == &ModelSection::maxRetries ? 100 : 86'400'000;
+    auto member = f.member;
+    r.set = [member](Config& c, const OptionValue& v) { model(c).*member = std::get<int64_t>(v); };
+    bindAgentValue(r, hasOpenAiModel,
+                   [member](const Config& c) { return modelOrDefault(c).*member; });
+  }
+}
+
+// Header names only: a value may be a credential.
+std::string headerNames(const json::object& headers) {
+  std::string out = "{";
+  for (const auto& kv : headers) {
+    if (out.size() > 1) out += ", ";
+    out += std::string(kv.key()) + " = <set>";
+  }
+  return out + "}";
+}
+
+// model.headers, model.extraBody.
+template <typename Row>
+void addRequestRows(Row& openAiRow) {
+  {
+    OptionRow& r = openAiRow("headers", OptionType::kInlineTable,
+                             "Extra request headers: `{ \"OpenAI-Organization\" = \"org-1\" }`; "
+                             "a value written `\"${NAME}\"` is read from the environment "
+                             "variable NAME, which tools then do not inherit. `config check` "
+                             "shows the names only.",
+                             "{}");
+    r.set = [](Config& c, const OptionValue& v) {
+      model(c).headers = json::parse(std::get<std::string>(v), "model.headers").as_object();
+    };
+    r.show = [](const Config& c) {
+      return hasOpenAiModel(c) ? headerNames(c.model->headers) : std::string();
+    };
+  }
+  {
+    OptionRow& r = openAiRow("extraBody", OptionType::kInlineTable,
+                             "Merged into every request body: `{ temperature = 0.2, max_tokens "
+                             "= 512, seed = 7 }`. It cannot set `model`, `messages`, `tools` or "
+                             "`tool_choice`, which Loom writes.",
+                             "{}");
+    r.set = [](Config& c, const OptionValue& v) {
+      model(c).extraBody = json::parse(std::get<std::string>(v), "model.extraBody").as_object();
+    };
+    r.show = [](const Config& c) {
+      return hasOpenAiModel(c) ? json::toText(c.model->extraBody) : std::string();
+    };
+  }
+}
+
+// A header name is an HTTP token; neither it nor its value may hold a line break (a header
+// injected into the request).
+bool isHeaderToken(std::string_view name) {
+  static constexpr std::string_view kSpecial = "!#$%&'*+-.^_`|~";
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           kSpecial.find(ch) != std::string_view::npos;
+  });
+}
+
+void checkRequestOptions(const ModelSection& m, ConfigIssues& issues) {
+  for (const auto& kv : m.headers) {
+    std::string path = "model.headers." + std::string(kv.key());
+    if (!isHeaderToken(kv.key())) {
+      issues.push_back({path,
+                        "not a header name; use letters, digits and - (e.g. "
+                        "\"OpenAI-Organization\")"});
+    } else if (!kv.value().is_string() ||
+               kv.value().get_string().find_first_of("\r\n") != std::string_view::npos) {
+      issues.push_back({path, "expected a string on one line"});
+    } else if (kv.key() == "Authorization" && !m.apiKeyEnv.empty()) {
+      issues.push_back({path,
+                        "the API key of model.apiKeyEnv is sent as Authorization; set "
+                        "apiKeyEnv = \"\" to send this header instead"});
+    }
+  }
+  for (std::string_view reserved : {"model", "messages", "tools", "tool_choice"}) {
+    if (m.extraBody.contains(reserved)) {
+      issues.push_back({"model.extraBody." + std::string(reserved),
+                        "Loom writes this member of the body; remove it (the model name is "
+                        "model.model)"});
+    }
+  }
+  if (m.maxBackoffMillis < m.initialBackoffMillis) {
+    issues.push_back({"model.maxBackoffMillis", "must be at least model.initialBackoffMillis"});
+  }
+}
+
 void addModelRows(std::vector<OptionRow>& rows) {
   {
     OptionRow& r = addAgentAppRow(rows, "model", OptionType::kTable,
@@ -227,6 +340,8 @@ void addModelRows(std::vector<OptionRow>& rows) {
     bindAgentValue(r, hasOpenAiModel,
                    [](const Config& c) { return modelOrDefault(c).timeoutMillis; });
   }
+  addRetryRows(openAiRow);
+  addRequestRows(openAiRow);
 }
 
 }  // namespace
@@ -300,6 +415,7 @@ void validateAgentApp(const Config& config, ConfigIssues& issues) {
         issues.push_back({"model.model",
                           "missing; kind = \"openai\" needs "
                           "the model name"});
+      checkRequestOptions(*m, issues);
     }
   }
   validateTools(config, issues);

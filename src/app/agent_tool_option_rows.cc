@@ -83,6 +83,9 @@ void checkMcpServer(const McpServerSection& server, const std::string& path, Con
   if (server.command.empty()) {
     issues.push_back({path + ".command", "missing; give the program that runs the server"});
   }
+  if (server.timeoutMillis < 1) {
+    issues.push_back({path + ".timeoutMillis", "expected at least 1 millisecond"});
+  }
 }
 
 void addMcpEntry(Config& c, const OptionEntry& entry, const std::string& path,
@@ -94,6 +97,8 @@ void addMcpEntry(Config& c, const OptionEntry& entry, const std::string& path,
     if (key == "args") server.args = std::get<std::vector<std::string>>(value);
     if (key == "env") server.env = envEntries(std::get<std::string>(value), path, issues);
     if (key == "inheritEnv") server.inheritEnv = std::get<bool>(value);
+    if (key == "workingDirectory") server.workingDirectory = std::get<std::string>(value);
+    if (key == "timeoutMillis") server.timeoutMillis = std::get<int64_t>(value);
   }
   std::size_t before = issues.size();
   checkMcpServer(server, path, issues);
@@ -211,6 +216,19 @@ void addToolRows(std::vector<OptionRow>& rows) {
                  "As `tools[].inheritEnv`: loom's environment less every secret variable, or "
                  "with `false` only the base variables plus `env`.",
                  "true");
+  addAgentAppRow(rows, "tools.mcp[].workingDirectory", OptionType::kString,
+                 "The folder the server runs in, relative to the app file's folder (a server "
+                 "given relative paths, like server-filesystem's, resolves them there).",
+                 "\"\" (the app file's folder)");
+  {
+    OptionRow& r = addAgentAppRow(rows, "tools.mcp[].timeoutMillis", OptionType::kInteger,
+                                  "How long one request may take (the handshake, a page of "
+                                  "tools/list, a tool call); a call past it fails "
+                                  "deadlineExceeded and is cancelled, the server keeps running.",
+                                  "30000");
+    r.min = 1;
+    r.max = 86'400'000;
+  }
 }
 
 void validateTools(const Config& config, ConfigIssues& issues) {

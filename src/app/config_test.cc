@@ -45,13 +45,9 @@ template <typename T>
 concept FlatOnWarn = requires(T t) {
   t.onWarn;
 };
-template <typename T>
-concept FlatLogLevel = requires(T t) {
-  t.logLevel;
-};
 static_assert(!FlatClaimCheck<Config> && !FlatEffectMiddleware<Config> && !FlatJournal<Config> &&
               !FlatRedact<Config> && !FlatHome<Config> && !FlatEventStore<Config> &&
-              !FlatDurability<Config> && !FlatOnWarn<Config> && !FlatLogLevel<Config>);
+              !FlatDurability<Config> && !FlatOnWarn<Config>);
 // ...while the grouped spellings do.
 static_assert(FlatEffectMiddleware<ExecutionConfig> && FlatRedact<SecurityConfig> &&
               FlatDurability<EventStoreConfig> && FlatClaimCheck<ExecutionConfig>);
@@ -77,7 +73,6 @@ TEST(DefineConfig, DefaultsAreValid) {
   EXPECT_EQ(config->storage.eventStore.kind, "sqlite");
   EXPECT_EQ(config->storage.eventStore.durability, "full");
   EXPECT_EQ(config->execution.journal.modelInput, "delta");
-  EXPECT_EQ(config->observability.logLevel, "info");
   EXPECT_TRUE(config->execution.effectMiddleware.empty());
   EXPECT_EQ(chainLayerNames(*config), std::vector<std::string>{"killSwitch"});
 }
@@ -96,8 +91,6 @@ TEST(DefineConfig, EachOutOfRangeValueNamesItsPath) {
       {[](Config& c) { c.storage.home = ""; }, "storage.home", "expected a non-empty string"},
       {[](Config& c) { c.execution.journal.modelInput = "half"; }, "execution.journal.modelInput",
        R"(expected one of "delta", "full"; got "half")"},
-      {[](Config& c) { c.observability.logLevel = "loud"; }, "observability.logLevel",
-       R"(expected one of "error", "warn", "info", "debug"; got "loud")"},
       {[](Config& c) { c.execution.effectMiddleware.push_back(nullptr); },
        "execution.effectMiddleware[0]", "expected a middleware, got a null pointer"},
       {[](Config& c) { c.security.redact.push_back({.name = "x", .value = "ab"}); },
@@ -141,7 +134,6 @@ TEST(DefineConfig, EveryProblemIsReportedAtOnce) {
   Config config;
   config.storage.eventStore.durability = "fast";
   config.storage.eventStore.kind = "postgres";
-  config.observability.logLevel = "loud";
   config.security.redact = {{.name = "a b", .pattern = "("}};
   try {
     defineConfig(config);
@@ -150,10 +142,9 @@ TEST(DefineConfig, EveryProblemIsReportedAtOnce) {
     const auto& v = dynamic_cast<const ConfigValidationError&>(e);
     EXPECT_EQ(pathsOf(v.issues()),
               (std::vector<std::string>{"storage.eventStore.kind", "storage.eventStore.durability",
-                                        "observability.logLevel", "security.redact[0].name",
-                                        "security.redact[0].pattern"}));
+                                        "security.redact[0].name", "security.redact[0].pattern"}));
     std::string what = e.what();
-    EXPECT_NE(what.find("5 problems"), std::string::npos) << what;
+    EXPECT_NE(what.find("4 problems"), std::string::npos) << what;
     for (const auto& issue : v.issues()) {
       EXPECT_NE(what.find("\n  " + issue.path + ": " + issue.message), std::string::npos);
     }

@@ -200,7 +200,7 @@ std::vector<OptionRow> buildTable() {
   addContentStorageRows(rows);
 
   // observability -----------------------------------------------------------------------
-  row("observability", OptionType::kGroup, "Warnings and logging.");
+  row("observability", OptionType::kGroup, "Warnings. (`logLevel` was removed: nothing read it.)");
   {
     OptionRow& r = row("observability.onWarn", OptionType::kCallback,
                        "Receives report-only warnings; must be thread-safe. Without it "
@@ -210,14 +210,6 @@ std::vector<OptionRow> buildTable() {
     r.show = [](const Config& c) {
       return std::string(c.observability.onWarn ? "<C++ callback>" : "<stderr>");
     };
-  }
-  {
-    OptionRow& r =
-        row("observability.logLevel", OptionType::kString, "The least severe level logged.");
-    r.defaultText = "\"info\"";
-    r.allowed = {"error", "warn", "info", "debug"};
-    bindString(
-        r, [](auto& c) -> auto& { return c.observability.logLevel; });
   }
 
   // agent apps --------------------------------------------------------------------------

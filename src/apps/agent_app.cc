@@ -76,8 +76,9 @@ std::optional<std::string> resolveProgram(const std::string& program, const fs::
 // model.model, so one app file serves several endpoints); an unset one is a problem at `path`.
 std::string fromEnvironment(const std::string& value, const std::string& path,
                             ConfigIssues& issues) {
-  if (value.size() < 4 || value.rfind("${", 0) != 0 || value.back() != '}') return value;
-  std::string name = value.substr(2, value.size() - 3);
+  std::optional<std::string> reference = app::environmentReference(value);
+  if (!reference) return value;
+  const std::string& name = *reference;
   const char* set = std::getenv(name.c_str());
   if (set == nullptr || *set == '\0') {
     issues.push_back({path, "the environment variable " + name + " is not set; export it (e.g. " +
@@ -96,6 +97,16 @@ std::shared_ptr<agent::Model> buildOpenAiModel(const app::ModelSection& section,
   if (issues.size() != before) return nullptr;
   options.apiKeyEnv = section.apiKeyEnv;
   options.timeoutMillis = section.timeoutMillis;
+  options.maxRetries = static_cast<int>(section.maxRetries);
+  options.initialBackoffMillis = section.initialBackoffMillis;
+  options.maxBackoffMillis = section.maxBackoffMillis;
+  for (const auto& header : section.headers) {
+    options.headers[std::string(header.key())] =
+        fromEnvironment(std::string(header.value().get_string()),
+                        "model.headers." + std::string(header.key()), issues);
+  }
+  options.extraBody = section.extraBody;
+  if (issues.size() != before) return nullptr;
   try {
     return std::make_shared<providers::OpenAiModel>(std::move(options));
   } catch (const FailedPreconditionError& e) {  // the key's variable is unset
@@ -265,7 +276,8 @@ void registerAgentApp(AgentApp& app, workflow::WorkflowRegistry& workflows,
     options.args = server.args;
     options.env = {server.env.begin(), server.env.end()};
     options.inheritEnv = server.inheritEnv;
-    options.workingDirectory = app.file.parent_path().string();
+    options.workingDirectory = (app.file.parent_path() / server.workingDirectory).string();
+    options.timeoutMillis = server.timeoutMillis;
     auto client = providers::registerMcpServer(tasks, std::move(options));
     for (const auto& definition : client->toolDefinitions()) {
       app.options.tools.push_back(definition);

@@ -94,7 +94,6 @@ struct ObservabilityConfig {
   // Receives warnings (report-only). Empty: "loom: warning: ..." on stderr. Must be
   // thread-safe. C++ only (a loom.toml cannot hold a function).
   std::function<void(std::string_view)> onWarn;
-  std::string logLevel = "info";  // "error", "warn", "info" or "debug"
 };
 
 // An agent app (`loom run app.toml`, examples/agents/): the [agent], [model] and [[tools]]
@@ -124,6 +123,13 @@ struct ModelSection {
   std::string model;              // openai: the model name the server knows
   std::string apiKeyEnv = "OPENAI_API_KEY";  // openai: the variable holding the key
   int64_t timeoutMillis = 120'000;           // openai: per request
+  int64_t maxRetries = 4;                    // openai: retries after the first attempt
+  int64_t initialBackoffMillis = 500;        // openai: the first backoff; doubles per retry
+  int64_t maxBackoffMillis = 30'000;         // openai: the cap of one backoff
+  // openai: extra request headers; a value written "${NAME}" is read from the variable NAME
+  // (which is then kept from tools, as a secret).
+  json::object headers;
+  json::object extraBody;  // openai: merged into every request body (temperature, ...)
 };
 
 struct ToolSection {
@@ -146,7 +152,9 @@ struct McpServerSection {  // [[tools.mcp]]
   std::string command;
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
-  bool inheritEnv = true;  // as ToolSection::inheritEnv
+  bool inheritEnv = true;          // as ToolSection::inheritEnv
+  std::string workingDirectory;    // relative to the app file's folder; empty: that folder
+  int64_t timeoutMillis = 30'000;  // per request (handshake, list page, call)
 };
 
 struct Config {
@@ -194,5 +202,9 @@ std::shared_ptr<const Config> defineConfig(Config config);
 // Loom starts afterwards inherits it (util/child_environment.h). Boot and agent-app
 // registration call it before anything is started.
 void markSecretVariables(const Config& config);
+
+// The variable NAME of a value written "${NAME}" (model.baseUrl, model.model, model.headers
+// values read it from the environment); nullopt for any other value.
+std::optional<std::string> environmentReference(std::string_view value);
 
 }  // namespace loom::app
