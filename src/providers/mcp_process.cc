@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +10,9 @@
 #include <cstring>
 #include <thread>
 
-#include "loom/util/child_environment.h"
 #include "loom/util/error.h"
 #include "loom/util/sigpipe_block.h"
+#include "util/guarded_child.h"
 
 namespace loom::providers {
 namespace {
@@ -45,42 +44,22 @@ McpProcess::McpProcess(std::string server, const std::vector<std::string>& argv,
     ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
     throw UnavailableError("pipe: " + std::string(strerror(errno)));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  if (!workingDirectory.empty()) {
-    posix_spawn_file_actions_addchdir_np(&actions, workingDirectory.c_str());
+  int rc = 0;
+  std::string why;
+  try {
+    pid_ = startGuarded(GuardedCommand{argv, workingDirectory, env, inheritEnv}, in[0], out[1],
+                        err[1]);
+  } catch (const Error& e) {
+    rc = -1;
+    why = e.what();
   }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, pipeDefault;
-  sigemptyset(&none);
-  sigemptyset(&pipeDefault);
-  sigaddset(&pipeDefault, SIGPIPE);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: stop() signals every process in it
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &pipeDefault);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  auto vars = childEnvironment(ChildEnvironment{inheritEnv, env});
-  std::vector<char*> envp;
-  for (auto& e : vars) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  int rc = posix_spawnp(&pid_, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   ::close(in[0]), ::close(out[1]), ::close(err[1]);
   in_ = in[1], out_ = out[0], err_ = err[0];
   if (rc != 0) {
     closeFd(in_), closeFd(out_), closeFd(err_);
     pid_ = -1;
-    throw UnavailableError("cannot start MCP server '" + server_ + "' (" + argv[0] +
-                           "): " + strerror(rc) + "; check its command and PATH");
+    throw UnavailableError("cannot start MCP server '" + server_ + "' (" + why +
+                           "); check its command and PATH");
   }
   fcntl(in_, F_SETFL, O_NONBLOCK);
 }

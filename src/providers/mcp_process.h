@@ -1,5 +1,6 @@
-// One MCP server process: started with posix_spawn in its own process group, with pipes for
-// stdin, stdout and stderr (all close-on-exec on Loom's side). McpConnection reads stdout and
+// One MCP server process: started guarded (util/guarded_child.h: its own process group, killed
+// with everything it started when loom dies, SIGKILL included), with pipes for stdin, stdout
+// and stderr (all close-on-exec on Loom's side). McpConnection reads stdout and
 // stderr; this class writes stdin with a deadline and ends the process: close stdin, wait,
 // SIGTERM the group, wait, SIGKILL the group. Killing the group also ends what a launcher such
 // as npx started. Thread-safety: writeAll is called by one thread at a time (the connection's

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,10 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <initializer_list>
 
-#include "loom/util/child_environment.h"
+#include "guarded_child.h"
 #include "loom/util/error.h"
 #include "loom/util/sigpipe_block.h"
 
@@ -37,138 +34,9 @@ struct Pipe {
   }
 };
 
-// What the forked processes need, prepared before fork (after it, only async-signal-safe calls
-// are allowed in a multi-threaded program).
-struct ExecPlan {
-  std::string program;  // the resolved path
-  std::vector<std::string> argv;
-  std::vector<std::string> env;
-  std::string workingDirectory;
-  std::vector<char*> argvp;
-  std::vector<char*> envp;
-};
-
-std::string resolveProgram(const std::string& name, const std::string& workingDirectory) {
-  if (name.find('/') != std::string::npos) {
-    std::filesystem::path p(name);
-    return p.is_absolute() || workingDirectory.empty()
-               ? name
-               : (std::filesystem::path(workingDirectory) / p).string();
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t from = 0; from <= dirs.size();) {
-    std::size_t to = dirs.find(':', from);
-    if (to == std::string::npos) to = dirs.size();
-    std::string dir = dirs.substr(from, to - from);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    from = to + 1;
-  }
-  return name;  // execve reports ENOENT
-}
-
-ExecPlan planOf(const std::vector<std::string>& argv, const SubprocessOptions& options) {
-  ExecPlan plan;
-  plan.program = resolveProgram(argv.front(), options.workingDirectory);
-  plan.argv = argv;
-  plan.env = childEnvironment(ChildEnvironment{options.inheritEnv, options.extraEnv});
-  plan.workingDirectory = options.workingDirectory;
-  for (auto& a : plan.argv) plan.argvp.push_back(a.data());
-  plan.argvp.push_back(nullptr);
-  for (auto& e : plan.env) plan.envp.push_back(e.data());
-  plan.envp.push_back(nullptr);
-  return plan;
-}
-
 void sleepMillis(long ms) {
   timespec t{0, ms * 1'000'000L};
   nanosleep(&t, nullptr);
-}
-
-// The tool process, after fork: its stdio, folder and signal mask, then exec. On failure the
-// errno goes to `report` (the parent reads it) and it exits 127.
-[[noreturn]] void execTool(const ExecPlan& plan, int in, int out, int err, int report) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);  // loom blocks SIGPIPE; the tool must not
-  dup2(in, 0);
-  dup2(out, 1);
-  dup2(err, 2);
-  if (!plan.workingDirectory.empty() && chdir(plan.workingDirectory.c_str()) != 0) {
-    int e = errno;
-    (void)!write(report, &e, sizeof e);
-    _exit(127);
-  }
-  execve(plan.program.c_str(), plan.argvp.data(), plan.envp.data());
-  int e = errno;
-  (void)!write(report, &e, sizeof e);
-  _exit(127);
-}
-
-void killGroupOnParentDeath(int) { kill(0, SIGKILL); }
-
-// The guard, after fork: leader of a new process group that the tool and everything it
-// starts belong to. It relays the tool's exit status, and kills the whole group when loom
-// dies (a parent-death signal), SIGKILL of loom included. Async-signal-safe calls only.
-[[noreturn]] void runGuard(const ExecPlan& plan, pid_t loom, int in, int out, int err, int report,
-                           std::initializer_list<int> parentEnds) {
-  // The guard execs nothing, so close-on-exec does not apply: drop loom's ends of the pipes,
-  // or the tool would never see the end of its stdin.
-  for (int fd : parentEnds) close(fd);
-  setpgid(0, 0);
-  struct sigaction onDeath {};
-  onDeath.sa_handler = killGroupOnParentDeath;
-  sigaction(SIGUSR1, &onDeath, nullptr);
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  sigprocmask(SIG_UNBLOCK, &usr1, nullptr);
-  prctl(PR_SET_PDEATHSIG, SIGUSR1);
-  if (getppid() != loom) kill(0, SIGKILL);  // loom died before the line above
-  pid_t tool = fork();
-  if (tool == 0) execTool(plan, in, out, err, report);
-  close(in);
-  close(out);
-  close(err);
-  close(report);
-  if (tool < 0) _exit(127);
-  int status = 0;
-  while (waitpid(tool, &status, 0) < 0) {
-    if (errno != EINTR) _exit(127);
-  }
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigaction(WTERMSIG(status), &dfl, nullptr);
-  kill(getpid(), WTERMSIG(status));
-  _exit(128 + WTERMSIG(status));
-}
-
-// Starts the guard (and through it the tool); returns the guard's pid, also the group id.
-pid_t spawn(const ExecPlan& plan, Pipe& in, Pipe& out, Pipe& err) {
-  Pipe report;
-  pid_t loom = getpid();
-  pid_t guard = fork();
-  if (guard < 0)
-    throw UnavailableError("cannot start '" + plan.argv[0] + "': fork: " + strerror(errno));
-  if (guard == 0) {
-    runGuard(plan, loom, in.fd[0], out.fd[1], err.fd[1], report.fd[1],
-             {in.fd[1], out.fd[0], err.fd[0], report.fd[0]});
-  }
-  setpgid(guard, guard);  // also here, so a kill of the group cannot race the guard's own call
-  report.close(1);
-  int e = 0;
-  ssize_t n;
-  while ((n = read(report.fd[0], &e, sizeof e)) < 0 && errno == EINTR) {
-  }
-  if (n == static_cast<ssize_t>(sizeof e)) {
-    kill(-guard, SIGKILL);
-    while (waitpid(guard, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    throw UnavailableError("cannot start '" + plan.argv[0] + "': " + strerror(e));
-  }
-  return guard;
 }
 
 // Appends `bytes` to `err`, keeping only the last `cap` bytes.
@@ -301,9 +169,10 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const std::
                                const SubprocessOptions& options) {
   if (argv.empty()) throw InvalidArgumentError("a subprocess needs a command");
   SigpipeBlock noSigpipe;  // a child that exits before reading its stdin must not kill us
-  ExecPlan plan = planOf(argv, options);
   Pipe in, out, err;
-  pid_t guard = spawn(plan, in, out, err);
+  pid_t guard = startGuarded(
+      GuardedCommand{argv, options.workingDirectory, options.extraEnv, options.inheritEnv},
+      in.fd[0], out.fd[1], err.fd[1]);
   in.close(0);
   out.close(1);
   err.close(1);

@@ -1,5 +1,6 @@
 // Tool processes stay bounded ("Hardening", item 5), on the real binary: when loom is
-// SIGKILLed in the middle of a tool call, the tool and the grandchild it started die with it.
+// SIGKILLed in the middle of a tool call, the tool and the grandchild it started die with it;
+// so does an MCP server that would not exit by itself, and its child.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -44,6 +45,65 @@ TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   }
   EXPECT_FALSE(processRunning(toolPid)) << "the tool outlived loom";
   EXPECT_FALSE(processRunning(grandchild)) << "the tool's background child outlived loom";
+}
+
+// An MCP server that starts a background child, answers a call only after a minute, and does
+// not exit when its stdin closes: a hung server.
+std::string hungServer(const std::string& pids) {
+  return R"(#!/bin/sh
+sleep 300 &
+echo $$ $! > )" +
+         pids + ".tmp && mv " + pids + ".tmp " + pids + R"(
+reply() { printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$1" "$2"; }
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      reply "$id" '{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hung","version":"1"}}' ;;
+    *'"method":"tools/list"'*)
+      reply "$id" '{"tools":[{"name":"wait","inputSchema":{"type":"object"}}]}' ;;
+    *'"method":"tools/call"'*)
+      sleep 60; reply "$id" '{"content":[{"type":"text","text":"late"}]}' ;;
+  esac
+done
+sleep 300
+)";
+}
+
+TEST(ToolProcesses, NoMcpServerOrItsChildOutlivesASigkilledLoom) {
+  TempDir dir;
+  std::string pids = dir / "pids";
+  std::string server = dir / "hung.sh";
+  writeExecutable(server, hungServer(pids));
+  std::string script = dir / "s.json";
+  std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "wait", "arguments": {}}]},
+      {"answer": "ok"}]})";
+  std::string app = dir / "app.toml";
+  std::ofstream(app)
+      << "[agent]\nname = \"mcp\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\nscript = \""
+      << script << "\"\n\n[[tools.mcp]]\nname = \"hung\"\ncommand = \"" << server
+      << "\"\ntimeoutMillis = 120000\n";
+  Child run({"--home", dir / "home", "run", app}, dir);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(pids)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the server never started";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the slow call
+  pid_t serverPid = 0, child = 0;
+  std::ifstream(pids) >> serverPid >> child;
+  ASSERT_TRUE(processRunning(serverPid) && processRunning(child));
+  run.kill(SIGKILL);
+  run.wait();
+  auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((processRunning(serverPid) || processRunning(child)) &&
+         std::chrono::steady_clock::now() < gone) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(processRunning(serverPid)) << "the MCP server outlived loom";
+  EXPECT_FALSE(processRunning(child)) << "the server's background child outlived loom";
+  if (processRunning(serverPid)) ::kill(serverPid, SIGKILL);
+  if (processRunning(child)) ::kill(child, SIGKILL);
 }
 
 }  // namespace

@@ -153,7 +153,7 @@ TEST_F(McpAgent, AServerKilledMidRunFailsThatCallCleanlyAndTheRunGoesOn) {
   int pid = clients_[0]->pid();
   std::thread killer([pid] {
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
-    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);  // the server crashing: its whole group (guard and server) dies
   });
   int64_t ms = millisOf([&] {
     run(json::array{json::object{{"toolCalls",

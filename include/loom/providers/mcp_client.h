@@ -76,7 +76,9 @@ class McpClient {
   // Stops the server (see the header comment). Idempotent; later calls fail.
   void close();
 
-  // The running server's process id (its process group id too), 0 when none runs.
+  // The running server's process group id, 0 when none runs. The group is led by a guard that
+  // relays the server's exit and kills the group if loom dies (util/guarded_child.h); signal
+  // the server with kill(-pid(), ...).
   int pid() const;
   // The last bytes the current server process wrote to stderr (bounded).
   std::string stderrTail() const;
