@@ -18,7 +18,11 @@ constexpr std::string_view kJsonHelp = "Print exactly one JSON object instead of
 json::object resultJson(const workflow::RunResult& r, bool withCounts, const apps::AgentApp* app) {
   json::object o{{"id", r.id}, {"status", kernel::statusName(r.status)}, {"output", r.output}};
   if (r.status == ExecutionStatus::kFailed) o["error"] = r.error;
-  if (r.status == ExecutionStatus::kParked) o["waitingFor"] = r.waitingFor;
+  if (r.status == ExecutionStatus::kParked) {
+    o["waitingFor"] = r.waitingFor;
+    o["parkReason"] = r.parkReason;
+    if (!r.parkDetail.empty()) o["parkDetail"] = r.parkDetail;
+  }
   if (withCounts) {
     o["replayedSteps"] = r.replayedSteps;
     o["effectsRun"] = r.effectsRun;
@@ -47,6 +51,10 @@ void printParked(std::ostream& out, const workflow::RunResult& r) {
     out << ", waiting for signal \"" << r.waitingFor << "\"";
     out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";
     out << "next:     loom signal " << r.id << " " << r.waitingFor << " '<JSON payload>'\n";
+  } else if (r.parkReason == "contentStoreUnavailable") {
+    out << " (contentStoreUnavailable: " << r.parkDetail << ")\n";
+    out << "next:     make room in the content store (or bring it back), then loom resume " << r.id
+        << "; only the calls whose results were not stored run again\n";
   } else if (r.parkReason == "effectStopped") {
     out << " (effectStopped: an operator stopped the effect of its next step)\n";
     out << "next:     loom killed lists the stops; loom unkill <effectId>, then loom resume "
@@ -185,7 +193,8 @@ Action setupRun(CLI::App& command, Session& session) {
   command.add_flag("--json", args->json,
                    std::string(kJsonHelp) +
                        ": {\"id\",\"status\",\"output\"}, plus \"error\" "
-                       "when failed, \"waitingFor\" when parked, \"modelCalls\" for an agent app");
+                       "when failed, \"waitingFor\", \"parkReason\" (and \"parkDetail\") when "
+                       "parked, \"modelCalls\" for an agent app");
   command.footer(workflowTable(session.workflows()) + "\n" + std::string(kAgentAppHelp) + "\n\n" +
                  std::string(kDurabilityHelp));
   return [&session, args, id, subject, input, prompt] {

@@ -304,11 +304,12 @@ Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string
                {"retryable", retryable}});
 }
 
-Event executionParked(std::string_view reason, std::string_view waitingFor,
-                      std::string_view stepId, int64_t atMillis) {
+Event executionParked(std::string_view reason, std::string_view waitingFor, std::string_view stepId,
+                      int64_t atMillis, std::string_view detail) {
   json::object d{{"reason", reason}};
   if (!waitingFor.empty()) d["waitingFor"] = waitingFor;
   if (!stepId.empty()) d["stepId"] = stepId;
+  if (!detail.empty()) d["detail"] = detail;
   return make(EventType::kExecutionParked, atMillis, std::move(d));
 }
 

@@ -16,6 +16,8 @@ json::value RetryMiddleware::invoke(const effects::EffectContext& ctx, json::val
     try {
       // The last try may consume the input; earlier ones work on a copy.
       return attempt < config_.attempts ? next(ctx, input) : next(ctx, std::move(input));
+    } catch (const ContentStoreUnavailableError&) {
+      throw;  // the effect ran; running it again makes no room in the store
     } catch (const Error& e) {
       if (attempt >= config_.attempts || !retryable(e.code())) throw;
     }

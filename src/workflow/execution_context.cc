@@ -120,6 +120,9 @@ json::value ExecutionContext::invokeChain(const StepCall& call, int attempt, jso
     throw;
   } catch (const ConflictError&) {
     throw;  // the log moved under us: nothing to record
+  } catch (const ContentStoreUnavailableError& e) {
+    // The effect ran but its result could not be stored: not its failure, nothing to record.
+    throw ParkRequest{"contentStoreUnavailable", "", std::string(call.stepId), e.what()};
   } catch (const Error& e) {
     bool stopped = e.code() == ErrorCode::kStopped;
     recordFailure(call, errorCodeName(e.code()), e.what(), stopped);

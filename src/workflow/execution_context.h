@@ -21,6 +21,7 @@ struct ParkRequest {
   std::string reason;
   std::string waitingFor;
   std::string stepId;
+  std::string detail;  // what happened, for a park caused by an error (contentStoreUnavailable)
 };
 
 struct RunEnvironment {

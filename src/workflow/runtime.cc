@@ -113,11 +113,13 @@ class WorkflowRuntime::Impl {
       r.status = ExecutionStatus::kCompleted;
     } catch (const ParkRequest& park) {
       if (!sameParking(log, park)) {
-        ctx.append(kernel::executionParked(park.reason, park.waitingFor, park.stepId, now()));
+        ctx.append(
+            kernel::executionParked(park.reason, park.waitingFor, park.stepId, now(), park.detail));
       }
       if (writesSnapshots(options_)) writeSnapshot(options_, id, log);
       r.status = ExecutionStatus::kParked;
       r.parkReason = park.reason;
+      r.parkDetail = park.detail;
       r.waitingFor = park.waitingFor;
     } catch (const ConflictError&) {
       throw;  // another runner owns the log: record nothing

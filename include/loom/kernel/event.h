@@ -96,8 +96,8 @@ Event stepCompleted(std::string_view stepId, std::string_view taskKind,
 Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string_view effectId,
                  std::string_view code, std::string_view message, bool retryable,
                  int64_t atMillis);
-Event executionParked(std::string_view reason, std::string_view waitingFor,
-                      std::string_view stepId, int64_t atMillis);
+Event executionParked(std::string_view reason, std::string_view waitingFor, std::string_view stepId,
+                      int64_t atMillis, std::string_view detail = {});
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis);
 Event executionCompleted(json::value output, int64_t atMillis);
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);

@@ -58,6 +58,17 @@ LOOM_DEFINE_ERROR(InternalError, kInternal)
 
 #undef LOOM_DEFINE_ERROR
 
+// A write Loom needs to journal an effect's result could not be made: a blob of a claim-checked
+// result did not go into the content store (full, an I/O error, unreachable). The effect ran,
+// but its result cannot be recorded: the runtime records nothing for the step (it is not a
+// failure of the effect) and parks the run, reason "contentStoreUnavailable"; `loom resume`
+// runs the call again once the store takes writes. Retry middleware does not retry it (running
+// the effect again does not make room).
+class ContentStoreUnavailableError : public UnavailableError {
+ public:
+  using UnavailableError::UnavailableError;
+};
+
 // A stored event that cannot be read: malformed JSON, a missing field, an unknown event type.
 // Names the execution and the sequence number so an operator can find the row.
 class CorruptEventError : public DataLossError {

@@ -53,7 +53,13 @@ json::value ClaimCheckMiddleware::offload(const effects::EffectContext& ctx,
                                           const std::string& text) const {
   const ClaimCheckOptions& o = *options_;
   content::ClaimCheckEnvelope envelope;
-  envelope.address = o.store->put(text, ctx.subject);
+  try {
+    envelope.address = o.store->put(text, ctx.subject);
+  } catch (const Error& e) {
+    throw ContentStoreUnavailableError("the result of step '" + ctx.stepId + "' (effect '" +
+                                       ctx.effectId + "', " + std::to_string(text.size()) +
+                                       " bytes) could not be stored: " + e.what());
+  }
   envelope.size = static_cast<int64_t>(text.size());
   std::vector<std::string> origins = effects::taintOrigins(result);
   if (auto it = o.digests.find(ctx.effectId); it != o.digests.end()) {

@@ -1,0 +1,100 @@
+// A full content store loses nothing ("Hardening", item 7), tried with a real full disk: the
+// home's blob folder is a small tmpfs. A tool result that cannot be offloaded is not recorded
+// as the tool's failure: the run parks (contentStoreUnavailable) saying what happened, and once
+// there is room `loom resume` completes, running again only the call whose result was not
+// stored.
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "cli/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+const std::string kTools = std::string(LOOM_SOURCE_DIR) + "/examples/agents/tools";
+
+// A tmpfs of `bytes` mounted at `path` for the scope (root only).
+class SmallDisk {
+ public:
+  SmallDisk(std::string path, std::size_t bytes) : path_(std::move(path)) {
+    std::filesystem::create_directories(path_);
+    std::string options = "size=" + std::to_string(bytes) + ",mode=0700";
+    mounted_ = ::mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) == 0;
+    if (!mounted_) why_ = std::strerror(errno);
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& why() const { return why_; }
+  bool grow(std::size_t bytes) {
+    std::string options = "size=" + std::to_string(bytes);
+    return ::mount("tmpfs", path_.c_str(), "tmpfs", MS_REMOUNT, options.c_str()) == 0;
+  }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+TEST(ContentStoreFull, AResultThatCannotBeStoredParksTheRunAndResumeCompletesAfterRoomIsMade) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::filesystem::create_directories(home);
+  std::filesystem::permissions(home, std::filesystem::perms::owner_all);
+  SmallDisk disk(home + "/blobs", 16 << 10);  // four 4 KiB pages: a few blobs, then ENOSPC
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a small tmpfs needs root: " << disk.why();
+
+  constexpr int kPages = 12;
+  std::string turns;
+  for (int p = 1; p <= kPages; ++p) {
+    turns += "{\"toolCalls\": [{\"name\": \"fetch_report\", \"arguments\": {\"page\": " +
+             std::to_string(p) + "}}]},";
+  }
+  std::ofstream(dir / "s.json") << "{\"turns\": [" << turns << "{\"answer\": \"done\"}]}";
+  std::ofstream(dir / "app.toml")
+      << "[agent]\nname = \"reader\"\nprompt = \"read\"\nmaxTurns = 20\n\n[model]\n"
+      << "kind = \"scripted\"\nscript = \"s.json\"\n\n[[tools]]\nname = \"fetch_report\"\n"
+      << "command = [\"" << kTools << "/fetch_report\"]\n\n[execution.claimCheck]\n"
+      << "toolIds = [\"fetch_report\"]\n";
+  std::string witness = dir / "witness.txt";
+  std::vector<std::string> env = {"LOOM_TOOL_WITNESS=" + witness};
+
+  Outcome run = runLoom({"--home", home, "run", dir / "app.toml", "--id", "r", "--json"}, dir, env);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  json::value result = run.json();
+  ASSERT_EQ(result.at("status"), "parked") << run.out;
+  EXPECT_EQ(result.at("parkReason"), "contentStoreUnavailable");
+  EXPECT_NE(std::string(result.at("parkDetail").as_string()).find("No space left on device"),
+            std::string::npos)
+      << run.out;
+  std::size_t ran = readLines(witness).size();
+  ASSERT_GT(ran, 1u) << "some results were stored before the disk filled";
+  ASSERT_LT(ran, static_cast<std::size_t>(kPages));
+
+  Outcome log = runLoom({"--home", home, "log", "r", "--json"}, dir);
+  ASSERT_EQ(log.exitCode, 0) << log.err;
+  EXPECT_EQ(log.out.find("STEP_FAILED"), std::string::npos) << "a stored-nothing call was "
+                                                               "recorded as the tool's failure";
+  Outcome again = runLoom({"--home", home, "resume", "r", "--json"}, dir, env);
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(again.json().at("status"), "parked") << "still no room: it parks again";
+  EXPECT_EQ(readLines(witness).size(), ran + 1) << "only the unstored call ran again";
+
+  ASSERT_TRUE(disk.grow(4 << 20)) << std::strerror(errno);
+  Outcome done = runLoom({"--home", home, "resume", "r", "--json"}, dir, env);
+  ASSERT_EQ(done.exitCode, 0) << done.err;
+  EXPECT_EQ(done.json().at("status"), "completed") << done.out;
+  EXPECT_EQ(readLines(witness).size(), static_cast<std::size_t>(kPages) + 2)
+      << "each page ran once, plus the two calls whose results were not stored";
+  Outcome state = runLoom({"--home", home, "state", "r", "--json"}, dir);
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
