@@ -14,7 +14,7 @@ TEST(SignalTest, ParkedRunIsCompletedBySignalFromAnotherProcess) {
   ASSERT_EQ(run.exitCode, 0) << "a parked run exits 0: " << run.err;
   json::value parked = run.json();
   EXPECT_EQ(parked, json::parse(R"({"id":"a1","status":"parked","output":null,
-                                    "waitingFor":"approve"})",
+                                    "waitingFor":"approve","parkReason":"signal"})",
                                 "expected"));
 
   Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
