@@ -1,5 +1,7 @@
 // ADR 0140 D6: replay makes zero content-store calls; retained blobs survive the sweep,
 // reclaimable ones are TTL-reclaimed and then resolve to null; replay is unaffected.
+#include "loom/content/faulty_content_store.h"
+#include "loom/middleware/retry.h"
 #include "loom/sweep/sweep.h"
 #include "opt_in_fixture.h"
 
@@ -74,6 +76,36 @@ TEST_F(OptInFixture, D6_RetainedBlobsOutliveTheTtlReclaimableOnesDoNot) {
   auto again = boot(c)->runtime().resume("d6");
   EXPECT_EQ(again.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(calls_["untrusted"], before);
+}
+
+// A result the content store cannot take (full disk, I/O error) is not the tool's failure:
+// nothing is recorded, the run parks, a retry layer does not run the tool again, and resume
+// completes once the store takes writes, running only the unstored call again.
+TEST_F(OptInFixture, AResultTheStoreCannotTakeParksTheRunAndNothingIsRecorded) {
+  registerAgent(turns({call("fetch_report", {{"page", 1}}), call("fetch_report", {{"page", 2}}),
+                       call("fetch_report", {{"page", 3}})}));
+  auto faulty = std::make_shared<content::FaultyContentStore>(inner_);
+  auto c = baseConfig();
+  c.storage.contentStore.instance = faulty;
+  c.execution.claimCheck = claimCheck({"fetch_report"});
+  c.execution.effectMiddleware = {
+      std::make_shared<middleware::RetryMiddleware>(middleware::RetryConfig{
+          .attempts = 3, .initialDelayMs = 0, .jitter = 0, .retryOn = {ErrorCode::kUnavailable}})};
+  faulty->failFrom(content::ContentCall::kPut, 2);  // the second result finds the store full
+  auto a = boot(c);
+  auto parked = a->runtime().start("research", json::value("go"), {.id = "full"});
+  ASSERT_EQ(parked.status, ExecutionStatus::kParked);
+  EXPECT_EQ(parked.parkReason, "contentStoreUnavailable");
+  EXPECT_NE(parked.parkDetail.find("research#turn:2:tool:0"), std::string::npos)
+      << parked.parkDetail;
+  EXPECT_EQ(calls_["fetch_report"], 2) << "the retry layer did not run the tool again";
+  for (const auto& e : a->store().read("full")) {
+    EXPECT_NE(e.type, kernel::EventType::kStepFailed) << kernel::toText(e);
+  }
+  faulty->failFrom(content::ContentCall::kPut, 0);  // room again
+  auto done = a->runtime().resume("full");
+  EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(calls_["fetch_report"], 4) << "three pages, one of them twice";
 }
 
 }  // namespace
