@@ -8,6 +8,7 @@ packages=(
   libboost-json1.81-dev libsqlite3-dev sqlite3 libsodium-dev libzstd-dev
   libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
+  clang libclang-rt-14-dev
 )
 
 # Node.js and npm run the MCP servers of the provider tests; any Node.js >= 18 will do, so an
