@@ -3,6 +3,7 @@
 // so does an MCP server that would not exit by itself, and its child.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <fstream>
@@ -45,6 +46,49 @@ TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   }
   EXPECT_FALSE(processRunning(toolPid)) << "the tool outlived loom";
   EXPECT_FALSE(processRunning(grandchild)) << "the tool's background child outlived loom";
+}
+
+// An agent app in `dir` whose one tool runs `script` once, then answers.
+std::string oneToolApp(const TempDir& dir, const std::string& script) {
+  std::string tool = dir / "tool";
+  writeExecutable(tool, script);
+  std::ofstream(dir / "s.json") << R"({"turns": [{"toolCalls": [{"name": "t", "arguments": {}}]},
+      {"answer": "ok"}]})";
+  std::string app = dir / "app.toml";
+  std::ofstream(app) << "[agent]\nname = \"one\"\nprompt = \"go\"\n\n[model]\nkind = "
+                        "\"scripted\"\nscript = \"s.json\"\n\n[[tools]]\nname = \"t\"\n"
+                     << "command = [\"" << tool << "\"]\n";
+  return app;
+}
+
+TEST(ToolProcesses, A200MegabyteStderrKeepsOnlyItsTailAndLoomStaysSmall) {
+  TempDir dir;
+  std::string app =
+      oneToolApp(dir,
+                 "#!/bin/sh\ncat >/dev/null\nhead -c 200000000 /dev/zero | tr '\\0' e >&2\n"
+                 "echo 'the last line' >&2\nexit 3\n");
+  Outcome run = runLoom({"--home", dir / "home", "run", app, "--id", "loud", "--json"}, dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.json().at("status"), "completed") << "the model was told the call failed";
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  EXPECT_LT(usage.ru_maxrss, 150 * 1024) << "KiB: loom buffered the tool's stderr";
+  Outcome log = runLoom({"--home", dir / "home", "log", "loud", "--json"}, dir);
+  EXPECT_NE(log.out.find("the last line"), std::string::npos) << "the tail is what is kept";
+}
+
+TEST(ToolProcesses, AToolThatAnswersAndExitsWhileItsBackgroundChildHoldsStdoutSucceeds) {
+  TempDir dir;
+  std::string app =
+      oneToolApp(dir, "#!/bin/sh\ncat >/dev/null\nsleep 30 &\necho '{\"ok\": true}'\nexit 0\n");
+  auto started = std::chrono::steady_clock::now();
+  Outcome run = runLoom({"--home", dir / "home", "run", app, "--id", "bg", "--json"}, dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10))
+      << "loom waited for the background child instead of the tool";
+  Outcome log = runLoom({"--home", dir / "home", "log", "bg", "--json"}, dir);
+  EXPECT_NE(log.out.find(R"("output":{"ok":true})"), std::string::npos) << log.out;
+  EXPECT_EQ(log.out.find("STEP_FAILED"), std::string::npos) << log.out;
 }
 
 // An MCP server that starts a background child, answers a call only after a minute, and does
