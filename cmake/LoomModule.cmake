@@ -9,8 +9,11 @@ function(loom_module)
     list(REMOVE_ITEM sources ${tests})
   endif()
   add_library(loom_${M_NAME} STATIC ${sources})
-  target_include_directories(loom_${M_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include
+  target_include_directories(loom_${M_NAME} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                                                   PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  if(NOT M_NAME STREQUAL "examples")  # the stock binary's demo workflows stay out of libloom
+    set_property(GLOBAL APPEND PROPERTY LOOM_LIBRARY_MODULES loom_${M_NAME})
+  endif()
   target_link_libraries(loom_${M_NAME} PUBLIC ${M_DEPS})
   if(LOOM_BUILD_TESTS AND tests)
     add_executable(loom_${M_NAME}_test ${tests})

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-json1.81-dev libsqlite3-dev sqlite3 libsodium-dev libzstd-dev
-  libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcpp-httplib-dev
+  libcli11-dev libtomlplusplus-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
   clang libclang-rt-14-dev
 )

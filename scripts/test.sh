@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 cmake --preset release
 cmake --build --preset release --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset release
+./scripts/test-embed.sh
 cmake --preset asan
 cmake --build --preset asan --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset asan

@@ -14,6 +14,34 @@
 namespace loom::testing {
 namespace {
 
+// Starts `loom run app`, waits for the pids file its tool or server writes ("<it> <its
+// child>"), SIGKILLs loom there, and expects both processes gone within 5 s.
+void expectNothingOutlivesAKilledLoom(const TempDir& dir, const std::string& app,
+                                      const std::string& pids, int settleMillis = 0) {
+  Child run({"--home", dir / "home", "run", app}, dir);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(pids)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the process never started";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(settleMillis));
+  pid_t process = 0, child = 0;
+  std::ifstream(pids) >> process >> child;
+  ASSERT_TRUE(processRunning(process) && processRunning(child));
+  run.kill(SIGKILL);
+  run.wait();
+  auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((processRunning(process) || processRunning(child)) &&
+         std::chrono::steady_clock::now() < gone) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(processRunning(process)) << "it outlived loom";
+  EXPECT_FALSE(processRunning(child)) << "its background child outlived loom";
+  for (pid_t pid : {process, child}) {
+    if (processRunning(pid)) ::kill(pid, SIGKILL);
+  }
+}
+
 TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
   TempDir dir;
   std::string pids = dir / "pids";
@@ -28,24 +56,7 @@ TEST(ToolProcesses, NoToolOrGrandchildOutlivesASigkilledLoom) {
       << "[agent]\nname = \"slow\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\nscript = \""
       << script << "\"\n\n[[tools]]\nname = \"slow\"\ndescription = \"d\"\n"
       << "command = [\"" << tool << "\"]\ntimeoutMillis = 120000\n";
-  Child run({"--home", dir / "home", "run", app}, dir);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!std::filesystem::exists(pids)) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the tool never started";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  pid_t toolPid = 0, grandchild = 0;
-  std::ifstream(pids) >> toolPid >> grandchild;
-  ASSERT_TRUE(processRunning(toolPid) && processRunning(grandchild));
-  run.kill(SIGKILL);
-  run.wait();
-  auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((processRunning(toolPid) || processRunning(grandchild)) &&
-         std::chrono::steady_clock::now() < gone) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_FALSE(processRunning(toolPid)) << "the tool outlived loom";
-  EXPECT_FALSE(processRunning(grandchild)) << "the tool's background child outlived loom";
+  expectNothingOutlivesAKilledLoom(dir, app, pids);
 }
 
 // An agent app in `dir` whose one tool runs `script` once, then answers.
@@ -127,27 +138,7 @@ TEST(ToolProcesses, NoMcpServerOrItsChildOutlivesASigkilledLoom) {
       << "[agent]\nname = \"mcp\"\nprompt = \"go\"\n\n[model]\nkind = \"scripted\"\nscript = \""
       << script << "\"\n\n[[tools.mcp]]\nname = \"hung\"\ncommand = \"" << server
       << "\"\ntimeoutMillis = 120000\n";
-  Child run({"--home", dir / "home", "run", app}, dir);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!std::filesystem::exists(pids)) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the server never started";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the slow call
-  pid_t serverPid = 0, child = 0;
-  std::ifstream(pids) >> serverPid >> child;
-  ASSERT_TRUE(processRunning(serverPid) && processRunning(child));
-  run.kill(SIGKILL);
-  run.wait();
-  auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((processRunning(serverPid) || processRunning(child)) &&
-         std::chrono::steady_clock::now() < gone) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_FALSE(processRunning(serverPid)) << "the MCP server outlived loom";
-  EXPECT_FALSE(processRunning(child)) << "the server's background child outlived loom";
-  if (processRunning(serverPid)) ::kill(serverPid, SIGKILL);
-  if (processRunning(child)) ::kill(child, SIGKILL);
+  expectNothingOutlivesAKilledLoom(dir, app, pids, /*settleMillis=*/500);  // into the slow call
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The README's "Embedding" commands, tried as an embedder would: installs the release build
+# into a fresh prefix, builds examples/embed against it with CMake (find_package, libloom.a)
+# and with pkg-config (libloom.so), and runs both; then configures a project that adds Loom with
+# add_subdirectory (loom::loom is there, Loom's tests are not). Part of scripts/test.sh;
+# assumes the release preset is built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix="$PWD/build/embed-prefix"
+rm -rf "$prefix" build/embed build/embed-pc build/embed-sub
+cmake --install build/release --prefix "$prefix" >/dev/null
+libdir="$(dirname "$(find "$prefix" -name loom.pc -print -quit)")/.."
+
+cmake -S examples/embed -B build/embed -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build build/embed
+home="$(mktemp -d)"
+trap 'rm -rf "$home"' EXIT
+echo "embed (CMake, libloom.a):"
+./build/embed/embed "$home/static"
+
+mkdir -p build/embed-pc
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# shellcheck disable=SC2046  # pkg-config's words are separate arguments
+g++ -o build/embed-pc/embed examples/embed/embed.cc $(pkg-config --cflags --libs loom)
+echo "embed (pkg-config, libloom.so):"
+LD_LIBRARY_PATH="$libdir" ./build/embed-pc/embed "$home/shared"
+ldd build/embed-pc/embed | grep -q "libloom.so" || {
+  echo "test-embed: the pkg-config build did not link libloom.so" >&2
+  exit 1
+}
+
+cmake -S examples/embed/subproject -B build/embed-sub -G Ninja -DLOOM_SOURCE="$PWD" >/dev/null
+echo "embed (add_subdirectory): loom::loom defined, Loom's tests and benchmarks off"
