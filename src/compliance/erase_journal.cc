@@ -6,8 +6,6 @@
 namespace loom::compliance::detail {
 namespace {
 
-constexpr int kMaxJournalRounds = 100;
-
 std::vector<std::string> addressesOf(const json::object& data,
                                      std::string_view member = "addresses") {
   const json::value& list = json::require(data, member);
@@ -60,16 +58,8 @@ std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
 
 int64_t journal(kernel::EventStore& events, std::string_view type, json::object data,
                 int64_t atMillis) {
-  for (int round = 0;; ++round) {
-    auto log = events.readControl(1);
-    int64_t seq = log.empty() ? 1 : log.back().seq + 1;
-    try {
-      events.appendControl(seq, {kernel::ControlEvent{0, std::string(type), atMillis, data}});
-      return seq;
-    } catch (const ConflictError&) {
-      if (round >= kMaxJournalRounds) throw;  // a very busy control log; the caller may retry
-    }
-  }
+  return kernel::appendControlAtEnd(
+      events, kernel::ControlEvent{0, std::string(type), atMillis, std::move(data)});
 }
 
 }  // namespace loom::compliance::detail

@@ -1,11 +1,27 @@
 #include "loom/kernel/event_store.h"
 
+#include "loom/util/error.h"
+
 namespace loom::kernel {
 
 std::vector<Event> EventStore::read(const std::string& executionId, int64_t fromSeq) const {
   std::vector<Event> out;
   scan(executionId, fromSeq, [&](const Event& e) { out.push_back(e); });
   return out;
+}
+
+int64_t appendControlAtEnd(EventStore& store, ControlEvent event) {
+  constexpr int kMaxRounds = 100;
+  for (int round = 0;; ++round) {
+    auto log = store.readControl(1);
+    int64_t seq = log.empty() ? 1 : log.back().seq + 1;
+    try {
+      store.appendControl(seq, {event});
+      return seq;
+    } catch (const ConflictError&) {
+      if (round >= kMaxRounds) throw;  // a very busy control log; the caller may retry
+    }
+  }
 }
 
 }  // namespace loom::kernel

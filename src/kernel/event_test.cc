@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "loom/kernel/fold.h"
+#include "loom/kernel/memory_event_store.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 
@@ -97,6 +100,29 @@ TEST(FoldTest, IncrementalStateBytesMatchTheFoldedText) {
   EXPECT_EQ(info.status, ExecutionStatus::kFailed);
   EXPECT_EQ(info.endedAtMillis, std::optional<int64_t>(8));
   EXPECT_EQ(info.steps, 2);
+}
+
+}  // namespace
+}  // namespace loom::kernel
+
+namespace loom::kernel {
+namespace {
+
+TEST(AppendControlAtEnd, ConcurrentWritersEachGetTheirOwnSeqAndNothingIsLost) {
+  MemoryEventStore store;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&store, w] {
+      for (int i = 0; i < 25; ++i) {
+        appendControlAtEnd(
+            store, ControlEvent{0, "RETENTION_RUN", 1, json::object{{"writer", w}, {"i", i}}});
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  auto log = store.readControl(1);
+  ASSERT_EQ(log.size(), 100u);
+  for (std::size_t i = 0; i < log.size(); ++i) EXPECT_EQ(log[i].seq, static_cast<int64_t>(i + 1));
 }
 
 }  // namespace

@@ -53,16 +53,8 @@ void appendRunEvent(kernel::EventStore& store, const RetentionReport& r, int64_t
                     {"segment", r.segmentPath.empty()
                                     ? json::value()
                                     : json::value(fs::path(r.segmentPath).filename().string())}};
-  constexpr int kMaxRounds = 100;
-  for (int round = 0;; ++round) {
-    auto next = static_cast<int64_t>(store.readControl(1).size()) + 1;
-    try {
-      store.appendControl(next, {kernel::ControlEvent{0, "RETENTION_RUN", atMillis, data}});
-      return;
-    } catch (const ConflictError&) {
-      if (round >= kMaxRounds) throw;  // a very busy control log; the caller may retry
-    }
-  }
+  kernel::appendControlAtEnd(store,
+                             kernel::ControlEvent{0, "RETENTION_RUN", atMillis, std::move(data)});
 }
 
 std::string humanBytes(int64_t n) {

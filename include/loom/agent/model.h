@@ -27,7 +27,8 @@ class Model {
   virtual json::value complete(const effects::EffectContext& ctx, const json::value& request) = 0;
 };
 
-// Registers `model` as an `llm` task under model->id(). The model must outlive the registry.
+// Registers `model` as an `llm` task under model->id(); the registry's task shares ownership
+// of it.
 void registerModel(effects::TaskRegistry& tasks, std::shared_ptr<Model> model);
 
 // Checks a model response's shape; throws InvalidArgumentError naming what is wrong.

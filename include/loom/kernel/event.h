@@ -103,8 +103,9 @@ Event executionCompleted(json::value output, int64_t atMillis);
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);
 
 // The control log holds system events that belong to no execution (erasure intents and
-// results, kill-switch changes). Same envelope {"seq","type","at",...}; its types are
-// listed in docs/spec/events.md and unknown ones are CorruptEventError as well.
+// results, subject shreds, retention runs; kill-switch changes live in their own store). Same
+// envelope {"seq","type","at",...}; its types are listed in docs/spec/events.md and unknown ones
+// are CorruptEventError as well.
 struct ControlEvent {
   int64_t seq = 0;
   std::string type;  // one of kControlEventTypes

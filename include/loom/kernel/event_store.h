@@ -70,4 +70,9 @@ class EventStore {
   virtual std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const = 0;
 };
 
+// Appends `event` at the end of the control log, whatever other writers append meanwhile: on a
+// ConflictError it reads the log's end again and retries (up to 100 times, then rethrows).
+// Returns the seq it got.
+int64_t appendControlAtEnd(EventStore& store, ControlEvent event);
+
 }  // namespace loom::kernel
