@@ -8,33 +8,12 @@
 #include <cstring>
 
 #include "loom/util/error.h"
+#include "util/io_error.h"
 
 namespace loom::content::posix {
 
 void throwIoError(int err, std::string_view op, const std::filesystem::path& path) {
-  std::string message = "content store: " + std::string(op) + " '" + path.string() +
-                        "' failed: " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
-  switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-      throw UnavailableError(message + "; free disk space, then retry");
-    case EMFILE:
-    case ENFILE:
-    case ENOMEM:
-    case EINTR:
-    case EAGAIN:
-    case EBUSY:
-      throw UnavailableError(message + "; retry");
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      throw FailedPreconditionError(message +
-                                    "; give this process write access to the store's folder");
-    case EIO:
-      throw DataLossError(message + "; the disk reported an I/O error, check it");
-    default:
-      throw InternalError(message);
-  }
+  loom::throwIoError(err, "content store: " + std::string(op) + " '" + path.string() + "'");
 }
 
 UniqueFd::~UniqueFd() {

@@ -14,10 +14,7 @@
 
 namespace loom::content::posix {
 
-// Throws the Loom error for errno `err` while doing `op` on `path`: out of space or of file
-// descriptors, or interrupted: UnavailableError (retry); permission or read-only filesystem:
-// FailedPreconditionError (fix the directory); an I/O error: DataLossError; anything else:
-// InternalError.
+// Throws the Loom error for errno `err` while doing `op` on `path` (util/io_error.h maps it).
 [[noreturn]] void throwIoError(int err, std::string_view op, const std::filesystem::path& path);
 
 class UniqueFd {

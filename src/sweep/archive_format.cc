@@ -8,13 +8,13 @@
 
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
+#include "util/io_error.h"
 
 namespace loom::sweep::format {
 namespace {
 
 [[noreturn]] void ioFailed(const std::filesystem::path& path, std::string_view op, int err) {
-  throw UnavailableError("archive segment '" + path.string() + "': " + std::string(op) +
-                         " failed: " + std::strerror(err));
+  throwIoError(err, "archive segment '" + path.string() + "': " + std::string(op));
 }
 
 void initSodium() {

@@ -12,6 +12,7 @@
 #include "archive_format.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
+#include "util/io_error.h"
 
 namespace loom::sweep {
 
@@ -251,13 +252,11 @@ ArchiveSegment ArchiveSegment::open(const fs::path& path) {
     int err = errno;
     if (err == ENOENT)
       throw NotFoundError("archive segment '" + path.string() + "' does not exist");
-    throw UnavailableError("archive segment '" + path.string() +
-                           "' cannot be opened: " + std::strerror(err));
+    throwIoError(err, "archive segment '" + path.string() + "': open");
   }
   struct stat st {};
   if (::fstat(impl->fd.get(), &st) != 0) {
-    throw UnavailableError("archive segment '" + path.string() +
-                           "': stat failed: " + std::strerror(errno));
+    throwIoError(errno, "archive segment '" + path.string() + "': stat");
   }
   impl->fileBytes = static_cast<int64_t>(st.st_size);
   impl->readHeaderAndIndex();

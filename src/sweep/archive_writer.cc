@@ -13,6 +13,7 @@
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
 #include "loom/util/private_files.h"
+#include "util/io_error.h"
 
 namespace loom::sweep {
 
@@ -142,8 +143,7 @@ struct ArchiveWriter::Impl {
   void syncDir() const {
     format::Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (d.get() < 0) {
-      throw UnavailableError("archive folder '" + dir.string() +
-                             "': open for fsync failed: " + std::strerror(errno));
+      throwIoError(errno, "archive folder '" + dir.string() + "': open for fsync");
     }
     format::syncOrThrow(d, dir);
   }
@@ -172,8 +172,7 @@ ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
   m.tempPath = m.dir / ("." + name + ".tmp");
   m.fd = format::Fd(::open(m.tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (m.fd.get() < 0) {
-    throw UnavailableError("archive segment '" + m.tempPath.string() +
-                           "' cannot be created: " + std::strerror(errno));
+    throwIoError(errno, "archive segment '" + m.tempPath.string() + "': create");
   }
   m.cctx.reset(ZSTD_createCCtx());
   if (!m.cctx) throw InternalError("zstd: out of memory creating a compression context");
@@ -239,8 +238,7 @@ fs::path ArchiveWriter::finish() {
     format::writeAll(m.fd, footer, m.tempPath);
     format::syncOrThrow(m.fd, m.tempPath);
     if (::close(m.fd.release()) != 0) {
-      throw UnavailableError("archive segment '" + m.tempPath.string() +
-                             "': close failed: " + std::strerror(errno));
+      throwIoError(errno, "archive segment '" + m.tempPath.string() + "': close");
     }
     std::error_code ec;
     fs::rename(m.tempPath, m.finalPath, ec);

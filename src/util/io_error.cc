@@ -1,0 +1,35 @@
+#include "io_error.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "loom/util/error.h"
+
+namespace loom {
+
+void throwIoError(int err, const std::string& what) {
+  std::string message =
+      what + " failed: " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      throw UnavailableError(message + "; free disk space, then retry");
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+    case EINTR:
+    case EAGAIN:
+    case EBUSY:
+      throw UnavailableError(message + "; retry");
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      throw FailedPreconditionError(message + "; give this process write access to the folder");
+    case EIO:
+      throw DataLossError(message + "; the disk reported an I/O error, check it");
+    default:
+      throw InternalError(message);
+  }
+}
+
+}  // namespace loom
