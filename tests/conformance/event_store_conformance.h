@@ -38,6 +38,9 @@ struct EventStoreFactory {
   // Makes an empty store. It may keep files under `scratchDir`, which is fresh for each test
   // and removed after the store is destroyed.
   std::function<std::unique_ptr<EventStore>(const std::filesystem::path& scratchDir)> make;
+  // The store keeps another form than it reads back (a sealing store): its sizes are those of
+  // the stored form, which the suite cannot see (that store's own tests check them).
+  bool storesAnotherForm = false;
 };
 
 // Gives each TEST_P of the suite a fresh, empty store of the parameter's implementation.

@@ -162,6 +162,7 @@ TEST_P(EventStoreConformance, ListOrdersIdsBytewise) {
 }
 
 TEST_P(EventStoreConformance, LogAndStateSizesMatchTheLogExactly) {
+  if (GetParam().storesAnotherForm) GTEST_SKIP() << "its sizes are of the stored (sealed) form";
   // A varied log, appended one event at a time and checked after each.
   const std::vector<Event> log{
       started("agent", "ünïcødé 用户", json::object{{"q", "naïve — 日本語 🚀"}, {"n", 3}}),

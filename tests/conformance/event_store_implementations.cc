@@ -1,11 +1,36 @@
 // Every EventStore implementation, instantiated over the conformance suite. Adding one is
 // one line in the list below.
 #include "event_store_conformance.h"
+#include "loom/compliance/memory_key_store.h"
+#include "loom/compliance/sealing_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 
 namespace loom::kernel::conformance {
 namespace {
+
+// The sealing wrapper over a SQLite store, sealing every execution (sealSubjectless), with the
+// stores it wraps owned beside it.
+struct SealedParts {
+  explicit SealedParts(const std::filesystem::path& dir)
+      : rows(SqliteEventStoreOptions{(dir / "sealed.db").string(), Durability::kNormal}) {}
+  SqliteEventStore rows;
+  compliance::MemoryKeyStore keys;
+};
+class OwningSealingEventStore : private SealedParts, public compliance::SealingEventStore {
+ public:
+  explicit OwningSealingEventStore(const std::filesystem::path& dir)
+      : SealedParts(dir),
+        compliance::SealingEventStore(rows, keys, compliance::SealingOptions{true}) {}
+};
+
+EventStoreFactory sealing() {
+  return {"Sealing",
+          [](const std::filesystem::path& dir) -> std::unique_ptr<EventStore> {
+            return std::make_unique<OwningSealingEventStore>(dir);
+          },
+          /*storesAnotherForm=*/true};
+}
 
 EventStoreFactory memory() {
   return {"Memory", [](const std::filesystem::path&) -> std::unique_ptr<EventStore> {
@@ -22,9 +47,10 @@ EventStoreFactory sqlite(Durability durability) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, EventStoreConformance,
-                         ::testing::Values(memory(),                   //
-                                           sqlite(Durability::kFull),  //
-                                           sqlite(Durability::kNormal)),
+                         ::testing::Values(memory(),                     //
+                                           sqlite(Durability::kFull),    //
+                                           sqlite(Durability::kNormal),  //
+                                           sealing()),
                          factoryName);
 
 }  // namespace

@@ -40,6 +40,7 @@ struct ExecutionInfo {
   std::optional<int64_t> endedAtMillis;
   int64_t nextSeq = 1;    // the seq the next appended event gets
   int64_t steps = 0;      // STEP_COMPLETED events
+  // Sizes of the log as stored (a sealing store's are those of the sealed texts):
   int64_t logBytes = 0;   // sum of the UTF-8 bytes of the events' JSON texts
   int64_t stateBytes = 0; // UTF-8 bytes of the folded state's JSON text
   FoldSizes sizes;
