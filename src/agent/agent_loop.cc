@@ -2,6 +2,7 @@
 
 #include "loom/agent/model.h"
 #include "loom/agent/transcript.h"
+#include "loom/content/claim_check_envelope.h"
 #include "loom/effects/step_ids.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
@@ -9,11 +10,9 @@
 namespace loom::agent {
 namespace {
 
-constexpr std::string_view kEnvelopeKey = "__loomClaimCheck";
-
 void refuseEnvelope(const json::value& output, std::string_view stepId, std::string_view model) {
   const auto* o = output.if_object();
-  if (o && o->contains(kEnvelopeKey)) {
+  if (o && o->contains(content::kClaimCheckKey)) {
     throw FailedPreconditionError(
         "step '" + std::string(stepId) + "': model '" + std::string(model) +
         "' returned a claim-check envelope instead of a message; a model must not be listed in "
