@@ -26,12 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "effects/step_ids.h"
 #include "loom/agent/agent_state.h"
 #include "loom/agent/model_input.h"
+#include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
-#include "loom/apps/agent_app.h"
-#include "loom/effects/step_ids.h"
 #include "loom/kernel/sqlite_event_store.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -51,23 +52,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-class TempHome {
- public:
-  TempHome() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("loom-agent-bench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempHome() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);  // best effort
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using TempHome = loom::testing::TempDir;
 
 // examples/agents/tools/fetch_report, byte for byte: a Park-Miller sequence seeded by the
 // page picks the body's length (1430..3899) and its words.
@@ -137,7 +122,7 @@ struct RunFigures {
 // (with the variant's model, tool and options).
 struct Setup {
   Setup(const Variant& v, const fs::path& home, std::function<void()> onPublish = {}) {
-    apps::AgentApp app = apps::loadAgentApp(kLongRunApp);
+    agent_app::AgentApp app = agent_app::loadAgentApp(kLongRunApp);
     agent::AgentOptions options = app.options;
     options.onWarn = [](std::string_view) {};  // the state-growth warning fires; not measured
     options.modelInput = agent::modelInputModeFromName(v.modelInput);

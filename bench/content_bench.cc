@@ -19,6 +19,7 @@
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/content/sqlite_content_store.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -27,16 +28,7 @@ using namespace loom;
 constexpr std::size_t kBlobBytes = 4096;
 constexpr uint64_t kSeed = 20261129;
 
-struct TempDir {
-  TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           ("loom-content-bench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::filesystem::path path;
-  static inline int counter = 0;
-};
+using loom::testing::TempDir;
 
 // Distinct 4 kB blobs: pseudo-random streams from a fixed seed. Every BlobSource of a run
 // gets its own stream, so no benchmark or repetition re-puts bytes an earlier one stored (a
@@ -63,7 +55,7 @@ class BlobSource {
 const std::filesystem::path& warmRoot() {
   static TempDir dir;
   static const std::filesystem::path root = [] {
-    std::filesystem::path r = dir.path / "content";
+    std::filesystem::path r = dir.path() / "content";
     content::FilesystemContentStore create(r, systemClock());
     constexpr char kHex[] = "0123456789abcdef";
     for (int a = 0; a < 256; ++a) {
@@ -83,7 +75,7 @@ const std::filesystem::path& warmRoot() {
 // start barrier of the timed loop, torn down after its end barrier).
 struct SharedStore {
   explicit SharedStore(bool warm)
-      : store(warm ? warmRoot() : fresh.path / "content", systemClock()) {}
+      : store(warm ? warmRoot() : fresh.path() / "content", systemClock()) {}
   TempDir fresh;
   content::FilesystemContentStore store;
 };
@@ -152,7 +144,7 @@ BENCHMARK(BM_FilesystemGet)->Threads(1)->Threads(2)->UseRealTime();
 void BM_Fsync4k(benchmark::State& state) {
   TempDir dir;
   BlobSource blobs;
-  std::string path = (dir.path / "probe").string();
+  std::string path = (dir.path() / "probe").string();
   for (auto _ : state) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const std::string& blob = blobs.next();
@@ -170,7 +162,7 @@ BENCHMARK(BM_Fsync4k)->UseRealTime();
 // For comparison: the SQLite store (one fsynced commit per put) and the memory store.
 void BM_SqlitePut(benchmark::State& state) {
   TempDir dir;
-  content::SqliteContentStore store((dir.path / "content.db").string(), systemClock());
+  content::SqliteContentStore store((dir.path() / "content.db").string(), systemClock());
   BlobSource blobs;
   for (auto _ : state) benchmark::DoNotOptimize(store.put(blobs.next()));
   state.SetItemsProcessed(state.iterations());
@@ -179,7 +171,7 @@ BENCHMARK(BM_SqlitePut)->UseRealTime();
 
 void BM_SqliteGet(benchmark::State& state) {
   TempDir dir;
-  content::SqliteContentStore store((dir.path / "content.db").string(), systemClock());
+  content::SqliteContentStore store((dir.path() / "content.db").string(), systemClock());
   BlobSource blobs;
   std::vector<std::string> addresses;
   for (int i = 0; i < 2000; ++i) addresses.push_back(store.put(blobs.next()));

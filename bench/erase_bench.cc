@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "compliance/sealing_event_store.h"
+#include "compliance/sealing_snapshot_store.h"
+#include "content/claim_check_envelope.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/key_store.h"
-#include "loom/compliance/sealing_event_store.h"
-#include "loom/compliance/sealing_snapshot_store.h"
 #include "loom/compliance/sqlite_key_store.h"
-#include "loom/content/claim_check_envelope.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"

@@ -10,10 +10,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "loom/compliance/sealing_event_store.h"
+#include "compliance/sealing_event_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/workflow/runtime.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -21,16 +22,7 @@ using namespace loom;
 
 constexpr int64_t kSteps = 200;
 
-struct TempDir {
-  TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           ("loom-sealing-bench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::filesystem::path path;
-  static inline int counter = 0;
-};
+using loom::testing::TempDir;
 
 // About 1 KiB of JSON per step.
 json::value stepOutput(int64_t i) {
@@ -66,12 +58,12 @@ effects::TaskRegistry& tasks() {
 // One home: loom.db with the events (and, sealed, the keys).
 struct Home {
   Home(bool sealed, kernel::Durability durability)
-      : logs({(dir.path / "loom.db").string(), durability}) {
+      : logs({(dir.path() / "loom.db").string(), durability}) {
     if (!sealed) return;
     std::array<uint8_t, 32> master{};
     master.fill(0x5a);
     keys = std::make_unique<compliance::SqliteKeyStore>(
-        compliance::SqliteKeyStoreOptions{(dir.path / "loom.db").string(), master, "bench"});
+        compliance::SqliteKeyStoreOptions{(dir.path() / "loom.db").string(), master, "bench"});
     sealing = std::make_unique<compliance::SealingEventStore>(logs, *keys);
   }
   kernel::EventStore& store() {

@@ -2,31 +2,22 @@
 // SQLite, one commit per step and batched, group commit across concurrent executions, and
 // replay of a long log. Run: ./build/release/bench/loom_step_bench (docs/benchmarks.md).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
 #include <thread>
 
-#include <unistd.h>
-
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/workflow/runtime.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 using namespace loom;
 
-struct TempDir {
-  TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           ("loom-bench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::filesystem::path path;
-  static inline int counter = 0;
-};
+using loom::testing::TempDir;
 
 // A workflow of `steps` tiny steps.
 workflow::WorkflowRegistry& registry() {
@@ -70,9 +61,9 @@ BENCHMARK(BM_StepMemory)->Unit(benchmark::kMillisecond);
 
 void BM_StepSqlite(benchmark::State& state) {
   TempDir dir;
-  kernel::SqliteEventStore store({(dir.path / "loom.db").string(),
-                                  state.range(0) ? kernel::Durability::kFull
-                                                 : kernel::Durability::kNormal});
+  kernel::SqliteEventStore store(
+      {(dir.path() / "loom.db").string(),
+       state.range(0) ? kernel::Durability::kFull : kernel::Durability::kNormal});
   runSteps(state, store, 200);
 }
 BENCHMARK(BM_StepSqlite)->Arg(1)->Arg(0)->ArgName("fsync")->Unit(benchmark::kMillisecond);
@@ -80,7 +71,7 @@ BENCHMARK(BM_StepSqlite)->Arg(1)->Arg(0)->ArgName("fsync")->Unit(benchmark::kMil
 // The store alone, handed 100 events per append (one transaction, one commit).
 void BM_AppendBatchedSqlite(benchmark::State& state) {
   TempDir dir;
-  kernel::SqliteEventStore store({(dir.path / "loom.db").string(), kernel::Durability::kFull});
+  kernel::SqliteEventStore store({(dir.path() / "loom.db").string(), kernel::Durability::kFull});
   int64_t n = 0, events = 0;
   for (auto _ : state) {
     std::string id = "b" + std::to_string(n++);
@@ -101,7 +92,7 @@ BENCHMARK(BM_AppendBatchedSqlite)->Unit(benchmark::kMillisecond);
 // 64 executions at once on the worker pool, durable commits merged by group commit.
 void BM_GroupCommit64(benchmark::State& state) {
   TempDir dir;
-  kernel::SqliteEventStore store({(dir.path / "loom.db").string(), kernel::Durability::kFull});
+  kernel::SqliteEventStore store({(dir.path() / "loom.db").string(), kernel::Durability::kFull});
   workflow::RuntimeOptions options;
   options.workers = 64;
   workflow::WorkflowRuntime rt(store, registry(), tasks(), nullptr, options);
@@ -123,7 +114,7 @@ BENCHMARK(BM_GroupCommit64)->Unit(benchmark::kMillisecond)->UseRealTime();
 // Replay: resume of an execution whose 10,000 steps are all recorded (parked at the end).
 void BM_Replay10k(benchmark::State& state) {
   TempDir dir;
-  kernel::SqliteEventStore store({(dir.path / "loom.db").string(), kernel::Durability::kNormal});
+  kernel::SqliteEventStore store({(dir.path() / "loom.db").string(), kernel::Durability::kNormal});
   workflow::WorkflowRegistry wfs;
   wfs.add("bench.replay", "", [](workflow::WorkflowContext& ctx) {
     for (int64_t i = 0; i < 10000; ++i) {

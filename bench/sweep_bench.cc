@@ -3,7 +3,7 @@
 // scanned per second. Run: ./build/release/bench/loom_sweep_bench (docs/benchmarks.md).
 #include <benchmark/benchmark.h>
 
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/sweep/sweep.h"

@@ -9,17 +9,17 @@ function(loom_module)
     list(REMOVE_ITEM sources ${tests})
   endif()
   add_library(loom_${M_NAME} STATIC ${sources})
+  # include/ is the installed, public surface; src/ holds the private headers, seen only inside
+  # this build (modules, tests, benchmarks, fuzzers), never by an embedder.
   target_include_directories(loom_${M_NAME} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-                                                  PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  if(NOT M_NAME STREQUAL "examples")  # the stock binary's demo workflows stay out of libloom
+                                                  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>)
+  if(NOT M_NAME STREQUAL "demo_workflows")  # the stock binary's demo workflows stay out of libloom
     set_property(GLOBAL APPEND PROPERTY LOOM_LIBRARY_MODULES loom_${M_NAME})
   endif()
   target_link_libraries(loom_${M_NAME} PUBLIC ${M_DEPS})
   if(LOOM_BUILD_TESTS AND tests)
     add_executable(loom_${M_NAME}_test ${tests})
-    target_include_directories(loom_${M_NAME}_test PRIVATE ${PROJECT_SOURCE_DIR}/src
-                                                           ${PROJECT_SOURCE_DIR}/tests)
-    target_link_libraries(loom_${M_NAME}_test PRIVATE loom_${M_NAME} ${M_TEST_DEPS}
+    target_link_libraries(loom_${M_NAME}_test PRIVATE loom_${M_NAME} ${M_TEST_DEPS} loom_test_support
                                                       GTest::gtest GTest::gtest_main)
     gtest_discover_tests(loom_${M_NAME}_test DISCOVERY_TIMEOUT 60
                          PROPERTIES ENVIRONMENT "LOOM_TEST_BIN_DIR=${CMAKE_BINARY_DIR}")

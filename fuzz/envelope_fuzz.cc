@@ -3,8 +3,8 @@
 // outside never reads as an envelope Loom wrote.
 #include <cstdlib>
 
+#include "content/claim_check_envelope.h"
 #include "fuzz_support.h"
-#include "loom/content/claim_check_envelope.h"
 #include "loom/effects/taint.h"
 #include "loom/json/json.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's "Embedding" commands, tried as an embedder would: installs the release build
-# into a fresh prefix, builds examples/embed against it with CMake (find_package, libloom.a)
+# into a fresh prefix, checks that each installed header compiles alone, builds examples/embed against it with CMake (find_package, libloom.a)
 # and with pkg-config (libloom.so), and runs both; then configures a project that adds Loom with
 # add_subdirectory (loom::loom is there, Loom's tests are not). Part of scripts/test.sh;
 # assumes the release preset is built.
@@ -8,9 +8,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prefix="$PWD/build/embed-prefix"
-rm -rf "$prefix" build/embed build/embed-pc build/embed-sub
+rm -rf "$prefix" build/embed build/embed-pc build/embed-sub build/embed-headers
 cmake --install build/release --prefix "$prefix" >/dev/null
 libdir="$(dirname "$(find "$prefix" -name loom.pc -print -quit)")/.."
+
+# Every installed header compiles on its own, with only the prefix on the include path: the
+# public surface never reaches a private header (those stay in src/).
+mkdir -p build/embed-headers
+count=0
+while IFS= read -r header; do
+  echo "#include \"${header#"$prefix/include/"}\"" >build/embed-headers/one.cc
+  g++ -std=c++20 -fsyntax-only -I"$prefix/include" build/embed-headers/one.cc || {
+    echo "test-embed: the installed ${header#"$prefix/include/"} does not compile alone" >&2
+    exit 1
+  }
+  count=$((count + 1))
+done < <(find "$prefix/include/loom" -name '*.h' | sort)
+echo "embed: $count installed headers each compile alone"
 
 cmake -S examples/embed -B build/embed -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build build/embed

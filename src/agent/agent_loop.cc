@@ -1,9 +1,9 @@
 #include "loom/agent/agent_loop.h"
 
+#include "agent/transcript.h"
+#include "content/claim_check_envelope.h"
+#include "effects/step_ids.h"
 #include "loom/agent/model.h"
-#include "loom/agent/transcript.h"
-#include "loom/content/claim_check_envelope.h"
-#include "loom/effects/step_ids.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
 

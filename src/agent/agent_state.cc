@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "agent/transcript.h"
+#include "effects/step_ids.h"
 #include "loom/agent/model_input.h"
-#include "loom/agent/transcript.h"
-#include "loom/effects/step_ids.h"
 #include "loom/effects/taint.h"
 
 namespace loom::agent {

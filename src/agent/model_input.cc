@@ -2,8 +2,8 @@
 
 #include <unordered_map>
 
-#include "loom/agent/transcript.h"
-#include "loom/effects/step_ids.h"
+#include "agent/transcript.h"
+#include "effects/step_ids.h"
 #include "loom/util/error.h"
 
 namespace loom::agent {

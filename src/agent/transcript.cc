@@ -1,8 +1,8 @@
-#include "loom/agent/transcript.h"
+#include "agent/transcript.h"
 
 #include <algorithm>
 
-#include "loom/effects/media.h"
+#include "effects/media.h"
 #include "loom/effects/taint.h"
 
 namespace loom::agent {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "loom/app/options.h"
+#include "app/options.h"
 
 namespace loom::app {
 

@@ -4,7 +4,7 @@
 
 #include "agent_app_option_rows.h"
 #include "loom/app/config_file.h"
-#include "middleware/test_support.h"
+#include "support/recording_middleware.h"
 
 namespace loom::app {
 namespace {

@@ -1,11 +1,11 @@
 #include <sodium.h>
 
+#include "compliance/encrypting_content_store.h"
+#include "compliance/sealing_event_store.h"
+#include "compliance/sealing_snapshot_store.h"
 #include "home_record.h"
 #include "loom/app/app.h"
 #include "loom/compliance/blob_ledger.h"
-#include "loom/compliance/encrypting_content_store.h"
-#include "loom/compliance/sealing_event_store.h"
-#include "loom/compliance/sealing_snapshot_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
@@ -17,7 +17,7 @@
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
-#include "loom/util/private_files.h"
+#include "util/private_files.h"
 
 namespace loom::app {
 namespace {
@@ -130,6 +130,12 @@ void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
 }
 
 App::~App() = default;
+
+sweep::RetentionReport App::runRetention(const sweep::RetentionOptions& options) {
+  kernel::EventStore& events = rawStore_ ? *rawStore_ : *store_;
+  kernel::SnapshotStore& snapshots = rawSnapshots_ ? *rawSnapshots_ : *snapshots_;
+  return sweep::runRetention(events, &snapshots, archiveDir(), options);
+}
 
 void App::warn(std::string_view message) const {
   middleware::warn(config_->observability.onWarn, message);

@@ -9,7 +9,7 @@
 #include "loom/app/app.h"
 #include "loom/app/config_file.h"
 #include "loom/workflow/errors.h"
-#include "middleware/test_support.h"
+#include "support/recording_middleware.h"
 
 namespace loom::app {
 namespace {

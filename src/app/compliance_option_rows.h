@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "loom/app/options.h"
+#include "app/options.h"
 
 namespace loom::app {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "loom/app/options.h"
+#include "app/options.h"
 
 namespace loom::app {
 namespace {

@@ -6,7 +6,7 @@
 #include "loom/app/config_file.h"
 #include "loom/middleware/retry.h"
 #include "loom/middleware/timeout.h"
-#include "middleware/test_support.h"
+#include "support/recording_middleware.h"
 
 namespace loom::app {
 namespace {

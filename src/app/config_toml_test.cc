@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <fstream>
 
+#include "app/options.h"
 #include "loom/app/config_file.h"
-#include "loom/app/options.h"
 #include "loom/middleware/retry.h"
 #include "loom/middleware/timeout.h"
-#include "middleware/test_support.h"
+#include "support/recording_middleware.h"
 
 namespace loom::app {
 namespace {

@@ -1,6 +1,6 @@
 #include "content_option_rows.h"
 
-#include "loom/middleware/claim_check/digest_builders.h"
+#include "middleware/claim_check/digest_builders.h"
 #include "option_row_support.h"
 
 namespace loom::app {

@@ -1,6 +1,6 @@
 // describeConfig, chainLayerNames and checkConfigFile: what `loom config check` prints.
+#include "app/options.h"
 #include "loom/app/config_file.h"
-#include "loom/app/options.h"
 #include "loom/middleware/kill_switch_config.h"
 
 namespace loom::app {

@@ -1,6 +1,6 @@
 // The option table. Each row is one option of loom::app::Config (or of a loom.toml entry);
 // adding an option is adding a row here and its field in config.h.
-#include "loom/app/options.h"
+#include "app/options.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // docs/config.md, generated from the option table (a test keeps the file equal to this).
-#include "loom/app/options.h"
+#include "app/options.h"
 
 namespace loom::app {
 namespace {

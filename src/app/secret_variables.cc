@@ -1,5 +1,5 @@
 #include "loom/app/config.h"
-#include "loom/util/child_environment.h"
+#include "util/child_environment.h"
 
 namespace loom::app {
 

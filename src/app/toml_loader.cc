@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/options.h"
 #include "loom/app/config_file.h"
-#include "loom/app/options.h"
 #include "loom/json/json.h"
 #include "loom/middleware/timeout_config.h"
 

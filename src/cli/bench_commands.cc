@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <sstream>
 
+#include "claim_check_bench/claim_check_bench.h"
 #include "command.h"
-#include "loom/harness/claim_check_bench.h"
 
 namespace loom::cli {
 namespace {
@@ -56,7 +56,7 @@ Action setupBench(CLI::App& command, Session& session) {
       "off / on (256-character preview) / on with preview = false. State is the folded agent\n"
       "state a resume reads; KB = 1000 bytes. Each row runs in a temporary home.");
   return [&session, args] {
-    harness::ClaimCheckBenchOptions options;
+    claim_check_bench::ClaimCheckBenchOptions options;
     options.turns = parseTurns(args->turns);
     options.stores.clear();
     std::stringstream in(args->stores);
@@ -66,9 +66,9 @@ Action setupBench(CLI::App& command, Session& session) {
       }
       options.stores.push_back(s);
     }
-    auto rows = harness::runClaimCheckBench(options);
-    session.out() << (args->json ? json::toText(harness::toJson(rows)) + "\n"
-                                 : harness::formatClaimCheckTable(rows));
+    auto rows = claim_check_bench::runClaimCheckBench(options);
+    session.out() << (args->json ? json::toText(claim_check_bench::toJson(rows)) + "\n"
+                                 : claim_check_bench::formatClaimCheckTable(rows));
     return kExitOk;
   };
 }

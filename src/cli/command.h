@@ -15,11 +15,11 @@
 #include <string>
 #include <string_view>
 
+#include "content/counting_content_store.h"
+#include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
-#include "loom/apps/agent_app.h"
 #include "loom/cli/cli.h"
 #include "loom/compliance/key_store.h"
-#include "loom/content/counting_content_store.h"
 #include "loom/effects/task.h"
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
@@ -76,12 +76,12 @@ class Session {
 
   // Loads the agent app at `file` and registers it; its config is what runtime() boots.
   // Throws ConfigValidationError listing the file's problems. Call before runtime().
-  const apps::AgentApp& loadApp(const std::filesystem::path& file);
+  const agent_app::AgentApp& loadApp(const std::filesystem::path& file);
   // Before resume/signal of `executionId`: when its workflow is not registered and its input
   // names an app file, loads that app (which must still define the same agent). Returns the
   // app, nullptr for an execution of a registered workflow. NotFoundError for an unknown id.
-  const apps::AgentApp* loadAppOfExecution(const std::string& executionId);
-  const apps::AgentApp* agentApp() const { return app_ ? &*app_ : nullptr; }
+  const agent_app::AgentApp* loadAppOfExecution(const std::string& executionId);
+  const agent_app::AgentApp* agentApp() const { return app_ ? &*app_ : nullptr; }
 
   // The kill switch of the home (its loom.db must exist).
   middleware::KillSwitchStore& killSwitch();
@@ -116,7 +116,7 @@ class Session {
   effects::TaskRegistry& tasks_;
   std::ostream& out_;
   GlobalOptions options_;
-  std::optional<apps::AgentApp> app_;  // registered in the registries; outlives booted_
+  std::optional<agent_app::AgentApp> app_;     // registered in the registries; outlives booted_
   std::shared_ptr<const app::Config> config_;  // --config, when no agent app is loaded
   std::unique_ptr<kernel::EventStore> store_;  // <home>/loom.db, before any boot
   std::unique_ptr<compliance::KeyStore> keys_;  // the home's recorded keys, for reader_

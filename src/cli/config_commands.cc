@@ -30,7 +30,7 @@ Action setupConfig(CLI::App& command, Session& session) {
       "docs/config.md lists every option.");
   return [&session, check, file] {
     if (check->parsed()) {
-      app::ConfigCheck result = apps::checkAppConfigFile(*file);
+      app::ConfigCheck result = agent_app::checkAppConfigFile(*file);
       session.out() << result.text << std::flush;
       if (result.ok) return kExitOk;
       printError(*file +

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "command.h"
+#include "compliance/event_sealing.h"
 #include "loom/agent/agent_state.h"
-#include "loom/compliance/event_sealing.h"
 #include "loom/kernel/fold.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/clock.h"

@@ -15,7 +15,8 @@ using kernel::ExecutionStatus;
 
 constexpr std::string_view kJsonHelp = "Print exactly one JSON object instead of text";
 
-json::object resultJson(const workflow::RunResult& r, bool withCounts, const apps::AgentApp* app) {
+json::object resultJson(const workflow::RunResult& r, bool withCounts,
+                        const agent_app::AgentApp* app) {
   json::object o{{"id", r.id}, {"status", kernel::statusName(r.status)}, {"output", r.output}};
   if (r.status == ExecutionStatus::kFailed) o["error"] = r.error;
   if (r.status == ExecutionStatus::kParked) {
@@ -66,7 +67,7 @@ void printParked(std::ostream& out, const workflow::RunResult& r) {
 }
 
 void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts,
-                const apps::AgentApp* app) {
+                const agent_app::AgentApp* app) {
   out << "id:       " << r.id << "\n";
   out << "status:   " << kernel::statusName(r.status);
   switch (r.status) {
@@ -95,7 +96,7 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
 
 // Prints `r` and returns the exit code: 1 for a failed run (with its stderr line), else 0.
 int report(Session& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
-  const apps::AgentApp* app = session.agentApp();
+  const agent_app::AgentApp* app = session.agentApp();
   if (asJson) {
     json::object o = resultJson(r, withCounts, app);
     if (withCounts) o["replayContentStoreCalls"] = session.replayContentStoreCalls();
@@ -143,7 +144,7 @@ struct RunArgs {
 // The prompt of an agent app's run: --prompt, else --input (an object's "prompt", or the
 // whole value), else agent.prompt.
 json::value agentPrompt(const RunArgs& args, bool inputGiven, bool promptGiven,
-                        const apps::AgentApp& app) {
+                        const agent_app::AgentApp& app) {
   if (inputGiven && promptGiven) {
     throw UsageError("give --prompt TEXT or --input JSON, not both");
   }
@@ -151,7 +152,7 @@ json::value agentPrompt(const RunArgs& args, bool inputGiven, bool promptGiven,
   if (inputGiven) {
     json::value input = parseFlagJson(args.input, "--input");
     const auto* o = input.if_object();
-    if (o && o->contains(apps::kPromptInputKey)) return o->at(apps::kPromptInputKey);
+    if (o && o->contains(agent_app::kPromptInputKey)) return o->at(agent_app::kPromptInputKey);
     return input;
   }
   if (!app.defaultPrompt.empty()) return json::value(app.defaultPrompt);
@@ -200,10 +201,10 @@ Action setupRun(CLI::App& command, Session& session) {
   return [&session, args, id, subject, input, prompt] {
     std::string workflow = args->workflow;
     json::value value;
-    if (apps::isAgentAppPath(workflow)) {
-      const apps::AgentApp& app = session.loadApp(workflow);
-      value = apps::agentAppInput(app,
-                                  agentPrompt(*args, input->count() > 0, prompt->count() > 0, app));
+    if (agent_app::isAgentAppPath(workflow)) {
+      const agent_app::AgentApp& app = session.loadApp(workflow);
+      value = agent_app::agentAppInput(
+          app, agentPrompt(*args, input->count() > 0, prompt->count() > 0, app));
       workflow = app.name;
     } else {
       if (prompt->count() > 0) {

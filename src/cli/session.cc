@@ -5,11 +5,11 @@
 
 #include "app/home_record.h"
 #include "command.h"
+#include "compliance/sealing_event_store.h"
 #include "loom/compliance/master_key.h"
-#include "loom/compliance/sealing_event_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/kernel/sqlite_event_store.h"
-#include "loom/util/private_files.h"
+#include "util/private_files.h"
 
 namespace loom::cli {
 
@@ -215,13 +215,13 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   return booted_->runtime();
 }
 
-const apps::AgentApp& Session::loadApp(const std::filesystem::path& file) {
-  app_.emplace(apps::loadAgentApp(file));
-  apps::registerAgentApp(*app_, workflows_, tasks_);
+const agent_app::AgentApp& Session::loadApp(const std::filesystem::path& file) {
+  app_.emplace(agent_app::loadAgentApp(file));
+  agent_app::registerAgentApp(*app_, workflows_, tasks_);
   return *app_;
 }
 
-const apps::AgentApp* Session::loadAppOfExecution(const std::string& executionId) {
+const agent_app::AgentApp* Session::loadAppOfExecution(const std::string& executionId) {
   kernel::EventStore& events = store(false);
   auto info = events.info(executionId);
   if (!info) {
@@ -229,7 +229,8 @@ const apps::AgentApp* Session::loadAppOfExecution(const std::string& executionId
                         "; list the executions with `loom ls`");
   }
   if (workflows_.find(info->workflow) != nullptr) return nullptr;
-  std::optional<std::filesystem::path> file = apps::agentAppFileOf(inputOf(events, executionId));
+  std::optional<std::filesystem::path> file =
+      agent_app::agentAppFileOf(inputOf(events, executionId));
   if (!file) return nullptr;  // the runtime says that the workflow is not registered
   std::string home = databasePath().parent_path().string();
   try {

@@ -7,12 +7,12 @@
 
 #include "app/home_record.h"
 #include "command.h"
+#include "compliance/sealing_event_store.h"
 #include "home_lock.h"
-#include "loom/compliance/sealing_event_store.h"
 #include "loom/sweep/archive.h"
-#include "loom/sweep/pin_sources.h"
 #include "loom/sweep/retention.h"
 #include "loom/sweep/sweep.h"
+#include "sweep/pin_sources.h"
 
 namespace loom::cli {
 namespace {
@@ -135,9 +135,7 @@ Action setupRetention(CLI::App& command, Session& session) {
     options.afterDays = retention->afterDays;
     options.archive = retention->archive;
     options.dryRun = args->dryRun;
-    // The stores under any sealing layer: segments then hold ciphertext, never plaintext.
-    auto report =
-        sweep::runRetention(app.rawStore(), &app.rawSnapshots(), app.archiveDir(), options);
+    auto report = app.runRetention(options);
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));
     return kExitOk;

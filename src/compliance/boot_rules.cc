@@ -1,4 +1,4 @@
-#include "loom/compliance/boot_rules.h"
+#include "compliance/boot_rules.h"
 
 namespace loom::compliance {
 

@@ -1,9 +1,9 @@
 // ADR 0140 D8's boot rules as a library check: each clause as its own test.
-#include "loom/compliance/boot_rules.h"
+#include "compliance/boot_rules.h"
 
 #include <gtest/gtest.h>
 
-#include "loom/compliance/encrypting_content_store.h"
+#include "compliance/encrypting_content_store.h"
 #include "loom/compliance/memory_key_store.h"
 #include "loom/content/memory_content_store.h"
 

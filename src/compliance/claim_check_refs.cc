@@ -1,12 +1,12 @@
-#include "loom/compliance/claim_check_refs.h"
+#include "compliance/claim_check_refs.h"
 
 #include <utility>
 
 #include "claim_check_refs_detail.h"
+#include "compliance/event_sealing.h"
+#include "content/claim_check_envelope.h"
 #include "erase_parallel.h"
-#include "loom/compliance/event_sealing.h"
-#include "loom/content/claim_check_envelope.h"
-#include "loom/sweep/content_walker.h"
+#include "sweep/content_walker.h"
 
 namespace loom::compliance {
 namespace {

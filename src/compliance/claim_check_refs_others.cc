@@ -4,11 +4,11 @@
 #include <mutex>
 
 #include "claim_check_refs_detail.h"
+#include "compliance/claim_check_refs.h"
+#include "content/claim_check_envelope.h"
 #include "erase_parallel.h"
-#include "loom/compliance/claim_check_refs.h"
-#include "loom/content/claim_check_envelope.h"
 #include "loom/effects/taint.h"
-#include "loom/sweep/content_walker.h"
+#include "sweep/content_walker.h"
 
 namespace loom::compliance {
 namespace {

@@ -1,6 +1,6 @@
 // claimCheckRefsOf (broad) and trustedClaimCheckRefsOf (D11 rule 3), and the one-pass
 // removeCitedByOthers with its early exit.
-#include "loom/compliance/claim_check_refs.h"
+#include "compliance/claim_check_refs.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "loom/compliance/encrypting_content_store.h"
+#include "compliance/encrypting_content_store.h"
 
 #include <sodium.h>
 

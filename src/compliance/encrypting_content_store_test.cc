@@ -2,7 +2,7 @@
 // too, tests/conformance/content_store_implementations.cc): addresses are keyed per subject,
 // the inner store holds no plaintext, a shred makes a subject's blobs unreadable, a blob is
 // read only under its own subject.
-#include "loom/compliance/encrypting_content_store.h"
+#include "compliance/encrypting_content_store.h"
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 #include <atomic>
 #include <thread>
 
+#include "compliance/claim_check_refs.h"
 #include "erase_journal.h"
 #include "erase_parallel.h"
-#include "loom/compliance/claim_check_refs.h"
-#include "loom/sweep/content_walker.h"
+#include "sweep/content_walker.h"
 
 namespace loom::compliance {
 namespace {

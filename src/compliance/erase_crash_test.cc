@@ -6,7 +6,7 @@
 
 #include "erase_test_util.h"
 #include "loom/compliance/erase.h"
-#include "loom/content/faulty_content_store.h"
+#include "support/faulty_content_store.h"
 
 namespace loom::compliance {
 namespace {

@@ -9,11 +9,11 @@
 #include <barrier>
 #include <thread>
 
+#include "compliance/sealing_event_store.h"
+#include "content/claim_check_envelope.h"
 #include "loom/compliance/blob_ledger.h"
 #include "loom/compliance/erase.h"
-#include "loom/compliance/sealing_event_store.h"
 #include "loom/compliance/sqlite_key_store.h"
-#include "loom/content/claim_check_envelope.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "sealing_test_util.h"

@@ -4,11 +4,11 @@
 // another subject's archived execution vouches for would look uncited.
 #include <gtest/gtest.h>
 
+#include "compliance/sealing_event_store.h"
+#include "compliance/sealing_snapshot_store.h"
 #include "erase_test_util.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/export.h"
-#include "loom/compliance/sealing_event_store.h"
-#include "loom/compliance/sealing_snapshot_store.h"
 
 namespace loom::compliance {
 namespace {

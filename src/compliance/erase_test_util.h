@@ -11,40 +11,22 @@
 #include <string>
 #include <vector>
 
+#include "content/claim_check_envelope.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/memory_key_store.h"
-#include "loom/content/claim_check_envelope.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/effects/taint.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
+#include "support/temp_dir.h"
 
 namespace loom::compliance::testutil {
 
+using loom::testing::TempDir;
+
 namespace fs = std::filesystem;
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("loom-compliance-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-             "-" + std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;  // best effort: a leftover temp folder must not fail a test
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // A content store that forwards everything but declares fewer capabilities.
 class MaskedContentStore : public content::ContentStore {
@@ -123,7 +105,7 @@ struct World {
   kernel::MemorySnapshotStore snapshots;
   content::MemoryContentStore content{clock};
   MemoryKeyStore keys;
-  ScratchDir dir;
+  TempDir dir;
   sweep::Archive archive{dir.path() / "archive"};
 
   EraseCoordinatorOptions options(kernel::EventStore* eventStore = nullptr,

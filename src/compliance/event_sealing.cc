@@ -1,4 +1,4 @@
-#include "loom/compliance/event_sealing.h"
+#include "compliance/event_sealing.h"
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "aead.h"
+#include "compliance/claim_check_refs.h"
 #include "loom/agent/agent_state.h"
 #include "loom/kernel/fold.h"
 #include "loom/util/error.h"
@@ -37,7 +38,15 @@ json::object executionJson(const kernel::ExecutionInfo& info, std::string_view s
   return out;
 }
 
-}  // namespace
+// One offloaded blob as exported: exactly one of value, bytesBase64 and missing is set.
+struct ClaimCheckedBlob {
+  std::string address;
+  std::optional<int64_t> size;        // the citing envelope's size, else the blob's byte length
+  std::optional<json::value> digest;  // the citing envelope's digest (null when it has none)
+  std::optional<json::value> value;   // the blob parsed, when its bytes are JSON text
+  std::optional<std::string> bytesBase64;  // the bytes (standard base64), when they are not
+  bool missing = false;                    // the store has no such blob (reclaimed or erased)
+};
 
 ClaimCheckedBlob resolveClaimCheckedBlob(const content::ContentStore& store,
                                          const ClaimCheckRef& ref,
@@ -73,6 +82,8 @@ json::value toJson(const ClaimCheckedBlob& blob) {
   }
   return out;
 }
+
+}  // namespace
 
 json::object exportSubject(const ExportSubjectOptions& options, const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("exportSubject: the subject is empty");

@@ -6,18 +6,18 @@
 // after the shred alice reads as erased, cannot be resumed, and bob is untouched.
 #include <gtest/gtest.h>
 
-#include "loom/compliance/encrypting_content_store.h"
-#include "loom/compliance/sealing_event_store.h"
-#include "loom/compliance/sealing_snapshot_store.h"
+#include "compliance/encrypting_content_store.h"
+#include "compliance/sealing_event_store.h"
+#include "compliance/sealing_snapshot_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
-#include "loom/sweep/pin_sources.h"
 #include "loom/sweep/retention.h"
 #include "loom/util/error.h"
 #include "loom/workflow/runtime.h"
 #include "sealing_test_util.h"
+#include "sweep/pin_sources.h"
 
 namespace loom::compliance {
 namespace {

@@ -1,7 +1,7 @@
-#include "loom/compliance/sealing_event_store.h"
+#include "compliance/sealing_event_store.h"
 
-#include "loom/sweep/content_walker.h"
 #include "loom/util/error.h"
+#include "sweep/content_walker.h"
 
 namespace loom::compliance {
 

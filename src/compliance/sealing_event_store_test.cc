@@ -1,7 +1,7 @@
 // SealingEventStore over the SQLite event store: round trips, what is stored (ciphertext, the
 // clear metadata of EXECUTION_STARTED), rows that cannot be swapped, erased markers after a
 // shred, metadata that keeps working, and the kernel's sealed/erased shapes.
-#include "loom/compliance/sealing_event_store.h"
+#include "compliance/sealing_event_store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-#include "loom/compliance/sealing_snapshot_store.h"
+#include "compliance/sealing_snapshot_store.h"
 
 #include "aead.h"
 #include "loom/util/error.h"

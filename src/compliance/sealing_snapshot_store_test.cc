@@ -1,6 +1,6 @@
 // SealingSnapshotStore over the SQLite snapshot store: sealed at rest, opened on read, bound
 // to execution and seq, absent (latest) or an erased marker (forEach) after a shred.
-#include "loom/compliance/sealing_snapshot_store.h"
+#include "compliance/sealing_snapshot_store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

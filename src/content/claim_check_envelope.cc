@@ -1,4 +1,4 @@
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 
 #include "loom/content/content_store.h"
 #include "loom/util/error.h"

@@ -1,4 +1,4 @@
-#include "loom/content/content_call.h"
+#include "content/content_call.h"
 
 #include <string>
 

@@ -1,10 +1,10 @@
 // CountingContentStore and FaultyContentStore over a memory store.
 #include <gtest/gtest.h>
 
-#include "loom/content/counting_content_store.h"
-#include "loom/content/faulty_content_store.h"
+#include "content/counting_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/util/error.h"
+#include "support/faulty_content_store.h"
 
 namespace loom::content {
 namespace {

@@ -1,4 +1,4 @@
-#include "loom/content/counting_content_store.h"
+#include "content/counting_content_store.h"
 
 namespace loom::content {
 

@@ -11,7 +11,7 @@
 
 #include "filesystem_store_impl.h"
 #include "loom/util/error.h"
-#include "loom/util/private_files.h"
+#include "util/private_files.h"
 
 namespace loom::content {
 namespace {

@@ -1,4 +1,4 @@
-#include "loom/effects/media.h"
+#include "effects/media.h"
 
 #include <algorithm>
 

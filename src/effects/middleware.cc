@@ -1,6 +1,6 @@
 #include "loom/effects/middleware.h"
 
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 #include "loom/effects/task.h"
 
 namespace loom::effects {

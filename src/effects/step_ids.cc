@@ -1,4 +1,4 @@
-#include "loom/effects/step_ids.h"
+#include "effects/step_ids.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "loom/kernel/filter.h"
+#include "kernel/filter.h"
 
 namespace loom::kernel {
 

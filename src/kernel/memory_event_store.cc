@@ -1,7 +1,7 @@
 #include "loom/kernel/memory_event_store.h"
 
 #include "append_plan.h"
-#include "loom/kernel/filter.h"
+#include "kernel/filter.h"
 
 namespace loom::kernel {
 

@@ -6,7 +6,7 @@
 #include "loom/effects/errors.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/workflow/runtime.h"
-#include "test_support.h"
+#include "support/recording_middleware.h"
 
 namespace loom::middleware {
 namespace {

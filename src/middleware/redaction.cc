@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "loom/util/child_environment.h"
 #include "loom/util/error.h"
+#include "util/child_environment.h"
 
 namespace loom::middleware {
 

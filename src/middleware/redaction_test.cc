@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "loom/util/error.h"
-#include "test_support.h"
+#include "support/recording_middleware.h"
 
 namespace loom::middleware {
 namespace {

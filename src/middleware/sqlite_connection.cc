@@ -3,7 +3,7 @@
 #include <sqlite3.h>
 
 #include "loom/util/error.h"
-#include "loom/util/private_files.h"
+#include "util/private_files.h"
 
 namespace loom::middleware::sqlite {
 namespace {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "loom/util/error.h"
-#include "loom/util/sigpipe_block.h"
 #include "util/guarded_child.h"
+#include "util/sigpipe_block.h"
 
 namespace loom::providers {
 namespace {

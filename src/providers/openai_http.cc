@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "loom/util/error.h"
-#include "loom/util/sigpipe_block.h"
+#include "util/sigpipe_block.h"
 
 namespace loom::providers {
 namespace {

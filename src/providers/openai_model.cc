@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <optional>
 
-#include "loom/util/child_environment.h"
 #include "loom/util/error.h"
 #include "openai_http.h"
+#include "util/child_environment.h"
 
 namespace loom::providers {
 namespace {

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "loom/effects/step_ids.h"
+#include "effects/step_ids.h"
 #include "loom/util/error.h"
 #include "toml_json.h"
 

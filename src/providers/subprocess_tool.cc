@@ -2,7 +2,7 @@
 
 #include "loom/effects/taint.h"
 #include "loom/util/error.h"
-#include "loom/util/subprocess.h"
+#include "util/subprocess.h"
 
 namespace loom::providers {
 

@@ -11,8 +11,8 @@
 #include "archive_format.h"
 #include "archive_test_util.h"
 #include "loom/kernel/memory_event_store.h"
-#include "loom/sweep/content_walker.h"
 #include "loom/util/error.h"
+#include "sweep/content_walker.h"
 
 namespace loom::sweep {
 namespace {
@@ -70,7 +70,7 @@ class ArchiveTest : public ::testing::Test {
     }
   }
 
-  ScratchDir scratch_;
+  TempDir scratch_;
   fs::path archiveDir_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0 + 5000);
   kernel::MemoryEventStore store_;

@@ -13,29 +13,13 @@
 #include <vector>
 
 #include "loom/kernel/event_store.h"
+#include "support/temp_dir.h"
 
 namespace loom::sweep::testutil {
 
+using loom::testing::TempDir;
+
 namespace fs = std::filesystem;
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("loom-archive-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-             std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;  // best effort: a leftover temp directory must not fail a test
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 inline constexpr int64_t kT0 = 1'780'000'000'000;
 

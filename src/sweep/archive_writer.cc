@@ -12,8 +12,8 @@
 #include "archive_format.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
-#include "loom/util/private_files.h"
 #include "util/io_error.h"
+#include "util/private_files.h"
 
 namespace loom::sweep {
 

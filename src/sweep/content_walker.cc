@@ -1,6 +1,6 @@
-#include "loom/sweep/content_walker.h"
+#include "sweep/content_walker.h"
 
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 #include "loom/content/content_store.h"
 #include "loom/effects/taint.h"
 

@@ -1,8 +1,8 @@
-#include "loom/sweep/content_walker.h"
+#include "sweep/content_walker.h"
 
 #include <gtest/gtest.h>
 
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 #include "loom/effects/taint.h"
 
 namespace loom::sweep {

@@ -1,6 +1,6 @@
-#include "loom/sweep/pin_sources.h"
+#include "sweep/pin_sources.h"
 
-#include "loom/sweep/content_walker.h"
+#include "sweep/content_walker.h"
 
 namespace loom::sweep {
 

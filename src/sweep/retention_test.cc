@@ -74,7 +74,7 @@ class RetentionTest : public ::testing::Test {
     return out;
   }
 
-  ScratchDir scratch_;
+  TempDir scratch_;
   fs::path archiveDir_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0 + 100 * kDay);
   kernel::MemoryEventStore store_;

@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "cited_table.h"
-#include "loom/sweep/content_walker.h"
 #include "loom/util/error.h"
+#include "sweep/content_walker.h"
 
 namespace loom::sweep {
 namespace {

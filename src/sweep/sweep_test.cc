@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/effects/taint.h"
 #include "loom/kernel/memory_event_store.h"
@@ -165,7 +165,7 @@ TEST_F(SweepTest, AStoreWithoutConditionalDeleteIsRefused) {
 }  // namespace loom::sweep
 
 #include "loom/kernel/memory_snapshot_store.h"
-#include "loom/sweep/pin_sources.h"
+#include "sweep/pin_sources.h"
 
 namespace loom::sweep {
 namespace {

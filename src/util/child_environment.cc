@@ -1,4 +1,4 @@
-#include "loom/util/child_environment.h"
+#include "util/child_environment.h"
 
 #include <algorithm>
 #include <mutex>

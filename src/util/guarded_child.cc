@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loom/util/child_environment.h"
 #include "loom/util/error.h"
+#include "util/child_environment.h"
 
 namespace loom {
 namespace {

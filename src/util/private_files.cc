@@ -1,4 +1,4 @@
-#include "loom/util/private_files.h"
+#include "util/private_files.h"
 
 #include <sys/stat.h>
 

@@ -1,4 +1,4 @@
-#include "loom/util/subprocess.h"
+#include "util/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 
 #include "guarded_child.h"
 #include "loom/util/error.h"
-#include "loom/util/sigpipe_block.h"
+#include "util/sigpipe_block.h"
 
 namespace loom {
 namespace {

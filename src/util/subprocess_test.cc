@@ -2,7 +2,7 @@
 // the whole process group, grandchildren included; stderr keeps only its tail; stdout over its
 // cap is reported as such; a command that exits 0 while a background child holds stdout open
 // is done when it exits, not at the deadline.
-#include "loom/util/subprocess.h"
+#include "util/subprocess.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "loom/util/worker_pool.h"
+#include "util/worker_pool.h"
 
 namespace loom {
 

@@ -4,11 +4,11 @@
 #include <random>
 #include <set>
 
+#include "content/claim_check_envelope.h"
 #include "execution_context.h"
-#include "loom/content/claim_check_envelope.h"
 #include "loom/util/error.h"
-#include "loom/util/worker_pool.h"
 #include "replay_snapshot.h"
+#include "util/worker_pool.h"
 
 namespace loom::workflow {
 

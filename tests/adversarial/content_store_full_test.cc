@@ -10,7 +10,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

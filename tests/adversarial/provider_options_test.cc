@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "cli/loom_process.h"
-#include "providers/chat_server.h"
+#include "support/chat_server.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

@@ -1,7 +1,7 @@
 // agentLoop behaviour: step ids and kinds, replay after a store crash, approval, failures,
 // the envelope-from-model guard, taint fencing, compaction and the state-growth warning.
+#include "agent/transcript.h"
 #include "agent_fixture.h"
-#include "loom/agent/transcript.h"
 #include "loom/util/error.h"
 
 namespace loom::testing {

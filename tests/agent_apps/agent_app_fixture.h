@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 

@@ -9,11 +9,11 @@
 #include <map>
 #include <random>
 
+#include "content/claim_check_envelope.h"
+#include "content/counting_content_store.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/agent_state.h"
 #include "loom/app/app.h"
-#include "loom/content/claim_check_envelope.h"
-#include "loom/content/counting_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/effects/taint.h"
 #include "loom/middleware/claim_check/claim_check.h"

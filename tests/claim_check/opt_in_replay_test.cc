@@ -1,9 +1,9 @@
 // ADR 0140 D6: replay makes zero content-store calls; retained blobs survive the sweep,
 // reclaimable ones are TTL-reclaimed and then resolve to null; replay is unaffected.
-#include "loom/content/faulty_content_store.h"
 #include "loom/middleware/retry.h"
 #include "loom/sweep/sweep.h"
 #include "opt_in_fixture.h"
+#include "support/faulty_content_store.h"
 
 namespace loom::testing {
 namespace {

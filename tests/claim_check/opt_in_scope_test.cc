@@ -1,7 +1,7 @@
 // ADR 0140 D9 (scope, media pass-through), D10 (taint carried by the envelope, every origin)
 // and D11 rules 1-2 (forgery).
-#include "loom/sweep/content_walker.h"
 #include "opt_in_fixture.h"
+#include "sweep/content_walker.h"
 
 namespace loom::testing {
 namespace {

@@ -2,7 +2,7 @@
 // says (into execution.effectMiddleware), through defineConfig and through a TOML agent app.
 #include <fstream>
 
-#include "loom/apps/agent_app.h"
+#include "loom/agent_app/agent_app.h"
 #include "loom/plugins/sentinel/sentinel.h"
 #include "opt_in_fixture.h"
 
@@ -44,15 +44,16 @@ TEST_F(OptInFixture, SecondConsumer_TheSentinelPresetInATomlAgentApp) {
       << LOOM_SOURCE_DIR << "/examples/agents/tools/fetch_report\"]\n"
       << "[storage]\nhome = \"" << (home_ / "data").string() << "\"\n"
       << "[storage.eventStore]\ndurability = \"normal\"\n";
-  apps::AgentApp loaded = apps::loadAgentApp(home_ / "app.toml");
+  agent_app::AgentApp loaded = agent_app::loadAgentApp(home_ / "app.toml");
   app::Config c = *loaded.config;
   c.storage.contentStore.instance = counting_;  // the store the sweep is handed
   c.execution.effectMiddleware.push_back(sentinelFor(counting_, "fetch_report"));
   std::shared_ptr<const app::Config> config = app::defineConfig(std::move(c));
-  apps::registerAgentApp(loaded, workflows_, tasks_);
+  agent_app::registerAgentApp(loaded, workflows_, tasks_);
   auto a = app::boot(config, workflows_, tasks_, {.clock = clock_});
   EXPECT_EQ(a->chain().layerNames(), (std::vector<std::string>{"killSwitch", "sentinel"}));
-  auto r = a->runtime().start("watch", apps::agentAppInput(loaded, json::value("go")), {.id = "t"});
+  auto r =
+      a->runtime().start("watch", agent_app::agentAppInput(loaded, json::value("go")), {.id = "t"});
   ASSERT_EQ(r.status, ExecutionStatus::kCompleted) << json::toText(r.error);
   auto env = content::parseEnvelope(output(*a, "t", "watch#turn:1:tool:0"));
   ASSERT_TRUE(env) << "fetch_report's 1.5-4 kB page is over the sentinel's 1 KiB cap";

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "cli/loom_process.h"
 #include "loom/kernel/version.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

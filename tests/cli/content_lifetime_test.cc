@@ -14,7 +14,7 @@
 #include <random>
 #include <thread>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

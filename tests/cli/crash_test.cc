@@ -9,7 +9,7 @@
 #include <map>
 #include <thread>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

@@ -3,7 +3,7 @@
 // results; openai.toml takes its endpoint from the environment.
 #include <gtest/gtest.h>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

@@ -2,7 +2,7 @@
 // signal "approve"; `loom signal` in a new process records the signal and completes the run.
 #include <gtest/gtest.h>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

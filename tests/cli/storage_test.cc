@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {

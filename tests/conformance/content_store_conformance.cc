@@ -12,20 +12,6 @@
 
 namespace loom::content::conformance {
 
-ScratchDir::ScratchDir() {
-  static std::atomic<int> counter{0};
-  std::random_device random;
-  path_ = std::filesystem::temp_directory_path() /
-          ("loom-content-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-           "-" + std::to_string(random()));
-  std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;  // best effort: a leftover temp directory must not fail a test
-  std::filesystem::remove_all(path_, ec);
-}
-
 std::string factoryName(const ::testing::TestParamInfo<ContentStoreFactory>& info) {
   return info.param.name;
 }

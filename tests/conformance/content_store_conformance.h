@@ -18,24 +18,14 @@
 
 #include "loom/content/content_store.h"
 #include "loom/util/clock.h"
+#include "support/temp_dir.h"
 
 namespace loom::content::conformance {
 
+using loom::testing::TempDir;
+
 // Touch times of the suite start here (ms since the epoch, on a ManualClock).
 inline constexpr int64_t kT0 = 1'780'000'000'000;
-
-// A fresh directory under the system temp directory, removed with its contents on destruction.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 struct ContentStoreFactory {
   std::string name;  // test name suffix: letters, digits and underscores
@@ -63,7 +53,7 @@ class ContentStoreConformance : public ::testing::TestWithParam<ContentStoreFact
   }
 
  private:
-  ScratchDir scratch_;  // declared first: outlives the store
+  TempDir scratch_;  // declared first: outlives the store
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
   std::unique_ptr<ContentStore> store_;
 };

@@ -61,7 +61,7 @@ class FilesystemContentStoreTest : public ::testing::Test {
     return std::make_unique<FilesystemContentStore>(root(), clock_);
   }
 
-  ScratchDir scratch_;
+  TempDir scratch_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
 };
 

@@ -1,7 +1,7 @@
 // Every ContentStore implementation, instantiated over the conformance suite. Adding one is
 // one line in the list below.
+#include "compliance/encrypting_content_store.h"
 #include "content_store_conformance.h"
-#include "loom/compliance/encrypting_content_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"

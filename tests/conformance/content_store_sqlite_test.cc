@@ -48,7 +48,7 @@ class SqliteContentStoreTest : public ::testing::Test {
     return std::make_unique<SqliteContentStore>(path(), clock_);
   }
 
-  ScratchDir scratch_;
+  TempDir scratch_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
 };
 

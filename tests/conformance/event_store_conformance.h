@@ -17,21 +17,11 @@
 #include <vector>
 
 #include "loom/kernel/event_store.h"
+#include "support/temp_dir.h"
 
 namespace loom::kernel::conformance {
 
-// A fresh directory under the system temp directory, removed with its contents on destruction.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using loom::testing::TempDir;
 
 struct EventStoreFactory {
   std::string name;  // test name suffix: letters, digits and underscores
@@ -51,7 +41,7 @@ class EventStoreConformance : public ::testing::TestWithParam<EventStoreFactory>
   EventStore& store() { return *store_; }
 
  private:
-  ScratchDir scratch_;  // declared first: outlives the store
+  TempDir scratch_;  // declared first: outlives the store
   std::unique_ptr<EventStore> store_;
 };
 

@@ -1,8 +1,8 @@
 // Every EventStore implementation, instantiated over the conformance suite. Adding one is
 // one line in the list below.
+#include "compliance/sealing_event_store.h"
 #include "event_store_conformance.h"
 #include "loom/compliance/memory_key_store.h"
-#include "loom/compliance/sealing_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 

@@ -21,30 +21,14 @@
 #include "loom/compliance/memory_key_store.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/util/error.h"
+#include "support/temp_dir.h"
 
 namespace loom::compliance::conformance {
+
+using loom::testing::TempDir;
 namespace {
 
 namespace fs = std::filesystem;
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("loom-keys-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-             "-" + std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;  // best effort: a leftover temp directory must not fail a test
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::array<uint8_t, 32> masterKey(uint8_t fill) {
   std::array<uint8_t, 32> k{};
@@ -75,7 +59,7 @@ class KeyStoreConformance : public ::testing::TestWithParam<KeyStoreFactory> {
   }
 
  private:
-  ScratchDir scratch_;  // declared first: outlives the store
+  TempDir scratch_;  // declared first: outlives the store
   std::unique_ptr<KeyStore> store_;
 };
 
@@ -247,14 +231,14 @@ std::string wrappedColumn(const fs::path& db, const std::string& subject) {
 }
 
 TEST(SqliteKeyStore, ReopeningWithTheRightMasterKeyReadsTheSameKey) {
-  ScratchDir dir;
+  TempDir dir;
   DataKey alice = openSqlite(dir.path())->getOrCreate("alice");
   auto reopened = openSqlite(dir.path());
   EXPECT_TRUE(sameKey(alice, reopened->getOrCreate("alice")));
 }
 
 TEST(SqliteKeyStore, TheWrongMasterKeyIsAConfigErrorNamingItsOriginAndChangesNothing) {
-  ScratchDir dir;
+  TempDir dir;
   DataKey alice = openSqlite(dir.path(), 1)->getOrCreate("alice");
   try {
     openSqlite(dir.path(), 2);
@@ -268,7 +252,7 @@ TEST(SqliteKeyStore, TheWrongMasterKeyIsAConfigErrorNamingItsOriginAndChangesNot
 }
 
 TEST(SqliteKeyStore, TwoStoresOnOneFileAgreeOnConcurrentFirstKeys) {
-  ScratchDir dir;
+  TempDir dir;
   auto a = openSqlite(dir.path());
   auto b = openSqlite(dir.path());
   std::vector<DataKey> fromA, fromB;
@@ -289,7 +273,7 @@ TEST(SqliteKeyStore, TwoStoresOnOneFileAgreeOnConcurrentFirstKeys) {
 }
 
 TEST(SqliteKeyStore, KeysNeverAppearInPlaintextInTheDatabaseFiles) {
-  ScratchDir dir;
+  TempDir dir;
   auto store = openSqlite(dir.path());
   std::vector<DataKey> keys;
   for (int i = 0; i < 50; ++i) keys.push_back(store->getOrCreate("subject-" + std::to_string(i)));
@@ -305,7 +289,7 @@ TEST(SqliteKeyStore, KeysNeverAppearInPlaintextInTheDatabaseFiles) {
 }
 
 TEST(SqliteKeyStore, AShreddedKeyLeavesNoTraceInTheDatabaseFilesIncludingTheWal) {
-  ScratchDir dir;
+  TempDir dir;
   auto store = openSqlite(dir.path());
   for (int i = 0; i < 20; ++i) store->getOrCreate("other-" + std::to_string(i));
   DataKey alice = store->getOrCreate("alice");
@@ -324,7 +308,7 @@ TEST(SqliteKeyStore, AShreddedKeyLeavesNoTraceInTheDatabaseFilesIncludingTheWal)
 }
 
 TEST(SqliteKeyStore, ShredsAcrossManyPagesLeaveNoWrappedKeyBehind) {
-  ScratchDir dir;
+  TempDir dir;
   auto store = openSqlite(dir.path());
   for (int i = 0; i < 400; ++i) store->getOrCreate("subject-" + std::to_string(i));  // splits
   std::vector<std::string> wrapped;
@@ -342,7 +326,7 @@ TEST(SqliteKeyStore, ShredsAcrossManyPagesLeaveNoWrappedKeyBehind) {
 }
 
 TEST(SqliteKeyStore, AStoreOfANewerSchemaIsRefused) {
-  ScratchDir dir;
+  TempDir dir;
   openSqlite(dir.path());
   sqlite3* h = nullptr;
   ASSERT_EQ(SQLITE_OK, sqlite3_open((dir.path() / "keys.db").string().c_str(), &h));

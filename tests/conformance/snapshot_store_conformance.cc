@@ -19,31 +19,14 @@
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
 #include "loom/util/error.h"
+#include "support/temp_dir.h"
 
 namespace loom::kernel::snapshot_conformance {
+
+using loom::testing::TempDir;
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh directory under the system temp directory, removed with its contents at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("loom-snap-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-             std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;  // best effort: a leftover temp directory must not fail a test
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 struct SnapshotStoreFactory {
   std::string name;
@@ -63,7 +46,7 @@ class SnapshotStoreConformance : public ::testing::TestWithParam<SnapshotStoreFa
   const fs::path& dir() const { return scratch_.path(); }
 
  private:
-  ScratchDir scratch_;  // declared first: outlives the store
+  TempDir scratch_;  // declared first: outlives the store
   std::unique_ptr<SnapshotStore> store_;
 };
 
@@ -224,7 +207,7 @@ INSTANTIATE_TEST_SUITE_P(Stores, SnapshotStoreConformance, ::testing::Values(mem
                          [](const auto& info) { return info.param.name; });
 
 TEST(SqliteSnapshotStoreTest, SharesLoomDbWithTheEventStoreAndSurvivesReopen) {
-  ScratchDir scratch;
+  TempDir scratch;
   std::string path = (scratch.path() / "loom.db").string();
   {
     SqliteSnapshotStore snapshots(SqliteSnapshotStoreOptions{path});  // first, on a new file

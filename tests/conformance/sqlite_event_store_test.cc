@@ -46,7 +46,7 @@ class SqliteEventStoreTest : public ::testing::Test {
         SqliteEventStoreOptions{path_, durability, busyTimeoutMillis});
   }
 
-  ScratchDir dir_;
+  TempDir dir_;
   std::string path_ = (dir_.path() / "events.db").string();
 };
 

@@ -5,12 +5,12 @@
 
 #include <cstdlib>
 
-#include "chat_server.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/agent_state.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/providers/openai_model.h"
 #include "loom/workflow/runtime.h"
+#include "support/chat_server.h"
 
 namespace loom::testing {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <cstdlib>
 
-#include "chat_server.h"
 #include "loom/util/error.h"
+#include "support/chat_server.h"
 
 namespace loom::testing {
 namespace {

@@ -20,6 +20,7 @@
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
 #include "loom/middleware/kill_switch_store.h"
+#include "loom/sweep/retention.h"
 #include "loom/util/clock.h"
 #include "loom/workflow/runtime.h"
 #include "loom/workflow/workflow.h"
@@ -55,10 +56,10 @@ class App {
   // The home folder (storage.home), which holds loom.db.
   const std::filesystem::path& home() const { return home_; }
   kernel::EventStore& store() { return *store_; }
-  // The store under the sealing layer when compliance.erase or security.crypto is on (what
-  // retention archives, so segments hold ciphertext); store() otherwise.
-  kernel::EventStore& rawStore() { return rawStore_ ? *rawStore_ : *store_; }
-  kernel::SnapshotStore& rawSnapshots() { return rawSnapshots_ ? *rawSnapshots_ : *snapshots_; }
+  // Archives and deletes the ended executions older than options.afterDays into archiveDir()
+  // (storage.retention; docs/spec/archive.md). It reads the stores under any sealing layer,
+  // so segments hold ciphertext, never plaintext. Throws what sweep::runRetention throws.
+  sweep::RetentionReport runRetention(const sweep::RetentionOptions& options);
   // The per-subject key store (security.keys), nullptr when no option needs it.
   compliance::KeyStore* keys() { return keys_.get(); }
   // Who put which blob (security.keys set), for erasure; nullptr otherwise.

@@ -98,7 +98,7 @@ struct ObservabilityConfig {
 
 // An agent app (`loom run app.toml`, examples/agents/): the [agent], [model] and [[tools]]
 // sections of a loom.toml. Unset: the file defines no agent. Relative paths (model.script,
-// a tool's command) are kept as written; the agent app loader (loom/apps/agent_app.h)
+// a tool's command) are kept as written; the agent app loader (loom/agent_app/agent_app.h)
 // resolves them against the file's folder and builds the model, the tools and the agent
 // workflow from these sections. boot() itself ignores them.
 struct AgentCompactionSection {

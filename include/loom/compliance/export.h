@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "loom/compliance/claim_check_refs.h"
+#include "loom/compliance/key_store.h"
 #include "loom/content/content_store.h"
 #include "loom/json/json.h"
 #include "loom/kernel/event_store.h"
@@ -39,25 +39,6 @@ struct ExportSubjectOptions {
   // With sealed logs, `events` and `snapshots` are the Sealing stores.
   const KeyStore* keys = nullptr;
 };
-
-// One offloaded blob as exported: exactly one of value, bytesBase64 and missing is set.
-struct ClaimCheckedBlob {
-  std::string address;
-  std::optional<int64_t> size;        // the citing envelope's size, else the blob's byte length
-  std::optional<json::value> digest;  // the citing envelope's digest (null when it has none)
-  std::optional<json::value> value;   // the blob parsed, when its bytes are JSON text
-  std::optional<std::string> bytesBase64;  // the bytes (standard base64), when they are not
-  bool missing = false;                    // the store has no such blob (reclaimed or erased)
-};
-
-// Reads one cited blob (get with `subject`, for a subject-aware store). Throws what
-// ContentStore::get throws (DataLossError for a blob that does not match its address).
-ClaimCheckedBlob resolveClaimCheckedBlob(const content::ContentStore& store,
-                                         const ClaimCheckRef& ref,
-                                         const std::optional<std::string>& subject);
-
-// {"address", "size", "digest", "value" | "bytesBase64" | "missing": true}
-json::value toJson(const ClaimCheckedBlob& blob);
 
 // The export document: {"format": "loom.export/1", "subject", "exportedAt", "executions": [...],
 // "claimChecked": [...]} (docs/spec/export.md). An execution both live and archived is

@@ -1,7 +1,7 @@
 #include "loom/middleware/claim_check/claim_check.h"
 
-#include "loom/content/claim_check_envelope.h"
-#include "loom/effects/step_ids.h"
+#include "content/claim_check_envelope.h"
+#include "effects/step_ids.h"
 #include "loom/effects/taint.h"
 #include "loom/util/error.h"
 

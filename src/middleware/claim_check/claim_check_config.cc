@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "loom/effects/media.h"
+#include "effects/media.h"
 #include "loom/effects/taint.h"
 
 namespace loom::middleware {

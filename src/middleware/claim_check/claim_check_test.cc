@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "loom/content/claim_check_envelope.h"
-#include "loom/content/counting_content_store.h"
+#include "content/claim_check_envelope.h"
+#include "content/counting_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/effects/taint.h"
 #include "loom/middleware/claim_check/claim_check_config.h"

@@ -1,4 +1,4 @@
-#include "loom/middleware/claim_check/digest_builders.h"
+#include "middleware/claim_check/digest_builders.h"
 
 #include "loom/middleware/claim_check/claim_check.h"
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "loom/content/claim_check_envelope.h"
+#include "content/claim_check_envelope.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/sweep/sweep.h"

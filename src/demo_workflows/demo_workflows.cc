@@ -1,4 +1,4 @@
-#include "loom/examples/examples.h"
+#include "demo_workflows/demo_workflows.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 
-namespace loom::examples {
+namespace loom::demo_workflows {
 namespace {
 
 constexpr int64_t kMaxSteps = 100'000;
@@ -131,7 +131,7 @@ json::value approvalWorkflow(workflow::WorkflowContext& ctx) {
 
 }  // namespace
 
-void registerExamples(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks) {
+void registerDemoWorkflows(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks) {
   tasks.add(effects::TaskDefinition{.id = std::string(kStepEffect),
                                     .kind = std::string(effects::kKindFlow),
                                     .description = "sleeps sleepMs, then appends its step id "
@@ -146,4 +146,4 @@ void registerExamples(workflow::WorkflowRegistry& workflows, effects::TaskRegist
                 approvalWorkflow);
 }
 
-}  // namespace loom::examples
+}  // namespace loom::demo_workflows

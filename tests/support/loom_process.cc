@@ -1,4 +1,4 @@
-#include "cli/loom_process.h"
+#include "support/loom_process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -25,19 +25,6 @@ std::string readFile(const std::string& path) {
 }
 
 }  // namespace
-
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "loom-cli-test-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp failed for " + pattern);
-  }
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);  // best effort: a leftover temp folder is harmless
-}
 
 json::value Outcome::json() const {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "expected one line: " << out;

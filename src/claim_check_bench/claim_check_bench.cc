@@ -1,4 +1,4 @@
-#include "loom/harness/claim_check_bench.h"
+#include "claim_check_bench/claim_check_bench.h"
 
 #include <zstd.h>
 
@@ -15,12 +15,13 @@
 #include "loom/providers/scripted_model.h"
 #include "loom/util/error.h"
 
-namespace loom::harness {
+namespace loom::claim_check_bench {
 namespace {
 
-constexpr const char* kWords[] = {"revenue", "quarter", "growth", "margin", "region", "north",
-                                  "south", "customer", "churn", "pipeline", "forecast", "cost",
-                                  "headcount", "product", "launch", "risk", "audit", "report"};
+constexpr const char* kWords[] = {"revenue",  "quarter", "growth",    "margin",  "region",
+                                  "north",    "south",   "customer",  "churn",   "pipeline",
+                                  "forecast", "cost",    "headcount", "product", "launch",
+                                  "risk",     "audit",   "report"};
 
 // 1.5-4 kB of JSON text, uniform in size, deterministic from (seed, page).
 json::value reportFor(uint32_t seed, int64_t page) {
@@ -66,11 +67,12 @@ ClaimCheckBenchRow runRow(const ClaimCheckBenchOptions& o, int64_t turns, const 
   TempHome home;
   workflow::WorkflowRegistry workflows;
   effects::TaskRegistry tasks;
-  json::value script{{"generate", {{"turns", turns},
-                                   {"toolCalls", json::array{json::object{
-                                                     {"name", "fetch_report"},
-                                                     {"arguments", {{"page", "{turn}"}}}}}},
-                                   {"answer", "The reports are summarized."}}}};
+  json::value script{
+      {"generate",
+       {{"turns", turns},
+        {"toolCalls",
+         json::array{json::object{{"name", "fetch_report"}, {"arguments", {{"page", "{turn}"}}}}}},
+        {"answer", "The reports are summarized."}}}};
   agent::registerModel(tasks, std::make_shared<providers::ScriptedModel>("scripted", script));
   agent::ToolDefinition def{"fetch_report", "Fetches one page of the quarterly report.", nullptr};
   uint32_t seed = o.seed;
@@ -106,8 +108,14 @@ ClaimCheckBenchRow runRow(const ClaimCheckBenchOptions& o, int64_t turns, const 
     throw InternalError("bench run ended " + std::string(kernel::statusName(r.status)));
   }
   std::string state = json::toText(agent::foldAgentState(app->store().read("bench"), "research"));
-  ClaimCheckBenchRow row{turns, cc, journal, store, static_cast<int64_t>(state.size()),
-                         app->store().info("bench")->logBytes, zstdRatio(state), wall};
+  ClaimCheckBenchRow row{turns,
+                         cc,
+                         journal,
+                         store,
+                         static_cast<int64_t>(state.size()),
+                         app->store().info("bench")->logBytes,
+                         zstdRatio(state),
+                         wall};
   return row;
 }
 
@@ -130,9 +138,9 @@ namespace {
 // The record's table (ADR 0140, "Measured"): turns -> claim-check -> {state KB, log KB}.
 const std::map<std::pair<int64_t, std::string>, std::pair<double, double>>& recorded() {
   static const std::map<std::pair<int64_t, std::string>, std::pair<double, double>> m{
-      {{50, "off"}, {297.8, 4043}},   {{50, "on"}, {70.8, 953}},
-      {{50, "on-no-preview"}, {43.0, 551}},  {{200, "off"}, {1201.4, 60421}},
-      {{200, "on"}, {283.4, 13807}},  {{200, "on-no-preview"}, {172.1, 7787}}};
+      {{50, "off"}, {297.8, 4043}},         {{50, "on"}, {70.8, 953}},
+      {{50, "on-no-preview"}, {43.0, 551}}, {{200, "off"}, {1201.4, 60421}},
+      {{200, "on"}, {283.4, 13807}},        {{200, "on-no-preview"}, {172.1, 7787}}};
   return m;
 }
 
@@ -198,4 +206,4 @@ json::value toJson(const std::vector<ClaimCheckBenchRow>& rows) {
   return out;
 }
 
-}  // namespace loom::harness
+}  // namespace loom::claim_check_bench

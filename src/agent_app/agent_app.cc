@@ -1,4 +1,4 @@
-#include "loom/apps/agent_app.h"
+#include "loom/agent_app/agent_app.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "loom/providers/subprocess_tool.h"
 #include "loom/util/error.h"
 
-namespace loom::apps {
+namespace loom::agent_app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -323,4 +323,4 @@ app::ConfigCheck checkAppConfigFile(const fs::path& file) {
   return check;
 }
 
-}  // namespace loom::apps
+}  // namespace loom::agent_app

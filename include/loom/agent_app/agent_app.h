@@ -28,7 +28,7 @@
 #include "loom/providers/mcp_client.h"
 #include "loom/workflow/workflow.h"
 
-namespace loom::apps {
+namespace loom::agent_app {
 
 // The input key of an agent app's execution that names its app file.
 inline constexpr std::string_view kAppInputKey = "app";
@@ -91,4 +91,4 @@ bool isAgentAppPath(std::string_view argument);
 // none of its [[tools]] instead. Starts nothing. Never throws a ConfigError.
 app::ConfigCheck checkAppConfigFile(const std::filesystem::path& file);
 
-}  // namespace loom::apps
+}  // namespace loom::agent_app

@@ -15,9 +15,9 @@
 namespace loom {
 
 struct SubprocessResult {
-  int exitCode = -1;     // exit status; -1 when killed by a signal
-  int signal = 0;        // the signal that ended it, 0 when it exited
-  bool timedOut = false; // killed because the deadline passed
+  int exitCode = -1;            // exit status; -1 when killed by a signal
+  int signal = 0;               // the signal that ended it, 0 when it exited
+  bool timedOut = false;        // killed because the deadline passed
   bool outputTooLarge = false;  // killed because stdout passed maxOutputBytes
   bool errTruncated = false;    // err holds only the last maxStderrBytes of stderr
   std::string out;
@@ -26,13 +26,13 @@ struct SubprocessResult {
 
 struct SubprocessOptions {
   int64_t timeoutMillis = 30'000;
-  std::string workingDirectory;               // empty = inherit
-  std::map<std::string, std::string> extraEnv; // added to the inherited environment
+  std::string workingDirectory;                 // empty = inherit
+  std::map<std::string, std::string> extraEnv;  // added to the inherited environment
   // The parent's environment (less every secret variable, child_environment.h); false: only
   // its base variables (PATH, HOME, ...) and extraEnv.
   bool inheritEnv = true;
-  std::size_t maxOutputBytes = 64 << 20;      // more stdout is an error (the child is killed)
-  std::size_t maxStderrBytes = 64 << 10;      // only this much of stderr's end is kept
+  std::size_t maxOutputBytes = 64 << 20;  // more stdout is an error (the child is killed)
+  std::size_t maxStderrBytes = 64 << 10;  // only this much of stderr's end is kept
 };
 
 // Throws UnavailableError when the command cannot be started (naming it and why).

@@ -10,22 +10,9 @@
 #include <vector>
 
 #include "loom/json/json.h"
+#include "support/temp_dir.h"
 
 namespace loom::testing {
-
-// A fresh folder under the system temp dir, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string operator/(std::string_view name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 struct Outcome {
   int exitCode = -1;   // when the process exited

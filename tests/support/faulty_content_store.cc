@@ -1,4 +1,4 @@
-#include "loom/content/faulty_content_store.h"
+#include "support/faulty_content_store.h"
 
 #include <string>
 

@@ -12,7 +12,7 @@
 // Thread-safety: as the inner store and the key store. Both must outlive the decorator.
 #pragma once
 
-#include "loom/compliance/event_sealing.h"
+#include "compliance/event_sealing.h"
 #include "loom/compliance/key_store.h"
 #include "loom/kernel/snapshot_store.h"
 
@@ -20,8 +20,7 @@ namespace loom::compliance {
 
 class SealingSnapshotStore : public kernel::SnapshotStore {
  public:
-  SealingSnapshotStore(kernel::SnapshotStore& inner, KeyStore& keys,
-                       SealingOptions options = {});
+  SealingSnapshotStore(kernel::SnapshotStore& inner, KeyStore& keys, SealingOptions options = {});
 
   // SnapshotStore; see snapshot_store.h for each contract and the notes above.
   void put(const kernel::Snapshot& snapshot) override;

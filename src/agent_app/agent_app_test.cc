@@ -1,6 +1,6 @@
 // Agent apps in-process: loading the shipped examples, what needs the app file's folder
 // (script, tool commands) and its errors, registering and running an app on a memory store.
-#include "loom/apps/agent_app.h"
+#include "loom/agent_app/agent_app.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,37 +9,16 @@
 
 #include "loom/kernel/memory_event_store.h"
 #include "loom/workflow/runtime.h"
+#include "support/temp_dir.h"
 
-namespace loom::apps {
+namespace loom::agent_app {
+
+using loom::testing::TempDir;
 namespace {
 
 namespace fs = std::filesystem;
 
 const fs::path kExamples = fs::path(LOOM_SOURCE_DIR) / "examples" / "agents";
-
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (fs::temp_directory_path() / "loom-apps-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);  // best effort
-  }
-  fs::path write(const std::string& name, const std::string& text, bool executable = false) {
-    fs::path file = path_ / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-    if (executable) fs::permissions(file, fs::perms::owner_exec, fs::perm_options::add);
-    return file;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // The app file's problems (loadAgentApp's ConfigValidationError), as "path: message" lines.
 std::string problemsOf(const fs::path& file) {
@@ -83,7 +62,7 @@ TEST(AgentApp, LoadsTheResearchExample) {
 }
 
 TEST(AgentApp, RunsOnAMemoryStoreAndRecordsItsFileInTheInput) {
-  TempFolder dir;
+  TempDir dir;
   dir.write("script.json", std::string(kTwoTurns));
   fs::path file =
       dir.write("app.toml", appText("[[tools]]\nname = \"fetch_report\"\ncommand = [\"" +
@@ -113,7 +92,7 @@ TEST(AgentApp, RunsOnAMemoryStoreAndRecordsItsFileInTheInput) {
 }
 
 TEST(AgentApp, ProblemsThatNeedTheFilesFolderNameTheirPaths) {
-  TempFolder dir;
+  TempDir dir;
   dir.write("script.json", std::string(kTwoTurns));
   dir.write("bad.json", R"({"turns": [{"say": "hi"}]})");
   dir.write("tools/plain", "#!/bin/sh\necho '{}'\n");
@@ -152,7 +131,7 @@ TEST(AgentApp, ProblemsThatNeedTheFilesFolderNameTheirPaths) {
 }
 
 TEST(AgentApp, AnOpenAiModelIsBuiltFromItsSection) {
-  TempFolder dir;
+  TempDir dir;
   std::string openai =
       "[agent]\nname = \"a\"\nprompt = \"go\"\n[model]\nkind = \"openai\"\n"
       "baseUrl = \"http://127.0.0.1:9/v1\"\nmodel = \"tiny\"\n";
@@ -172,7 +151,7 @@ TEST(AgentApp, ConfigCheckOfAnAppFile) {
   EXPECT_NE(ok.text.find("agent app: \"research\", model \"scripted\", 2 tool(s)"),
             std::string::npos)
       << ok.text;
-  TempFolder dir;
+  TempDir dir;
   app::ConfigCheck bad = checkAppConfigFile(dir.write("a.toml", appText("")));
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.text.find("model.script: no such file"), std::string::npos) << bad.text;
@@ -209,4 +188,4 @@ TEST(AgentApp, InputAndPathHelpers) {
 }
 
 }  // namespace
-}  // namespace loom::apps
+}  // namespace loom::agent_app

@@ -1,5 +1,5 @@
-// Helpers shared by the middleware and app tests: a temporary folder removed at the end of a
-// test, and a recording middleware that shows what one layer of a chain sees. Test-only.
+// Shared by the middleware and app tests: a recording middleware that shows what one layer of
+// a chain sees (Trace, Recorder); the temporary folder of support/temp_dir.h. Test-only.
 #pragma once
 
 #include <atomic>
@@ -12,26 +12,9 @@
 
 #include "loom/effects/middleware.h"
 #include "loom/json/json.h"
+#include "support/temp_dir.h"
 
 namespace loom::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("loom-test-" + std::to_string(rd()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;  // best effort: a leftover temp folder fails no test
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // One line per event seen by a Recorder: "<layer> in <input json>" / "<layer> out <result>".
 struct Trace {

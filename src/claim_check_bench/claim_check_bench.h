@@ -12,13 +12,13 @@
 
 #include "loom/json/json.h"
 
-namespace loom::harness {
+namespace loom::claim_check_bench {
 
 struct ClaimCheckBenchOptions {
   std::vector<int64_t> turns{50, 200};
-  std::vector<std::string> journals{"full", "delta"};     // execution.journal.modelInput
+  std::vector<std::string> journals{"full", "delta"};  // execution.journal.modelInput
   std::vector<std::string> claimChecks{"off", "on", "on-no-preview"};
-  std::vector<std::string> stores{"memory", "sqlite"};   // the cloning log, and SQLite
+  std::vector<std::string> stores{"memory", "sqlite"};  // the cloning log, and SQLite
   uint32_t seed = 140;
 };
 
@@ -40,4 +40,4 @@ std::vector<ClaimCheckBenchRow> runClaimCheckBench(const ClaimCheckBenchOptions&
 std::string formatClaimCheckTable(const std::vector<ClaimCheckBenchRow>& rows);
 json::value toJson(const std::vector<ClaimCheckBenchRow>& rows);
 
-}  // namespace loom::harness
+}  // namespace loom::claim_check_bench

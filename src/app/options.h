@@ -30,7 +30,7 @@ enum class OptionType {
   kCallback,             // a C++ std::function
   kBooleanOrInteger,     // false, or a count (execution.claimCheck.preview)
   kBooleanOrStringList,  // true, or a list of ids (execution.claimCheck.reclaimable)
-  kTableMap,  // a table of tables keyed by a name; their options are rows "<path>[].<key>"
+  kTableMap,     // a table of tables keyed by a name; their options are rows "<path>[].<key>"
   kInlineTable,  // any TOML table, kept as JSON text (an agent tool's inputSchema)
 };
 

@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loom/compliance/event_sealing.h"
+#include "compliance/event_sealing.h"
 #include "loom/compliance/key_store.h"
 #include "loom/kernel/event_store.h"
 #include "loom/sweep/archive.h"
@@ -57,8 +57,7 @@ class SealingEventStore : public kernel::EventStore {
   std::optional<kernel::ExecutionInfo> info(const std::string& executionId) const override;
   std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override;
   bool remove(const std::string& executionId) override;
-  int64_t appendControl(int64_t expectedNextSeq,
-                        std::vector<kernel::ControlEvent> events) override;
+  int64_t appendControl(int64_t expectedNextSeq, std::vector<kernel::ControlEvent> events) override;
   std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
 
   kernel::EventStore& inner() { return inner_; }

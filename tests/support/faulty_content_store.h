@@ -9,7 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "loom/content/content_call.h"
+#include "content/content_call.h"
 #include "loom/content/content_store.h"
 
 namespace loom::content {

@@ -1,10 +1,10 @@
 // Sizes are deterministic (fixed seed), so the record's table is checked as a test at 50
 // turns; `loom bench claim-check` prints the full table with wall times.
-#include "loom/harness/claim_check_bench.h"
+#include "claim_check_bench/claim_check_bench.h"
 
 #include <gtest/gtest.h>
 
-namespace loom::harness {
+namespace loom::claim_check_bench {
 namespace {
 
 TEST(ClaimCheckBenchTest, FiftyTurnsBeatTheRecordInFullModeAndDeltaLogStaysNearState) {
@@ -31,4 +31,4 @@ TEST(ClaimCheckBenchTest, FiftyTurnsBeatTheRecordInFullModeAndDeltaLogStaysNearS
 }
 
 }  // namespace
-}  // namespace loom::harness
+}  // namespace loom::claim_check_bench
