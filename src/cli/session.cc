@@ -8,6 +8,7 @@
 #include "compliance/sealing_event_store.h"
 #include "loom/compliance/master_key.h"
 #include "loom/compliance/sqlite_key_store.h"
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "util/private_files.h"
 
@@ -25,38 +26,19 @@ class OwningCountingStore : public content::CountingContentStore {
 
 // The home's log without keys to open sealed events: reading one is a SealedEventError that
 // says how to give the keys; metadata (ls) stays readable.
-class RefusingSealedStore : public kernel::EventStore {
+class RefusingSealedStore : public kernel::ForwardingEventStore {
  public:
   RefusingSealedStore(kernel::EventStore& inner, std::string howToOpen)
-      : inner_(inner), howToOpen_(std::move(howToOpen)) {}
-  int64_t append(const std::string& id, int64_t expectedNextSeq,
-                 std::vector<kernel::Event> events) override {
-    return inner_.append(id, expectedNextSeq, std::move(events));
-  }
+      : ForwardingEventStore(inner), howToOpen_(std::move(howToOpen)) {}
   void scan(const std::string& id, int64_t fromSeq,
             const std::function<void(const kernel::Event&)>& visit) const override {
-    inner_.scan(id, fromSeq, [&](const kernel::Event& e) {
+    ForwardingEventStore::scan(id, fromSeq, [&](const kernel::Event& e) {
       kernel::requireUnsealed(id, e, howToOpen_);
       visit(e);
     });
   }
-  std::optional<kernel::ExecutionInfo> info(const std::string& id) const override {
-    return inner_.info(id);
-  }
-  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override {
-    return inner_.list(filter);
-  }
-  bool remove(const std::string& id) override { return inner_.remove(id); }
-  int64_t appendControl(int64_t expectedNextSeq,
-                        std::vector<kernel::ControlEvent> events) override {
-    return inner_.appendControl(expectedNextSeq, std::move(events));
-  }
-  std::vector<kernel::ControlEvent> readControl(int64_t fromSeq) const override {
-    return inner_.readControl(fromSeq);
-  }
 
  private:
-  kernel::EventStore& inner_;
   std::string howToOpen_;
 };
 

@@ -59,10 +59,10 @@ std::optional<SealedBlob> parseBlob(std::string_view blob) {
 }  // namespace
 
 EncryptingContentStore::EncryptingContentStore(content::ContentStore& inner, KeyStore& keys)
-    : inner_(inner), keys_(keys) {}
+    : ForwardingContentStore(inner), keys_(keys) {}
 
 content::ContentCapabilities EncryptingContentStore::capabilities() const {
-  content::ContentCapabilities caps = inner_.capabilities();
+  content::ContentCapabilities caps = target().capabilities();
   caps.sealsContent = true;
   return caps;
 }
@@ -90,12 +90,12 @@ std::string EncryptingContentStore::put(std::string_view bytes,
   blob += key.id();
   blob.append(reinterpret_cast<const char*>(nonce.data()), nonce.size());
   blob += ciphertext;
-  return inner_.put(blob, subject);
+  return target().put(blob, subject);
 }
 
 std::optional<std::string> EncryptingContentStore::get(
     std::string_view address, const std::optional<std::string>& subject) const {
-  std::optional<std::string> blob = inner_.get(address, subject);
+  std::optional<std::string> blob = target().get(address, subject);
   if (!blob) return std::nullopt;
   std::optional<SealedBlob> sealed = parseBlob(*blob);
   if (!sealed) {
@@ -115,26 +115,6 @@ std::optional<std::string> EncryptingContentStore::get(
                         "': it was altered");
   }
   return bytes;
-}
-
-bool EncryptingContentStore::has(std::string_view address) const { return inner_.has(address); }
-
-bool EncryptingContentStore::remove(std::string_view address) { return inner_.remove(address); }
-
-bool EncryptingContentStore::deleteIfUntouchedSince(std::string_view address,
-                                                    int64_t cutoffMillis) {
-  return inner_.deleteIfUntouchedSince(address, cutoffMillis);
-}
-
-int64_t EncryptingContentStore::touchClock() const { return inner_.touchClock(); }
-
-void EncryptingContentStore::forEachBlob(
-    const std::function<void(const content::BlobInfo&)>& visit) const {
-  inner_.forEachBlob(visit);
-}
-
-std::optional<content::BlobInfo> EncryptingContentStore::stat(std::string_view address) const {
-  return inner_.stat(address);
 }
 
 }  // namespace loom::compliance

@@ -18,33 +18,26 @@
 #pragma once
 
 #include "loom/compliance/key_store.h"
-#include "loom/content/content_store.h"
+#include "loom/content/forwarding_content_store.h"
 
 namespace loom::compliance {
 
-class EncryptingContentStore : public content::ContentStore {
+class EncryptingContentStore : public content::ForwardingContentStore {
  public:
   EncryptingContentStore(content::ContentStore& inner, KeyStore& keys);
 
   // ContentStore; see content_store.h for each contract and the notes above. Besides, put and
-  // get may throw the key store's errors.
+  // get may throw the key store's errors. The other calls are forwarded.
   content::ContentCapabilities capabilities() const override;
   std::string put(std::string_view bytes,
                   const std::optional<std::string>& subject = std::nullopt) override;
   std::optional<std::string> get(
       std::string_view address,
       const std::optional<std::string>& subject = std::nullopt) const override;
-  bool has(std::string_view address) const override;
-  bool remove(std::string_view address) override;
-  bool deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) override;
-  int64_t touchClock() const override;
-  void forEachBlob(const std::function<void(const content::BlobInfo&)>& visit) const override;
-  std::optional<content::BlobInfo> stat(std::string_view address) const override;
 
-  content::ContentStore& inner() { return inner_; }
+  content::ContentStore& inner() { return target(); }
 
  private:
-  content::ContentStore& inner_;
   KeyStore& keys_;
 };
 

@@ -14,8 +14,10 @@
 #include "content/claim_check_envelope.h"
 #include "loom/compliance/erase.h"
 #include "loom/compliance/memory_key_store.h"
+#include "loom/content/forwarding_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/effects/taint.h"
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
 #include "loom/sweep/archive.h"
@@ -29,31 +31,22 @@ using loom::testing::TempDir;
 namespace fs = std::filesystem;
 
 // A content store that forwards everything but declares fewer capabilities.
-class MaskedContentStore : public content::ContentStore {
+class MaskedContentStore : public content::ForwardingContentStore {
  public:
   MaskedContentStore(content::ContentStore& inner, content::ContentCapabilities caps)
-      : inner_(inner), caps_(caps) {}
+      : ForwardingContentStore(inner), caps_(caps) {}
   content::ContentCapabilities capabilities() const override { return caps_; }
-  std::string put(std::string_view b, const std::optional<std::string>& s) override {
-    return inner_.put(b, s);
-  }
-  std::optional<std::string> get(std::string_view a,
-                                 const std::optional<std::string>& s) const override {
-    return inner_.get(a, s);
-  }
-  bool has(std::string_view a) const override { return inner_.has(a); }
 
  private:
-  content::ContentStore& inner_;
   content::ContentCapabilities caps_;
 };
 
 // An event store that forwards everything; its appendControl of `type` dies once (throws
 // UnavailableError) before or after the event is written, as a process killed right there.
 // list() can be made to throw FailedPreconditionError (a store that cannot enumerate).
-class CrashingEventStore : public kernel::EventStore {
+class CrashingEventStore : public kernel::ForwardingEventStore {
  public:
-  explicit CrashingEventStore(kernel::EventStore& inner) : inner_(inner) {}
+  explicit CrashingEventStore(kernel::EventStore& inner) : ForwardingEventStore(inner) {}
   void dieAt(std::string type, bool afterWrite) {
     dieAt_ = std::move(type);
     afterWrite_ = afterWrite;
@@ -61,30 +54,16 @@ class CrashingEventStore : public kernel::EventStore {
   bool died() const { return died_; }
   bool cannotList = false;
 
-  int64_t append(const std::string& id, int64_t n, std::vector<kernel::Event> e) override {
-    return inner_.append(id, n, std::move(e));
-  }
-  void scan(const std::string& id, int64_t from,
-            const std::function<void(const kernel::Event&)>& visit) const override {
-    inner_.scan(id, from, visit);
-  }
-  std::optional<kernel::ExecutionInfo> info(const std::string& id) const override {
-    return inner_.info(id);
-  }
   std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& f) const override {
     if (cannotList) throw FailedPreconditionError("injected: this store cannot list executions");
-    return inner_.list(f);
+    return ForwardingEventStore::list(f);
   }
-  bool remove(const std::string& id) override { return inner_.remove(id); }
   int64_t appendControl(int64_t n, std::vector<kernel::ControlEvent> events) override {
     bool dies = !died_ && !events.empty() && events.front().type == dieAt_;
     if (dies && !afterWrite_) die();
-    int64_t next = inner_.appendControl(n, std::move(events));
+    int64_t next = ForwardingEventStore::appendControl(n, std::move(events));
     if (dies) die();
     return next;
-  }
-  std::vector<kernel::ControlEvent> readControl(int64_t from) const override {
-    return inner_.readControl(from);
   }
 
  private:
@@ -92,7 +71,6 @@ class CrashingEventStore : public kernel::EventStore {
     died_ = true;
     throw UnavailableError("injected: the process died at appendControl of " + dieAt_);
   }
-  kernel::EventStore& inner_;
   std::string dieAt_;
   bool afterWrite_ = false;
   bool died_ = false;

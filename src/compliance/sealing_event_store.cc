@@ -7,11 +7,11 @@ namespace loom::compliance {
 
 SealingEventStore::SealingEventStore(kernel::EventStore& inner, KeyStore& keys,
                                      SealingOptions options)
-    : inner_(inner), keys_(keys), options_(options) {}
+    : ForwardingEventStore(inner), keys_(keys), options_(options) {}
 
 int64_t SealingEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
                                   std::vector<kernel::Event> events) {
-  if (events.empty()) return inner_.append(executionId, expectedNextSeq, std::move(events));
+  if (events.empty()) return target().append(executionId, expectedNextSeq, std::move(events));
   for (const auto& e : events) {
     if (kernel::isSealed(e.data) || kernel::isErased(e.data)) {
       throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) + " for '" +
@@ -33,11 +33,11 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
       if (const auto* s = events.front().data.if_contains("subject"); s && s->is_string()) {
         subject = std::string(s->get_string());
       }
-    } else if (auto info = inner_.info(executionId)) {
+    } else if (auto info = target().info(executionId)) {
       subject = info->subject;
     } else {
       // No such execution: the inner store refuses the append with the error it names.
-      return inner_.append(executionId, expectedNextSeq, std::move(events));
+      return target().append(executionId, expectedNextSeq, std::move(events));
     }
     sealing.emplace();
     sealing->sealer = sealingSubject(subject, options_);
@@ -64,7 +64,7 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
   }
   int64_t next = 0;
   try {
-    next = inner_.append(executionId, expectedNextSeq, std::move(events));
+    next = target().append(executionId, expectedNextSeq, std::move(events));
   } catch (...) {
     forget(executionId);  // another writer, or a bad request: look the execution up again
     throw;
@@ -96,7 +96,7 @@ void SealingEventStore::refuseIfErased(const std::string& executionId,
                                        const std::string& subject) const {
   std::optional<std::string> keyId;
   try {
-    inner_.scan(executionId, 1, [&](const kernel::Event& e) {
+    target().scan(executionId, 1, [&](const kernel::Event& e) {
       if (kernel::isSealed(e.data)) {
         const auto* id = e.data.at(kernel::kSealedKey).get_object().if_contains("keyId");
         if (id != nullptr && id->is_string()) keyId = std::string(id->get_string());
@@ -131,7 +131,7 @@ void SealingEventStore::forget(const std::string& executionId) {
 void SealingEventStore::scan(const std::string& executionId, int64_t fromSeq,
                              const std::function<void(const kernel::Event&)>& visit) const {
   EventUnsealer unsealer(keys_);  // one per scan: keys cached for this read only
-  inner_.scan(executionId, fromSeq, [&](const kernel::Event& e) {
+  target().scan(executionId, fromSeq, [&](const kernel::Event& e) {
     if (!kernel::isSealed(e.data)) {
       visit(e);
       return;
@@ -140,27 +140,9 @@ void SealingEventStore::scan(const std::string& executionId, int64_t fromSeq,
   });
 }
 
-std::optional<kernel::ExecutionInfo> SealingEventStore::info(const std::string& executionId) const {
-  return inner_.info(executionId);
-}
-
-std::vector<kernel::ExecutionInfo> SealingEventStore::list(
-    const kernel::ExecutionFilter& filter) const {
-  return inner_.list(filter);
-}
-
 bool SealingEventStore::remove(const std::string& executionId) {
   forget(executionId);
-  return inner_.remove(executionId);
-}
-
-int64_t SealingEventStore::appendControl(int64_t expectedNextSeq,
-                                         std::vector<kernel::ControlEvent> events) {
-  return inner_.appendControl(expectedNextSeq, std::move(events));
-}
-
-std::vector<kernel::ControlEvent> SealingEventStore::readControl(int64_t fromSeq) const {
-  return inner_.readControl(fromSeq);
+  return target().remove(executionId);
 }
 
 sweep::PinSource sealedArchivePins(const sweep::Archive& archive, const KeyStore& keys) {

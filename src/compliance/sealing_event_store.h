@@ -32,13 +32,13 @@
 
 #include "compliance/event_sealing.h"
 #include "loom/compliance/key_store.h"
-#include "loom/kernel/event_store.h"
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/sweep/archive.h"
 #include "loom/sweep/sweep.h"
 
 namespace loom::compliance {
 
-class SealingEventStore : public kernel::EventStore {
+class SealingEventStore : public kernel::ForwardingEventStore {
  public:
   SealingEventStore(kernel::EventStore& inner, KeyStore& keys, SealingOptions options = {});
 
@@ -53,14 +53,10 @@ class SealingEventStore : public kernel::EventStore {
   // execution and seq when a sealed payload does not authenticate under its existing key.
   void scan(const std::string& executionId, int64_t fromSeq,
             const std::function<void(const kernel::Event&)>& visit) const override;
-  // Forwarded to the inner store.
-  std::optional<kernel::ExecutionInfo> info(const std::string& executionId) const override;
-  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override;
+  // Forgets how the execution was sealed, then forwards. Every other call is forwarded.
   bool remove(const std::string& executionId) override;
-  int64_t appendControl(int64_t expectedNextSeq, std::vector<kernel::ControlEvent> events) override;
-  std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
 
-  kernel::EventStore& inner() { return inner_; }
+  kernel::EventStore& inner() { return target(); }
   const SealingOptions& options() const { return options_; }
 
  private:
@@ -81,7 +77,6 @@ class SealingEventStore : public kernel::EventStore {
 
   static constexpr std::size_t kMaxRemembered = 4096;  // running executions; cleared beyond
 
-  kernel::EventStore& inner_;
   KeyStore& keys_;
   const SealingOptions options_;
   std::mutex mu_;

@@ -38,7 +38,7 @@ std::optional<kernel::Snapshot> unsealSnapshot(EventUnsealer& unsealer, kernel::
 
 SealingSnapshotStore::SealingSnapshotStore(kernel::SnapshotStore& inner, KeyStore& keys,
                                            SealingOptions options)
-    : inner_(inner), keys_(keys), options_(options) {}
+    : ForwardingSnapshotStore(inner), keys_(keys), options_(options) {}
 
 void SealingSnapshotStore::put(const kernel::Snapshot& snapshot) {
   std::optional<std::string> subject;
@@ -48,34 +48,26 @@ void SealingSnapshotStore::put(const kernel::Snapshot& snapshot) {
     }
   }
   std::optional<std::string> sealer = sealingSubject(subject, options_);
-  if (!sealer) return inner_.put(snapshot);
+  if (!sealer) return target().put(snapshot);
   DataKey key = keys_.getOrCreate(*sealer);
   kernel::Snapshot sealed{snapshot.executionId, snapshot.seq, json::value()};
   sealed.state =
       json::object{{kernel::kSealedKey, sealDocument(json::toText(snapshot.state), *sealer, key,
                                                      snapshotAd(snapshot))}};
-  inner_.put(sealed);
+  target().put(sealed);
 }
 
 std::optional<kernel::Snapshot> SealingSnapshotStore::latest(const std::string& executionId) const {
-  std::optional<kernel::Snapshot> s = inner_.latest(executionId);
+  std::optional<kernel::Snapshot> s = target().latest(executionId);
   if (!s) return s;
   EventUnsealer unsealer(keys_);
   return unsealSnapshot(unsealer, std::move(*s));
 }
 
-int64_t SealingSnapshotStore::remove(const std::string& executionId) {
-  return inner_.remove(executionId);
-}
-
-int64_t SealingSnapshotStore::prune(const std::string& executionId, int64_t keepFromSeq) {
-  return inner_.prune(executionId, keepFromSeq);
-}
-
 void SealingSnapshotStore::forEach(
     const std::function<void(const kernel::Snapshot&)>& visit) const {
   EventUnsealer unsealer(keys_);  // one walk: keys cached for it only
-  inner_.forEach([&](const kernel::Snapshot& stored) {
+  target().forEach([&](const kernel::Snapshot& stored) {
     std::optional<kernel::Snapshot> s = unsealSnapshot(unsealer, stored);
     if (s) {
       visit(*s);

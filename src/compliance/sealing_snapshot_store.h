@@ -14,25 +14,23 @@
 
 #include "compliance/event_sealing.h"
 #include "loom/compliance/key_store.h"
-#include "loom/kernel/snapshot_store.h"
+#include "loom/kernel/forwarding_snapshot_store.h"
 
 namespace loom::compliance {
 
-class SealingSnapshotStore : public kernel::SnapshotStore {
+class SealingSnapshotStore : public kernel::ForwardingSnapshotStore {
  public:
   SealingSnapshotStore(kernel::SnapshotStore& inner, KeyStore& keys, SealingOptions options = {});
 
-  // SnapshotStore; see snapshot_store.h for each contract and the notes above.
+  // SnapshotStore; see snapshot_store.h for each contract and the notes above. remove and
+  // prune are forwarded.
   void put(const kernel::Snapshot& snapshot) override;
   std::optional<kernel::Snapshot> latest(const std::string& executionId) const override;
-  int64_t remove(const std::string& executionId) override;
-  int64_t prune(const std::string& executionId, int64_t keepFromSeq) override;
   void forEach(const std::function<void(const kernel::Snapshot&)>& visit) const override;
 
-  kernel::SnapshotStore& inner() { return inner_; }
+  kernel::SnapshotStore& inner() { return target(); }
 
  private:
-  kernel::SnapshotStore& inner_;
   KeyStore& keys_;
   const SealingOptions options_;
 };

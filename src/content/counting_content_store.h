@@ -10,14 +10,13 @@
 #include <atomic>
 #include <cstdint>
 
-#include "content/content_call.h"
-#include "loom/content/content_store.h"
+#include "content/intercepting_content_store.h"
 
 namespace loom::content {
 
-class CountingContentStore : public ContentStore {
+class CountingContentStore : public InterceptingContentStore {
  public:
-  explicit CountingContentStore(ContentStore& inner) : inner_(inner) {}
+  explicit CountingContentStore(ContentStore& inner) : InterceptingContentStore(inner) {}
 
   // Calls of `kind` since construction or the last reset().
   int64_t count(ContentCall kind) const;
@@ -28,24 +27,9 @@ class CountingContentStore : public ContentStore {
   // Sets every counter to zero.
   void reset();
 
-  // ContentStore: forwarded to the inner store unchanged.
-  ContentCapabilities capabilities() const override;
-  std::string put(std::string_view bytes,
-                  const std::optional<std::string>& subject = std::nullopt) override;
-  std::optional<std::string> get(
-      std::string_view address,
-      const std::optional<std::string>& subject = std::nullopt) const override;
-  bool has(std::string_view address) const override;
-  bool remove(std::string_view address) override;
-  bool deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) override;
-  int64_t touchClock() const override;
-  void forEachBlob(const std::function<void(const BlobInfo&)>& visit) const override;
-  std::optional<BlobInfo> stat(std::string_view address) const override;
-
  private:
-  void note(ContentCall kind) const;
+  void onCall(ContentCall kind) const override;
 
-  ContentStore& inner_;
   mutable std::array<std::atomic<int64_t>, kContentCallKinds> counts_{};
 };
 
