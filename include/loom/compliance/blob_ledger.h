@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "loom/content/content_store.h"
+#include "loom/content/forwarding_content_store.h"
 
 namespace loom::kernel::sqlite {
 class Db;
@@ -53,32 +53,15 @@ class BlobLedger {
 // Records every put in `ledger` before the inner store sees it (after it, for a store that
 // seals content: its address is not the plain hash, and no other subject can share it).
 // Everything else is forwarded. `inner` and `ledger` must outlive it.
-class LedgeredContentStore : public content::ContentStore {
+class LedgeredContentStore : public content::ForwardingContentStore {
  public:
   LedgeredContentStore(std::shared_ptr<content::ContentStore> inner, BlobLedger& ledger)
-      : inner_(std::move(inner)), ledger_(ledger) {}
+      : ForwardingContentStore(*inner), inner_(std::move(inner)), ledger_(ledger) {}
 
-  content::ContentCapabilities capabilities() const override { return inner_->capabilities(); }
   std::string put(std::string_view bytes, const std::optional<std::string>& subject) override;
-  std::optional<std::string> get(std::string_view address,
-                                 const std::optional<std::string>& subject) const override {
-    return inner_->get(address, subject);
-  }
-  bool has(std::string_view address) const override { return inner_->has(address); }
-  bool remove(std::string_view address) override { return inner_->remove(address); }
-  bool deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) override {
-    return inner_->deleteIfUntouchedSince(address, cutoffMillis);
-  }
-  int64_t touchClock() const override { return inner_->touchClock(); }
-  void forEachBlob(const std::function<void(const content::BlobInfo&)>& visit) const override {
-    inner_->forEachBlob(visit);
-  }
-  std::optional<content::BlobInfo> stat(std::string_view address) const override {
-    return inner_->stat(address);
-  }
 
  private:
-  std::shared_ptr<content::ContentStore> inner_;
+  std::shared_ptr<content::ContentStore> inner_;  // owns the target
   BlobLedger& ledger_;
 };
 

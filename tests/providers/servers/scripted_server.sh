@@ -6,6 +6,8 @@
 #   exit     writes to stderr and exits with status 3
 #   asks     first sends the client two requests (sampling/createMessage and ping), then
 #            answers the call with the client's two replies as text
+#   echo     answers with the call's "text" argument as text (letters, digits, - and _ only)
+#   fail     answers with isError: true (the tool conformance suite)
 # Ids are read with sed: the Loom client writes compact JSON with integer ids.
 mode="${1:-hang}"
 reply() { printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$1" "$2"; }
@@ -21,6 +23,10 @@ while IFS= read -r line; do
         hang) ;;
         garbage) echo "<html>this is not JSON-RPC</html>" ;;
         exit) echo "scripted server: giving up" >&2; exit 3 ;;
+        echo)
+          text=$(sed -n 's/.*"text":"\([A-Za-z0-9_-]*\)".*/\1/p' <<<"$line")
+          reply "$id" "{\"content\":[{\"type\":\"text\",\"text\":\"$text\"}]}" ;;
+        fail) reply "$id" '{"content":[{"type":"text","text":"the probe failed"}],"isError":true}' ;;
         asks)
           echo '{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}'
           IFS= read -r first
