@@ -2,18 +2,16 @@
 
 #include <utility>
 
-#include "claim_check_refs_detail.h"
 #include "compliance/event_sealing.h"
 #include "content/claim_check_envelope.h"
 #include "erase_parallel.h"
+#include "loom/content/content_store.h"
 #include "sweep/content_walker.h"
 
 namespace loom::compliance {
 namespace {
 
 using IdSet = std::set<std::string, std::less<>>;
-
-constexpr std::size_t kListPage = 256;
 
 void addRef(std::string_view address, const json::object& envelope, ClaimCheckRefs& refs) {
   if (refs.find(address) != refs.end()) return;
@@ -48,7 +46,7 @@ void visitEnvelopeRefs(const json::value& value, const EnvelopeRefVisitor& visit
     if (content::isInertData(*o)) return;  // handed in from outside: cites nothing
     if (o->contains(content::kClaimCheckKey)) {
       if (const auto* ref = o->if_contains("ref")) {
-        if (auto address = detail::refView(*ref)) visit(*address, *o);
+        if (auto address = content::refAddressView(*ref)) visit(*address, *o);
       }
     }
     for (const auto& kv : *o) visitEnvelopeRefs(kv.value(), visit);
@@ -62,11 +60,9 @@ void visitEnvelopeRefs(const kernel::Event& event, const EnvelopeRefVisitor& vis
 }
 
 std::optional<std::string> trustedClaimCheckRefOf(const kernel::Event& event) {
-  auto envelope = sweep::topLevelEnvelopeOf(event);
+  auto envelope = sweep::trustedEnvelopeOf(event);
   if (!envelope) return std::nullopt;
-  auto parsed = content::parseEnvelope(*envelope);
-  if (!parsed) return std::nullopt;
-  return std::move(parsed->address);
+  return std::string(envelope->address);
 }
 
 void addClaimCheckRefs(const json::value& value, ClaimCheckRefs& refs) {
@@ -147,18 +143,12 @@ IdSet trustedClaimCheckRefsOf(const CitationSources& sources, const std::string&
 
 SubjectExecutions executionsOfSubject(const CitationSources& sources, const std::string& subject) {
   SubjectExecutions out;
-  kernel::ExecutionFilter page;
-  page.subject = subject;
-  page.limit = kListPage;
-  for (;;) {
-    auto infos = sources.events->list(page);
-    for (auto& info : infos) {
-      out.ids.insert(info.id);
-      out.live.push_back(std::move(info));
-    }
-    if (infos.size() < page.limit) break;
-    page.afterId = out.live.back().id;
-  }
+  kernel::ExecutionFilter filter;
+  filter.subject = subject;
+  kernel::forEachExecution(*sources.events, filter, [&](const kernel::ExecutionInfo& info) {
+    out.ids.insert(info.id);
+    out.live.push_back(info);
+  });
   if (sources.archive != nullptr) {
     sources.archive->forEachSegment([&](const sweep::ArchiveSegment& segment) {
       for (auto& info : segment.listExecutions()) {

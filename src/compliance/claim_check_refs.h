@@ -7,7 +7,7 @@
 //   cites.
 // - trusted (trustedClaimCheckRefsOf): only the ref of the envelope at the top level of a
 //   recorded STEP_COMPLETED output (directly or through one taint wrapper,
-//   sweep::topLevelEnvelopeOf), where the claim-check middleware writes it; a look-alike nested
+//   sweep::trustedEnvelopeOf), where the claim-check middleware writes it; a look-alike nested
 //   in some tool's output does not count. An execution's snapshot counts (every address it
 //   cites) only when the execution has no recorded STEP_COMPLETED left in its live log or
 //   archive (history gone: the snapshot is the sole evidence, fail closed). This is what

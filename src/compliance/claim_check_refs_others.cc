@@ -3,7 +3,6 @@
 #include <atomic>
 #include <mutex>
 
-#include "claim_check_refs_detail.h"
 #include "compliance/claim_check_refs.h"
 #include "content/claim_check_envelope.h"
 #include "erase_parallel.h"
@@ -15,20 +14,6 @@ namespace {
 
 using IdSet = std::set<std::string, std::less<>>;
 
-constexpr std::size_t kListPage = 256;
-
-// The address of the envelope at the trusted position of `event`, as a view into it, without
-// checking the envelope's other members (trustedClaimCheckRefOf does, for a hit).
-std::optional<std::string_view> trustedRefView(const kernel::Event& event) {
-  if (event.type != kernel::EventType::kStepCompleted) return std::nullopt;
-  const auto* output = event.data.if_contains("output");
-  if (output == nullptr) return std::nullopt;
-  const auto* o = effects::untainted(*output).if_object();
-  if (o == nullptr || !o->contains(content::kClaimCheckKey)) return std::nullopt;
-  const auto* ref = o->if_contains("ref");
-  return ref != nullptr ? detail::refView(*ref) : std::nullopt;
-}
-
 // The candidates, struck from several scanning threads.
 class SharedCandidates {
  public:
@@ -38,11 +23,11 @@ class SharedCandidates {
   // Strikes the trusted ref of `event`, if it is a candidate.
   void strike(const kernel::Event& event) {
     if (empty()) return;
-    auto address = trustedRefView(event);
-    if (!address) return;
+    auto envelope = sweep::trustedEnvelopeOf(event);
+    if (!envelope) return;
     std::lock_guard lock(mu_);
-    auto it = set_.find(*address);
-    if (it == set_.end() || !trustedClaimCheckRefOf(event)) return;  // or a malformed envelope
+    auto it = set_.find(envelope->address);
+    if (it == set_.end()) return;
     set_.erase(it);
     if (set_.empty()) empty_.store(true, std::memory_order_release);
   }
@@ -57,21 +42,13 @@ class SharedCandidates {
 
 OtherExecutions::OtherExecutions(const CitationSources& sources, std::string subject)
     : sources_(sources), subject_(std::move(subject)) {
-  kernel::ExecutionFilter page;
-  page.limit = kListPage;
-  for (;;) {
-    auto infos = sources_.events->list(page);
-    for (const auto& info : infos) {
-      if (info.subject == subject_ || info.steps == 0) continue;
-      withSteps_.insert(info.id);
-      if (liveVersions_.emplace(info.id, std::make_pair(info.startedAtMillis, info.nextSeq))
-              .second) {
-        live_.push_back(info.id);
-      }
+  kernel::forEachExecution(*sources_.events, {}, [&](const kernel::ExecutionInfo& info) {
+    if (info.subject == subject_ || info.steps == 0) return;
+    withSteps_.insert(info.id);
+    if (liveVersions_.emplace(info.id, std::make_pair(info.startedAtMillis, info.nextSeq)).second) {
+      live_.push_back(info.id);
     }
-    if (infos.size() < page.limit) break;
-    page.afterId = infos.back().id;
-  }
+  });
   if (sources_.archive != nullptr) {
     sources_.archive->forEachSegment([&](const sweep::ArchiveSegment& segment) {
       for (const auto& info : segment.listExecutions()) {

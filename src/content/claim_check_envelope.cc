@@ -17,7 +17,7 @@ bool looksLikeEnvelope(const json::value& v) {
   return o != nullptr && o->contains(kClaimCheckKey);
 }
 
-std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v) {
+std::optional<EnvelopeView> readEnvelope(const json::value& v) {
   const auto* o = v.if_object();
   if (o == nullptr) return std::nullopt;
   const auto* marker = o->if_contains(kClaimCheckKey);
@@ -27,7 +27,7 @@ std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v) {
   if (ref == nullptr || size == nullptr || !size->is_int64() || size->get_int64() < 0) {
     return std::nullopt;
   }
-  auto address = refAddress(*ref);
+  auto address = refAddressView(*ref);
   if (!address) return std::nullopt;
   for (const auto& kv : *o) {
     auto k = kv.key();
@@ -35,14 +35,25 @@ std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v) {
       return std::nullopt;
     }
   }
-  ClaimCheckEnvelope e;
+  EnvelopeView e;
   e.address = *address;
   e.size = size->get_int64();
-  if (const auto* d = o->if_contains("digest")) e.digest = *d;
+  e.digest = o->if_contains("digest");
   if (const auto* r = o->if_contains("retain")) {
     if (!r->is_bool()) return std::nullopt;
     e.retain = r->get_bool();
   }
+  return e;
+}
+
+std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v) {
+  auto view = readEnvelope(v);
+  if (!view) return std::nullopt;
+  ClaimCheckEnvelope e;
+  e.address = std::string(view->address);
+  e.size = view->size;
+  if (view->digest != nullptr) e.digest = *view->digest;
+  e.retain = view->retain;
   return e;
 }
 

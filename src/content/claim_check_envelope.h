@@ -34,8 +34,21 @@ json::value toJson(const ClaimCheckEnvelope& envelope);
 // middleware treats as "already an envelope" and what the agent loop refuses from a model.
 bool looksLikeEnvelope(const json::value& v);
 
-// Parses a well-formed envelope; nullopt when `v` is not one (a malformed look-alike is not
-// an envelope). Does not look through a taint wrapper.
+// A well-formed envelope read in place: views into the value it was read from, valid while
+// that value lives. The one reader of the envelope shape; parseEnvelope copies from it.
+struct EnvelopeView {
+  std::string_view address;
+  int64_t size = 0;
+  const json::value* digest = nullptr;  // null when the envelope has none
+  bool retain = false;
+};
+
+// Reads a well-formed envelope: marker 1, a valid ref, a whole non-negative size, a boolean
+// retain if any, and no member besides marker, ref, size, digest and retain. nullopt when `v`
+// is not one (a malformed look-alike is not an envelope). Does not look through a taint
+// wrapper.
+std::optional<EnvelopeView> readEnvelope(const json::value& v);
+// readEnvelope, copied.
 std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v);
 
 // Trust only what Loom wrote (docs/adr/0004-inert-envelopes.md): makes every value handed in

@@ -53,12 +53,19 @@ json::value contentRef(std::string_view address) {
   return json::object{{kContentRefKey, address}};
 }
 
-std::optional<std::string> refAddress(const json::value& v) {
+std::optional<std::string_view> refAddressView(const json::value& v) {
   const auto* o = v.if_object();
   if (o == nullptr || o->size() != 1) return std::nullopt;
   const auto* h = o->if_contains(kContentRefKey);
-  if (h == nullptr || !h->is_string() || !isValidAddress(h->get_string())) return std::nullopt;
-  return std::string(h->get_string());
+  if (h == nullptr || !h->is_string()) return std::nullopt;
+  std::string_view address(h->get_string().data(), h->get_string().size());
+  if (!isValidAddress(address)) return std::nullopt;
+  return address;
+}
+
+std::optional<std::string> refAddress(const json::value& v) {
+  auto address = refAddressView(v);
+  return address ? std::optional<std::string>(*address) : std::nullopt;
 }
 
 }  // namespace loom::content

@@ -24,4 +24,15 @@ int64_t appendControlAtEnd(EventStore& store, ControlEvent event) {
   }
 }
 
+void forEachExecution(const EventStore& store, ExecutionFilter filter,
+                      const std::function<void(const ExecutionInfo&)>& visit) {
+  if (filter.limit == 0) filter.limit = kDefaultPage;
+  for (;;) {
+    auto infos = store.list(filter);
+    for (const auto& info : infos) visit(info);
+    if (infos.size() < filter.limit) return;
+    filter.afterId = infos.back().id;
+  }
+}
+
 }  // namespace loom::kernel

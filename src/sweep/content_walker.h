@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "content/claim_check_envelope.h"
 #include "loom/json/json.h"
 #include "loom/kernel/event.h"
 
@@ -25,9 +26,14 @@ void visitCitedAddresses(const json::value& value,
 void visitCitedAddresses(const kernel::Event& event,
                          const std::function<void(std::string_view address)>& visit);
 
-// The envelope at the trusted position of a STEP_COMPLETED output (top level, or inside one
-// taint wrapper), whatever its retain flag; nullopt for any other event or output.
-std::optional<json::value> topLevelEnvelopeOf(const kernel::Event& event);
+// The trusted position of ADR 0140 D11, the one place a recorded envelope is believed: the
+// output of a STEP_COMPLETED, through at most one taint wrapper. nullptr for any other event
+// (or a STEP_COMPLETED without an output). The value is inside `event`.
+const json::value* trustedPosition(const kernel::Event& event);
+
+// The well-formed envelope at the trusted position, whatever its retain flag (views into
+// `event`); nullopt for any other event, position or shape.
+std::optional<content::EnvelopeView> trustedEnvelopeOf(const kernel::Event& event);
 
 std::vector<std::string> retainRootsOf(const kernel::Event& event);
 

@@ -117,37 +117,32 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   // 1. Select, and stream each selected log into the segment (nothing is removed yet).
   std::vector<std::string> ids;
   std::unique_ptr<ArchiveWriter> writer;
-  kernel::ExecutionFilter page;
-  page.endedBeforeMillis = r.cutoffMillis;
-  page.limit = options.pageSize;
-  for (;;) {
-    auto infos = store.list(page);
-    for (const auto& info : infos) {
-      if (!kernel::isEnded(info.status) || !info.endedAtMillis ||
-          *info.endedAtMillis >= r.cutoffMillis) {
-        continue;  // the store's filter says so already; never trust a remove to it alone
-      }
-      ++r.scanned;
-      r.bytesBefore += info.logBytes;
-      ids.push_back(info.id);
-      if (options.dryRun || !options.archive) continue;
-      auto copy = archived.find(info.id);
-      if (copy != archived.end() &&
-          copy->second == std::make_pair(info.startedAtMillis, info.nextSeq)) {
-        ++r.alreadyArchived;  // this very log is in a segment already
-        continue;
-      }
-      if (!writer) {
-        writer = std::make_unique<ArchiveWriter>(
-            archiveDir, ArchiveWriterOptions{options.clock, options.compressionLevel});
-      }
-      writer->add(info, [&](const std::function<void(const kernel::Event&)>& sink) {
-        store.scan(info.id, 1, sink);
-      });
+  kernel::ExecutionFilter filter;
+  filter.endedBeforeMillis = r.cutoffMillis;
+  filter.limit = options.pageSize;
+  kernel::forEachExecution(store, filter, [&](const kernel::ExecutionInfo& info) {
+    if (!kernel::isEnded(info.status) || !info.endedAtMillis ||
+        *info.endedAtMillis >= r.cutoffMillis) {
+      return;  // the store's filter says so already; never trust a remove to it alone
     }
-    if (infos.size() < page.limit) break;
-    page.afterId = infos.back().id;
-  }
+    ++r.scanned;
+    r.bytesBefore += info.logBytes;
+    ids.push_back(info.id);
+    if (options.dryRun || !options.archive) return;
+    auto copy = archived.find(info.id);
+    if (copy != archived.end() &&
+        copy->second == std::make_pair(info.startedAtMillis, info.nextSeq)) {
+      ++r.alreadyArchived;  // this very log is in a segment already
+      return;
+    }
+    if (!writer) {
+      writer = std::make_unique<ArchiveWriter>(
+          archiveDir, ArchiveWriterOptions{options.clock, options.compressionLevel});
+    }
+    writer->add(info, [&](const std::function<void(const kernel::Event&)>& sink) {
+      store.scan(info.id, 1, sink);
+    });
+  });
   if (options.dryRun || ids.empty()) return r;
 
   // 2. Make the segment durable, and check it reads back, before anything is removed.

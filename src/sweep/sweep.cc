@@ -63,14 +63,8 @@ class Sweeper {
   }
 
   void scanLiveLogs() {
-    kernel::ExecutionFilter page;
-    page.limit = 256;
-    for (;;) {
-      auto infos = sources_.liveLogs->list(page);
-      for (const auto& info : infos) scanExecution(info);
-      if (infos.size() < page.limit) break;
-      page.afterId = infos.back().id;
-    }
+    kernel::forEachExecution(*sources_.liveLogs, {},
+                             [&](const kernel::ExecutionInfo& info) { scanExecution(info); });
   }
 
   void scanPins(std::size_t i) {

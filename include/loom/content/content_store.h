@@ -93,6 +93,8 @@ bool isValidAddress(std::string_view address);
 // {"__loomContent": address}
 json::value contentRef(std::string_view address);
 // The address of a {"__loomContent": H} object (exactly that one member, H valid), else nullopt.
+// The same as a view into `v` (valid while it lives), without allocating.
+std::optional<std::string_view> refAddressView(const json::value& v);
 std::optional<std::string> refAddress(const json::value& v);
 
 }  // namespace loom::content

@@ -75,4 +75,12 @@ class EventStore {
 // Returns the seq it got.
 int64_t appendControlAtEnd(EventStore& store, ControlEvent event);
 
+// Calls `visit` with every execution matching `filter`, in id order, reading list() a page at
+// a time (filter.limit executions per page, kDefaultPage when it is 0; filter.afterId is where
+// it starts), so memory does not grow with the number of executions. Executions created
+// during the walk may or may not be visited. Throws what list() and `visit` throw.
+inline constexpr std::size_t kDefaultPage = 256;
+void forEachExecution(const EventStore& store, ExecutionFilter filter,
+                      const std::function<void(const ExecutionInfo&)>& visit);
+
 }  // namespace loom::kernel
