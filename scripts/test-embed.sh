@@ -33,6 +33,28 @@ trap 'rm -rf "$home"' EXIT
 echo "embed (CMake, libloom.a):"
 ./build/embed/embed "$home/static"
 
+# The program as a `loom` command line over its own agent: its Config in code applies (the
+# tool's result offloaded, the secret redacted), and the approval in a second process finishes
+# the run without running the tool again.
+echo "embed (its own loom command line, Config in code):"
+cli=(./build/embed/embed loom --home "$home/cli")
+"${cli[@]}" run helper --id h1 --input '"How is churn?"' --json | tee "$home/run.json"
+grep -q '"parkReason":"approval"' "$home/run.json"
+"${cli[@]}" log h1 | grep -q __loomClaimCheck || {
+  echo "test-embed: the Config in code did not offload the tool's result" >&2
+  exit 1
+}
+if grep -rqa sk-embed-secret-1 "$home/cli"; then
+  echo "test-embed: the secret reached the home" >&2
+  exit 1
+fi
+"${cli[@]}" signal h1 'approve:helper#turn:2:tool:0' '{"approved": true}' --json | tee "$home/done.json"
+grep -q '"status":"completed"' "$home/done.json"
+grep -q '"effectsRun":2' "$home/done.json" || {
+  echo "test-embed: the approved run did not run exactly publish and the last turn" >&2
+  exit 1
+}
+
 mkdir -p build/embed-pc
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # shellcheck disable=SC2046  # pkg-config's words are separate arguments

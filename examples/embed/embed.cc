@@ -4,6 +4,9 @@
 // the agent parks for a person's approval. Then it boots again, as after a restart, approves,
 // and the agent finishes: its recorded turns replay, and no tool runs twice.
 //   embed <home folder>
+// The same program is also a `loom` command line over its own workflows and agent, with that
+// Config in code as the default (or a --config loom.toml instead):
+//   embed loom [loom options] run helper --input '"How is churn?"'
 #include <iostream>
 
 #include "loom/loom.h"
@@ -80,15 +83,21 @@ bool expect(bool ok, const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::workflow::WorkflowRegistry workflows;
+  loom::effects::TaskRegistry tasks;
+  registerHello(workflows, tasks);
+  registerHelper(workflows, tasks);
+  if (argc >= 2 && std::string(argv[1]) == "loom") {
+    // argv[1] becomes the program name; the Config in code keeps the home "./.loom" unless
+    // --home or LOOM_HOME says otherwise.
+    return loom::cli::main(argc - 1, argv + 1, workflows, tasks,
+                           loom::app::defineConfig(configFor("./.loom")));
+  }
   if (argc != 2) {
-    std::cerr << "usage: embed <home folder>\n";
+    std::cerr << "usage: embed <home folder> | embed loom <loom arguments>\n";
     return 2;
   }
   try {
-    loom::workflow::WorkflowRegistry workflows;
-    loom::effects::TaskRegistry tasks;
-    registerHello(workflows, tasks);
-    registerHelper(workflows, tasks);
     auto config = loom::app::defineConfig(configFor(argv[1]));
     bool ok = true;
     {

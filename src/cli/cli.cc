@@ -168,8 +168,13 @@ std::string versionText() {
 
 int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
          effects::TaskRegistry& tasks) {
+  return main(argc, argv, workflows, tasks, nullptr);
+}
+
+int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
+         std::shared_ptr<const app::Config> config) {
   try {
-    Session session(workflows, tasks, std::cout);
+    Session session(workflows, tasks, std::cout, std::move(config));
     Program program;
     buildProgram(program, session);
     std::vector<std::string> args(argv, argv + argc);

@@ -56,7 +56,10 @@ struct GlobalOptions {
 // kill switch and every configured middleware in the chain) and its runtime.
 class Session {
  public:
-  Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks, std::ostream& out);
+  // `codeConfig`: the program's own Config (cli::main's), booted when no file is given; null
+  // for the stock binary.
+  Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks, std::ostream& out,
+          std::shared_ptr<const app::Config> codeConfig = nullptr);
   ~Session();
 
   GlobalOptions& options() { return options_; }
@@ -78,18 +81,26 @@ class Session {
   // Throws ConfigValidationError listing the file's problems. Call before runtime().
   const agent_app::AgentApp& loadApp(const std::filesystem::path& file);
   // Before resume/signal of `executionId`: when its workflow is not registered and its input
-  // names an app file, loads that app (which must still define the same agent). Returns the
-  // app, nullptr for an execution of a registered workflow. NotFoundError for an unknown id.
-  const agent_app::AgentApp* loadAppOfExecution(const std::string& executionId);
+  // names an app file, loads that app (which must still define the same agent); when it is
+  // registered and was started with a config file (EXECUTION_STARTED "configFile") and no
+  // --config was given, loads that file. Either way the home stays the execution's. Returns
+  // the app, nullptr for an execution of a registered workflow. NotFoundError for an unknown
+  // id; ConfigError when the recorded file cannot be loaded any more.
+  const agent_app::AgentApp* loadWhatExecutionRan(const std::string& executionId);
   const agent_app::AgentApp* agentApp() const { return app_ ? &*app_ : nullptr; }
 
   // The kill switch of the home (its loom.db must exist).
   middleware::KillSwitchStore& killSwitch();
 
   // Uses the config in `file` (loom.toml: storage, execution...) instead of the defaults when
-  // booting; its storage.home applies unless --home was given. Call before runtime().
-  void loadConfig(const std::filesystem::path& file);
+  // booting; its storage.home applies unless --home was given. Call before runtime(). With
+  // `runs`, the program's own workflows run under it (run, resume, signal: its
+  // execution.claimCheck.toolIds must name registered tools); without, it is booted only to
+  // read what its runs recorded (inspection, export, erasure, sweep).
+  void loadConfig(const std::filesystem::path& file, bool runs = false);
   bool hasConfig() const { return config_ != nullptr; }
+  // The absolute path of the file loadConfig loaded; empty when none.
+  const std::string& configFile() const { return configFile_; }
 
   // The booted app (boots it like runtime(create) when needed): its content store, snapshots
   // and archive folder, for `loom sweep` and `loom retention run`.
@@ -118,6 +129,9 @@ class Session {
   GlobalOptions options_;
   std::optional<agent_app::AgentApp> app_;     // registered in the registries; outlives booted_
   std::shared_ptr<const app::Config> config_;  // --config, when no agent app is loaded
+  std::string configFile_;                     // config_'s file, absolute
+  bool configRuns_ = false;                    // config_ runs the program's workflows
+  std::shared_ptr<const app::Config> codeConfig_;  // the program's Config, when no file is
   std::unique_ptr<kernel::EventStore> store_;  // <home>/loom.db, before any boot
   std::unique_ptr<compliance::KeyStore> keys_;  // the home's recorded keys, for reader_
   std::unique_ptr<kernel::EventStore> reader_;  // store_ as commands read it (see store())

@@ -138,6 +138,7 @@ struct RunArgs {
   std::string subject;
   std::string input = "null";
   std::string prompt;
+  std::string config;
   bool json = false;
 };
 
@@ -158,6 +159,15 @@ json::value agentPrompt(const RunArgs& args, bool inputGiven, bool promptGiven,
   if (!app.defaultPrompt.empty()) return json::value(app.defaultPrompt);
   throw UsageError("agent \"" + app.name + "\" (" + app.file.string() +
                    ") has no agent.prompt; pass --prompt TEXT");
+}
+
+constexpr std::string_view kRunConfigHelp =
+    "A loom.toml whose groups apply to this program's workflows (execution.claimCheck, "
+    "security.redact, execution.effectMiddleware retry and timeout, compliance, storage); "
+    "recorded in the run, so resume and signal use it again";
+
+CLI::Option* addRunConfigOption(CLI::App& command, std::string& file) {
+  return command.add_option("--config", file, std::string(kRunConfigHelp))->type_name("FILE");
 }
 
 }  // namespace
@@ -196,11 +206,17 @@ Action setupRun(CLI::App& command, Session& session) {
                        ": {\"id\",\"status\",\"output\"}, plus \"error\" "
                        "when failed, \"waitingFor\", \"parkReason\" (and \"parkDetail\") when "
                        "parked, \"modelCalls\" for an agent app");
+  CLI::Option* config = addRunConfigOption(command, args->config);
   command.footer(workflowTable(session.workflows()) + "\n" + std::string(kAgentAppHelp) + "\n\n" +
                  std::string(kDurabilityHelp));
-  return [&session, args, id, subject, input, prompt] {
+  return [&session, args, id, subject, input, prompt, config] {
     std::string workflow = args->workflow;
     json::value value;
+    if (agent_app::isAgentAppPath(workflow) && config->count() > 0) {
+      throw UsageError("--config is for this program's workflows; an agent app's file (" +
+                       workflow + ") is its config: put the groups in it");
+    }
+    if (config->count() > 0) session.loadConfig(args->config, true);
     if (agent_app::isAgentAppPath(workflow)) {
       const agent_app::AgentApp& app = session.loadApp(workflow);
       value = agent_app::agentAppInput(
@@ -225,7 +241,7 @@ Action setupRun(CLI::App& command, Session& session) {
         throw UsageError(std::string("--id: ") + e.what());
       }
     }
-    workflow::RunOptions options{.id = args->id};
+    workflow::RunOptions options{.id = args->id, .configFile = session.configFile()};
     if (subject->count() > 0) options.subject = args->subject;
     auto result = session.runtime(true).start(workflow, std::move(value), options);
     return report(session, result, args->json, false);
@@ -235,10 +251,15 @@ Action setupRun(CLI::App& command, Session& session) {
 Action setupResume(CLI::App& command, Session& session) {
   struct Args {
     std::string id;
+    std::string config;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
   command.add_option("ID", args->id, "The execution to continue")->required()->type_name("");
+  CLI::Option* config = addRunConfigOption(command, args->config);
+  config->description(
+      "The loom.toml to continue it under (default: the one `loom run --config` "
+      "recorded in the run, if any)");
   command.add_flag("--json", args->json,
                    std::string(kJsonHelp) +
                        ": as `loom run --json`, plus \"replayedSteps\", \"effectsRun\" and "
@@ -249,9 +270,11 @@ Action setupResume(CLI::App& command, Session& session) {
       "outputs without running; at most the one step that was in flight when the process died\n"
       "runs again. An ended execution prints its recorded result and runs nothing. An agent\n"
       "app's execution loads its app file again (its absolute path is in the execution's\n"
-      "input); \"modelCalls\" then counts the model turns that were not recorded.");
-  return [&session, args] {
-    session.loadAppOfExecution(args->id);
+      "input); \"modelCalls\" then counts the model turns that were not recorded. A run started\n"
+      "with --config boots with that file again (its path is in the run's first event).");
+  return [&session, args, config] {
+    if (config->count() > 0) session.loadConfig(args->config, true);
+    session.loadWhatExecutionRan(args->id);
     return report(session, session.runtime(false).resume(args->id), args->json, true);
   };
 }
@@ -281,6 +304,7 @@ Action setupSignal(CLI::App& command, Session& session) {
     std::string id;
     std::string name;
     std::string payload = "null";
+    std::string config;
     bool json = false;
     bool force = false;
   };
@@ -295,6 +319,10 @@ Action setupSignal(CLI::App& command, Session& session) {
   command.add_flag("--force", args->force,
                    "Record a signal the execution is not waiting for and never waited for (one "
                    "its workflow will await later)");
+  CLI::Option* config = addRunConfigOption(command, args->config);
+  config->description(
+      "The loom.toml to continue it under (default: the one `loom run --config` "
+      "recorded in the run, if any)");
   command.footer(
       "The signal is recorded in the execution's log first, so it is never lost; a parked\n"
       "execution is then resumed in this process. An execution that has ended takes no signals.\n"
@@ -303,9 +331,10 @@ Action setupSignal(CLI::App& command, Session& session) {
       "An agent's tool that requires approval parks its run until\n"
       "  loom signal ID approve:<stepId> '{\"approved\": true}'\n"
       "(false, optionally with \"reason\", tells the model the call was denied).");
-  return [&session, args] {
+  return [&session, args, config] {
     json::value payload = parseFlagJson(args->payload, "PAYLOAD");
-    session.loadAppOfExecution(args->id);
+    if (config->count() > 0) session.loadConfig(args->config, true);
+    session.loadWhatExecutionRan(args->id);
     if (!args->force) requireAwaited(session.store(false), args->id, args->name);
     auto result = session.runtime(false).signal(args->id, args->name, std::move(payload));
     return report(session, result, args->json, true);

@@ -47,24 +47,30 @@ namespace {
 // Stops a scan after the first event (an execution's EXECUTION_STARTED).
 struct FirstEventSeen {};
 
-json::value inputOf(const kernel::EventStore& store, const std::string& id) {
-  json::value input;
+// The data of execution `id`'s EXECUTION_STARTED (its input, configFile, ...).
+json::object startedDataOf(const kernel::EventStore& store, const std::string& id) {
+  json::object data;
   try {
-    store.scan(id, 1, [&input](const kernel::Event& e) {
-      if (const auto* v = e.data.if_contains("input")) input = *v;
+    store.scan(id, 1, [&data](const kernel::Event& e) {
+      data = e.data;
       throw FirstEventSeen{};
     });
   } catch (const FirstEventSeen&) {
     // the scan stops here on purpose: only the first event is needed
   }
-  return input;
+  return data;
+}
+
+json::value memberOr(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr ? *v : json::value();
 }
 
 }  // namespace
 
 Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
-                 std::ostream& out)
-    : workflows_(workflows), tasks_(tasks), out_(out) {}
+                 std::ostream& out, std::shared_ptr<const app::Config> codeConfig)
+    : workflows_(workflows), tasks_(tasks), out_(out), codeConfig_(std::move(codeConfig)) {}
 
 Session::~Session() = default;
 
@@ -72,6 +78,7 @@ std::filesystem::path Session::databasePath() const {
   std::string home = options_.home;
   if (app_ && !options_.homeGiven) home = app_->config->storage.home;
   if (!app_ && config_ && !options_.homeGiven) home = config_->storage.home;
+  if (!app_ && !config_ && codeConfig_ && !options_.homeGiven) home = codeConfig_->storage.home;
   return std::filesystem::path(home) / "loom.db";
 }
 
@@ -93,8 +100,10 @@ void Session::requireDatabase() const {
   }
 }
 
-void Session::loadConfig(const std::filesystem::path& file) {
+void Session::loadConfig(const std::filesystem::path& file, bool runs) {
   config_ = app::loadConfigFile(file);
+  configFile_ = std::filesystem::absolute(file).lexically_normal().string();
+  configRuns_ = runs;
 }
 
 app::App& Session::app(bool create) {
@@ -152,8 +161,11 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   if (booted_) return booted_->runtime();
   durability();  // a bad --durability is a usage error, before anything is opened
   if (!create) requireDatabase();
-  bool fromFile = app_ || config_;
-  app::Config config = app_ ? *app_->config : (config_ ? *config_ : app::Config{});
+  bool fromFile = app_ || config_ || codeConfig_;
+  app::Config config = app_          ? *app_->config
+                       : config_     ? *config_
+                       : codeConfig_ ? *codeConfig_
+                                     : app::Config{};
   if (options_.homeGiven || !fromFile) config.storage.home = options_.home;
   // No file: the config the home's runs were made with, as far as the home recorded it (its
   // content store and keys), so a resume seals and offloads as the run did.
@@ -184,8 +196,8 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   keys_.reset();
   store_.reset();
   app::BootOptions boot{.workers = 1};
-  // A --config app file is booted to read its runs; its tools are not registered here.
-  boot.tasksAreTheApps = app_.has_value() || !config_;
+  // A --config file given to read its runs is booted without its tools registered here.
+  boot.tasksAreTheApps = app_.has_value() || !config_ || configRuns_;
   boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {
     counting_ = std::make_shared<OwningCountingStore>(std::move(inner));
     return std::shared_ptr<content::ContentStore>(counting_);
@@ -203,18 +215,32 @@ const agent_app::AgentApp& Session::loadApp(const std::filesystem::path& file) {
   return *app_;
 }
 
-const agent_app::AgentApp* Session::loadAppOfExecution(const std::string& executionId) {
+const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& executionId) {
   kernel::EventStore& events = store(false);
   auto info = events.info(executionId);
   if (!info) {
     throw NotFoundError("no execution '" + executionId + "' in " + databasePath().string() +
                         "; list the executions with `loom ls`");
   }
-  if (workflows_.find(info->workflow) != nullptr) return nullptr;
-  std::optional<std::filesystem::path> file =
-      agent_app::agentAppFileOf(inputOf(events, executionId));
-  if (!file) return nullptr;  // the runtime says that the workflow is not registered
+  json::object started = startedDataOf(events, executionId);
   std::string home = databasePath().parent_path().string();
+  if (workflows_.find(info->workflow) != nullptr) {
+    const auto* recorded = started.if_contains("configFile");
+    if (config_ || recorded == nullptr || !recorded->is_string()) return nullptr;
+    std::string file(recorded->get_string());
+    try {
+      loadConfig(file, true);
+    } catch (const ConfigError& e) {
+      throw ConfigError("execution '" + executionId + "' was started with --config " + file +
+                        ", which cannot be loaded now (restore the file, or pass --config FILE " +
+                        "with the config to continue it under): " + e.what());
+    }
+    options_.home = home;  // the execution lives in this home, whatever the file says
+    options_.homeGiven = true;
+    return nullptr;
+  }
+  std::optional<std::filesystem::path> file = agent_app::agentAppFileOf(memberOr(started, "input"));
+  if (!file) return nullptr;  // the runtime says that the workflow is not registered
   try {
     loadApp(*file);
   } catch (const ConfigError& e) {

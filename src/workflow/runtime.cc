@@ -146,7 +146,9 @@ class WorkflowRuntime::Impl {
     auto guard = active_.enter(id);
     int64_t startedAt = now();
     try {
-      store_.append(id, 1, {kernel::executionStarted(name, input, options.subject, startedAt)});
+      kernel::Event started = kernel::executionStarted(name, input, options.subject, startedAt);
+      if (!options.configFile.empty()) started.data["configFile"] = options.configFile;
+      store_.append(id, 1, {std::move(started)});
     } catch (const ConflictError&) {
       throw AlreadyExistsError("execution '" + id + "' already exists; to continue it run `loom "
                                "resume " + id + "`");

@@ -6,6 +6,9 @@
 // (docs/cli.md lists them). Not thread-safe: call it once, from the program's main thread.
 #pragma once
 
+#include <memory>
+
+#include "loom/app/config.h"
 #include "loom/effects/task.h"
 #include "loom/workflow/workflow.h"
 
@@ -23,5 +26,10 @@ inline constexpr int kExitUsage = 2;    // bad command line: unknown flag, bad J
 // const; they must not be used by another thread meanwhile.
 int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
          effects::TaskRegistry& tasks);
+// The same, with the program's own Config (defineConfig): what run, resume and signal boot
+// when no --config file is given (its storage.home applies unless --home or LOOM_HOME is
+// given), so an embedder's workflows and agents get every group it sets.
+int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
+         std::shared_ptr<const app::Config> config);
 
 }  // namespace loom::cli

@@ -63,6 +63,10 @@ struct RuntimeOptions {
 struct RunOptions {
   std::string id;  // empty: a fresh unique id
   std::optional<std::string> subject;
+  // The config file the run was started with (an absolute path), recorded in its
+  // EXECUTION_STARTED as "configFile" so `loom resume`/`loom signal` boot with it again
+  // (docs/spec/events.md); empty: none is recorded.
+  std::string configFile;
 };
 
 struct RunResult {

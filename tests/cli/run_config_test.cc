@@ -1,0 +1,84 @@
+// `loom run --config` for the program's own workflows (issue "One package to embed", item 3):
+// the file's groups apply to a registered workflow, the run records the file, and `loom
+// signal`/`loom resume` in later processes boot with it again, so a secret in a signal payload
+// is redacted after a restart exactly as before it. Tried on the real binary and home.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+constexpr const char* kSecret = "tok-8c1f2e9a77";
+
+std::string writeConfig(const TempDir& dir, const std::string& home) {
+  return dir
+      .write("loom.toml", "[storage]\nhome = \"" + home +
+                              "\"\n\n[[security.redact]]\nname = \"token\"\nvalue = \"" + kSecret +
+                              "\"\n")
+      .string();
+}
+
+TEST(RunConfig, ASignalInALaterProcessIsRedactedByTheConfigTheRunRecorded) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string config = writeConfig(dir, home);
+  Outcome run = runLoom({"run", "example.approval", "--id", "c1", "--config", config, "--input",
+                         std::string("{\"note\":\"") + kSecret + "\"}", "--json"},
+                        dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.json().at("status"), "parked");
+  EXPECT_TRUE(std::filesystem::exists(home + "/loom.db")) << "storage.home of the file applies";
+
+  // No --config here: the run's first event names the file.
+  Outcome signaled = runLoom({"--home", home, "signal", "c1", "approve",
+                              std::string("{\"by\":\"") + kSecret + "\"}", "--json"},
+                             dir);
+  ASSERT_EQ(signaled.exitCode, 0) << signaled.err;
+  json::value done = signaled.json();
+  EXPECT_EQ(done.at("status"), "completed");
+  EXPECT_EQ(done.at("output"),
+            json::parse(R"({"approval":{"by":"[REDACTED:token]"}})", "expected"));
+  EXPECT_FALSE(folderContains(home, kSecret)) << "the secret reached the home";
+
+  Outcome log = runLoom({"--home", home, "log", "c1"}, dir);
+  ASSERT_EQ(log.exitCode, 0) << log.err;
+  EXPECT_NE(log.out.find("configFile"), std::string::npos) << log.out;
+}
+
+TEST(RunConfig, AResumeRefusesWhenTheRecordedConfigIsGoneAndSaysWhatToDo) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string config = writeConfig(dir, home);
+  Outcome run =
+      runLoom({"run", "example.approval", "--id", "c2", "--config", config, "--json"}, dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::filesystem::remove(config);
+
+  Outcome resumed = runLoom({"--home", home, "resume", "c2"}, dir);
+  EXPECT_NE(resumed.exitCode, 0) << "a run must never continue without the config it ran under";
+  EXPECT_NE(resumed.err.find("was started with --config " + config), std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("pass --config FILE"), std::string::npos) << resumed.err;
+
+  // Given a config explicitly, it continues under that one.
+  std::string again = writeConfig(dir, home);
+  Outcome withConfig = runLoom({"--home", home, "resume", "c2", "--config", again, "--json"}, dir);
+  ASSERT_EQ(withConfig.exitCode, 0) << withConfig.err;
+  EXPECT_EQ(withConfig.json().at("status"), "parked");
+}
+
+TEST(RunConfig, AnAgentAppTakesNoSecondConfig) {
+  TempDir dir;
+  std::string config = writeConfig(dir, dir / "home");
+  Outcome run = runLoom(
+      {"run", std::string(LOOM_SOURCE_DIR) + "/examples/agents/research.toml", "--config", config},
+      dir);
+  EXPECT_EQ(run.exitCode, 2) << run.err;
+  EXPECT_NE(run.err.find("is its config"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
