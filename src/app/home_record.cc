@@ -2,7 +2,7 @@
 
 #include <system_error>
 
-#include "kernel/sqlite_db.h"
+#include "util/sqlite_db.h"
 #include "loom/util/error.h"
 
 namespace loom::app {
@@ -19,8 +19,8 @@ constexpr const char* kUpsert =
     "INSERT INTO home_record (name, value) VALUES (?1, ?2) "
     "ON CONFLICT (name) DO UPDATE SET value = excluded.value";
 
-std::optional<std::string> readRow(kernel::sqlite::Db& db, std::string_view name) {
-  kernel::sqlite::StatementUse select(db.prepare(kSelect));
+std::optional<std::string> readRow(sqlite::Db& db, std::string_view name) {
+  sqlite::StatementUse select(db.prepare(kSelect));
   select->bind(1, name);
   if (!select->step("read the home record")) return std::nullopt;
   return std::string(select->text(0));
@@ -94,9 +94,9 @@ HomeRecord readHomeRecord(const std::filesystem::path& database) {
   HomeRecord record;
   std::error_code ec;
   if (!std::filesystem::exists(database, ec)) return record;
-  kernel::sqlite::Db db(database.string(), kBusyMillis);
+  sqlite::Db db(database.string(), kBusyMillis);
   {
-    kernel::sqlite::StatementUse exists(db.prepare(kTableExists));
+    sqlite::StatementUse exists(db.prepare(kTableExists));
     if (!exists->step("read the home record")) return record;
   }
   if (auto text = readRow(db, "contentStore")) {
@@ -129,10 +129,10 @@ void recordHome(const Config& config, const std::filesystem::path& home) {
         " (its home record in loom.db); point storage.contentStore at that store, or use "
         "another --home for this config");
   }
-  kernel::sqlite::Db db(databaseOf(home).string(), kBusyMillis);
+  sqlite::Db db(databaseOf(home).string(), kBusyMillis);
   db.exec(kSchema, "create the home record");
   if (offloads && !recorded.contentStore) {
-    kernel::sqlite::StatementUse insert(db.prepare(kInsert));
+    sqlite::StatementUse insert(db.prepare(kInsert));
     insert->bind(1, std::string_view("contentStore"));
     std::string text = json::toText(toJson(*store));
     insert->bind(2, std::string_view(text));
@@ -146,7 +146,7 @@ void recordHome(const Config& config, const std::filesystem::path& home) {
       keys["file"] = (ec ? std::filesystem::path(*config.security.keys->file) : file).string();
     }
     if (config.security.keys->env) keys["env"] = *config.security.keys->env;
-    kernel::sqlite::StatementUse upsert(db.prepare(kUpsert));
+    sqlite::StatementUse upsert(db.prepare(kUpsert));
     upsert->bind(1, std::string_view("keys"));
     std::string text = json::toText(json::value(std::move(keys)));
     upsert->bind(2, std::string_view(text));

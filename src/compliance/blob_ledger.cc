@@ -1,6 +1,6 @@
 #include "loom/compliance/blob_ledger.h"
 
-#include "kernel/sqlite_db.h"
+#include "util/sqlite_db.h"
 
 namespace loom::compliance {
 namespace {
@@ -24,7 +24,7 @@ std::string subjectKey(const std::optional<std::string>& subject) {
 }  // namespace
 
 BlobLedger::BlobLedger(std::string path)
-    : db_(std::make_unique<kernel::sqlite::Db>(std::move(path), kBusyMillis)) {
+    : db_(std::make_unique<sqlite::Db>(std::move(path), kBusyMillis)) {
   db_->exec(kSchema, "create the blob ledger");
   // A row must be visible to an erasure in another process before the blob is stored; that is
   // the commit, not an fsync. Without one per put, a power loss may lose rows of blobs whose
@@ -37,7 +37,7 @@ BlobLedger::~BlobLedger() = default;
 
 void BlobLedger::add(const std::optional<std::string>& subject, std::string_view address) {
   std::lock_guard lock(mu_);
-  kernel::sqlite::StatementUse add(db_->prepare(kAdd));
+  sqlite::StatementUse add(db_->prepare(kAdd));
   std::string key = subjectKey(subject);
   add->bind(1, std::string_view(key));
   add->bind(2, address);
@@ -47,7 +47,7 @@ void BlobLedger::add(const std::optional<std::string>& subject, std::string_view
 std::set<std::string, std::less<>> BlobLedger::select(const char* sql,
                                                       const std::string& subject) const {
   std::lock_guard lock(mu_);
-  kernel::sqlite::StatementUse select(db_->prepare(sql));
+  sqlite::StatementUse select(db_->prepare(sql));
   select->bind(1, std::string_view(subject));
   std::set<std::string, std::less<>> out;
   while (select->step("read the blob ledger")) out.emplace(select->text(0));
@@ -67,7 +67,7 @@ void BlobLedger::forget(const std::string& subject, const std::vector<std::strin
   db_->exec("BEGIN IMMEDIATE", "forget erased blobs in the blob ledger");
   try {
     for (const auto& a : addresses) {
-      kernel::sqlite::StatementUse forget(db_->prepare(kForget));
+      sqlite::StatementUse forget(db_->prepare(kForget));
       forget->bind(1, std::string_view(subject));
       forget->bind(2, std::string_view(a));
       forget->step("forget an erased blob in the blob ledger");

@@ -6,14 +6,14 @@
 #include <mutex>
 
 #include "aead.h"
-#include "kernel/sqlite_db.h"
+#include "util/sqlite_db.h"
 #include "loom/util/error.h"
 
 namespace loom::compliance {
 namespace {
 
-using kernel::sqlite::Db;
-using kernel::sqlite::StatementUse;
+using sqlite::Db;
+using sqlite::StatementUse;
 
 constexpr const char* kCreateTables = R"sql(
 CREATE TABLE IF NOT EXISTS key_store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);

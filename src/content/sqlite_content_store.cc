@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "loom/util/error.h"
-#include "sqlite_blob_statement.h"
+#include "util/sqlite_db.h"
 #include "store_support.h"
 
 namespace loom::content {
 namespace {
 
-using sqlite::Connection;
-using sqlite::StatementUse;
+using Connection = loom::sqlite::Db;
+using loom::sqlite::StatementUse;
 
 constexpr const char* kCreateTables = R"sql(
 CREATE TABLE IF NOT EXISTS content_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,7 +43,7 @@ void checkSchema(Connection& c, const std::string& name) {
   if (!select->step("read content_meta.content_schema")) {
     StatementUse insert(
         c.prepare("INSERT INTO content_meta (key, value) VALUES ('content_schema', ?1)"));
-    insert->bindText(1, std::to_string(kSqliteContentSchema));
+    insert->bind(1, std::string_view(std::to_string(kSqliteContentSchema)));
     insert->step("write content_meta.content_schema");
     return;
   }
@@ -74,15 +74,15 @@ struct SqliteContentStore::Impl {
         touch(std::move(clock), name),
         writer(path, busyTimeoutMillis) {
     // journal_mode is persistent in the file and cannot change inside a transaction.
-    writer.db().exec("PRAGMA journal_mode = WAL", "set WAL mode");
-    writer.db().exec("PRAGMA synchronous = FULL", "set synchronous");
-    writer.db().exec("BEGIN IMMEDIATE", "begin schema transaction");
+    writer.exec("PRAGMA journal_mode = WAL", "set WAL mode");
+    writer.exec("PRAGMA synchronous = FULL", "set synchronous");
+    writer.exec("BEGIN IMMEDIATE", "begin schema transaction");
     try {
-      writer.db().exec(kCreateTables, "create content tables");
+      writer.exec(kCreateTables, "create content tables");
       checkSchema(writer, name);
-      writer.db().exec("COMMIT", "commit schema");
+      writer.exec("COMMIT", "commit schema");
     } catch (const Error&) {
-      writer.db().execNoThrow("ROLLBACK");  // the first error is the one to report
+      writer.execNoThrow("ROLLBACK");  // the first error is the one to report
       throw;
     }
   }
@@ -112,7 +112,7 @@ struct SqliteContentStore::Impl {
       }
     }
     auto c = std::make_unique<Connection>(path, busyTimeoutMillis);
-    c->db().exec("PRAGMA query_only = 1", "open read connection");
+    c->exec("PRAGMA query_only = 1", "open read connection");
     return ReaderLease(*this, std::move(c));
   }
 
@@ -154,10 +154,10 @@ std::string SqliteContentStore::put(std::string_view bytes, const std::optional<
   std::string address = sha256Hex(bytes);
   std::lock_guard lock(impl_->writeMu);
   StatementUse insert(impl_->writer.prepare(kPut));
-  insert->bindText(1, address);
+  insert->bind(1, std::string_view(address));
   insert->bindBlob(2, bytes);
-  insert->bindInt(3, static_cast<int64_t>(bytes.size()));
-  insert->bindInt(4, impl_->touch.now());
+  insert->bind(3, static_cast<int64_t>(bytes.size()));
+  insert->bind(4, impl_->touch.now());
   insert->step("put blob " + address);
   return address;
 }
@@ -169,7 +169,7 @@ std::optional<std::string> SqliteContentStore::get(std::string_view address,
   {
     auto c = impl_->reader();
     StatementUse select(c->prepare(kGet));
-    select->bindText(1, address);
+    select->bind(1, address);
     if (!select->step("get blob " + std::string(address))) return std::nullopt;
     bytes.assign(select->blob(0));
   }
@@ -181,7 +181,7 @@ bool SqliteContentStore::has(std::string_view address) const {
   detail::requireAddress(address, impl_->name);
   auto c = impl_->reader();
   StatementUse select(c->prepare(kHas));
-  select->bindText(1, address);
+  select->bind(1, address);
   return select->step("look up blob " + std::string(address));
 }
 
@@ -189,19 +189,19 @@ bool SqliteContentStore::remove(std::string_view address) {
   detail::requireAddress(address, impl_->name);
   std::lock_guard lock(impl_->writeMu);
   StatementUse del(impl_->writer.prepare(kRemove));
-  del->bindText(1, address);
+  del->bind(1, address);
   del->step("remove blob " + std::string(address));
-  return impl_->writer.db().changes() > 0;
+  return impl_->writer.changes() > 0;
 }
 
 bool SqliteContentStore::deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) {
   detail::requireAddress(address, impl_->name);
   std::lock_guard lock(impl_->writeMu);
   StatementUse del(impl_->writer.prepare(kDeleteIfUntouched));
-  del->bindText(1, address);
-  del->bindInt(2, cutoffMillis);
+  del->bind(1, address);
+  del->bind(2, cutoffMillis);
   del->step("delete blob " + std::string(address) + " if untouched");
-  return impl_->writer.db().changes() > 0;
+  return impl_->writer.changes() > 0;
 }
 
 int64_t SqliteContentStore::touchClock() const { return impl_->touch.now(); }
@@ -219,7 +219,7 @@ std::optional<BlobInfo> SqliteContentStore::stat(std::string_view address) const
   detail::requireAddress(address, impl_->name);
   auto c = impl_->reader();
   StatementUse select(c->prepare(kStat));
-  select->bindText(1, address);
+  select->bind(1, address);
   if (!select->step("stat blob " + std::string(address))) return std::nullopt;
   return BlobInfo{std::string(address), select->int64(0), select->int64(1)};
 }

@@ -9,7 +9,7 @@
 #include "append_plan.h"
 #include "log_check.h"
 #include "loom/util/error.h"
-#include "sqlite_db.h"
+#include "util/sqlite_db.h"
 #include "sqlite_group_commit.h"
 #include "sqlite_schema.h"
 
@@ -58,7 +58,7 @@ struct SqliteEventStore::Impl {
     writer.exec(options.durability == Durability::kFull ? "PRAGMA synchronous = FULL"
                                                         : "PRAGMA synchronous = NORMAL",
                 "set synchronous");
-    sqlite::prepareSchema(writer);
+    schema::prepareSchema(writer);
   }
 
   // A read connection used by one call at a time, back to the pool when the lease ends.
@@ -176,7 +176,7 @@ struct SqliteEventStore::Impl {
 
   void applyAppend(WriteRequest& r) {
     // Read inside the write transaction: correct against other processes too.
-    AppendPlan plan = planAppend(*r.executionId, sqlite::readInfo(writer, *r.executionId),
+    AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
     inSavepoint([&] {
       StatementUse insert(
@@ -190,7 +190,7 @@ struct SqliteEventStore::Impl {
         insert->step("append event");
         insert->reset();
       }
-      sqlite::writeInfo(writer, plan.after);
+      schema::writeInfo(writer, plan.after);
     });
     r.wrote = true;
     r.nextSeq = plan.after.nextSeq;
@@ -236,7 +236,7 @@ struct SqliteEventStore::Impl {
   const SqliteEventStoreOptions options;
   Db writer;  // used only by the group's leader (GroupCommitQueue serializes leaders)
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
-  sqlite::GroupCommitQueue<WriteRequest> queue;
+  GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
   mutable std::mutex readMu;
   mutable std::vector<std::unique_ptr<Db>> idleReaders;  // GUARDED_BY(readMu)
@@ -269,7 +269,7 @@ void SqliteEventStore::scan(const std::string& executionId, int64_t fromSeq,
   // The metadata and the rows from one snapshot, so they can be checked against each other.
   sqlite::ReadTransaction snapshot(*db);
   ScanCheck check(executionId, fromSeq, [&]() -> std::optional<int64_t> {
-    auto info = sqlite::readInfo(*db, executionId);
+    auto info = schema::readInfo(*db, executionId);
     return info ? std::optional<int64_t>(info->nextSeq) : std::nullopt;
   }());
   StatementUse select(
@@ -290,13 +290,13 @@ void SqliteEventStore::scan(const std::string& executionId, int64_t fromSeq,
 
 std::optional<ExecutionInfo> SqliteEventStore::info(const std::string& executionId) const {
   auto db = impl_->reader();
-  return sqlite::readInfo(*db, executionId);
+  return schema::readInfo(*db, executionId);
 }
 
 std::vector<ExecutionInfo> SqliteEventStore::list(const ExecutionFilter& filter) const {
   // One statement for every filter: an absent field binds NULL and matches everything.
   static const std::string kSql =
-      std::string("SELECT ") + sqlite::kExecutionColumns +
+      std::string("SELECT ") + schema::kExecutionColumns +
       " FROM executions WHERE id > ?1 AND (?2 IS NULL OR workflow = ?2)"
       " AND (?3 IS NULL OR subject = ?3) AND (?4 IS NULL OR status = ?4)"
       " AND (?5 IS NULL OR (ended_at IS NOT NULL AND ended_at < ?5)) ORDER BY id LIMIT ?6";
@@ -310,7 +310,7 @@ std::vector<ExecutionInfo> SqliteEventStore::list(const ExecutionFilter& filter)
   select->bind(5, filter.endedBeforeMillis);
   select->bind(6, filter.limit == 0 ? int64_t{-1} : static_cast<int64_t>(filter.limit));
   std::vector<ExecutionInfo> out;
-  while (select->step("list executions")) out.push_back(sqlite::infoFromRow(*select));
+  while (select->step("list executions")) out.push_back(schema::infoFromRow(*select));
   return out;
 }
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace loom::kernel::sqlite {
+namespace loom::kernel {
 
 template <typename Request>
 class GroupCommitQueue {
@@ -70,4 +70,4 @@ class GroupCommitQueue {
   bool leading_ = false;       // GUARDED_BY(mu_): a group is being committed
 };
 
-}  // namespace loom::kernel::sqlite
+}  // namespace loom::kernel

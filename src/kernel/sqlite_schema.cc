@@ -5,7 +5,7 @@
 #include "loom/kernel/version.h"
 #include "loom/util/error.h"
 
-namespace loom::kernel::sqlite {
+namespace loom::kernel::schema {
 namespace {
 
 constexpr const char* kCreateMeta =
@@ -181,4 +181,4 @@ std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId) {
   return infoFromRow(*select);
 }
 
-}  // namespace loom::kernel::sqlite
+}  // namespace loom::kernel::schema

@@ -13,9 +13,13 @@
 #include <string>
 
 #include "loom/kernel/execution_info.h"
-#include "sqlite_db.h"
+#include "util/sqlite_db.h"
 
-namespace loom::kernel::sqlite {
+namespace loom::kernel::schema {
+
+using loom::sqlite::Db;
+using loom::sqlite::Statement;
+using loom::sqlite::StatementUse;
 
 // Puts the database in WAL mode, creates the tables when missing and records EVENT_SCHEMA in
 // a new database, adding the checksum columns to a database written before them. Throws
@@ -39,4 +43,4 @@ void writeInfo(Db& db, const ExecutionInfo& info);
 // The metadata of `executionId` as `db` sees it; nullopt when it does not exist.
 std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId);
 
-}  // namespace loom::kernel::sqlite
+}  // namespace loom::kernel::schema

@@ -5,7 +5,7 @@
 
 #include "loom/util/error.h"
 #include "snapshot_checks.h"
-#include "sqlite_db.h"
+#include "util/sqlite_db.h"
 
 namespace loom::kernel {
 namespace {

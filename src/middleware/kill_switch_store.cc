@@ -1,6 +1,6 @@
 #include "loom/middleware/kill_switch_store.h"
 
-#include "sqlite_connection.h"
+#include "util/sqlite_db.h"
 
 namespace loom::middleware {
 namespace {
@@ -17,11 +17,18 @@ void checkEffectId(std::string_view effectId, std::string_view what) {
   }
 }
 
+// Prepared once per connection (sqlite::Db::prepare keeps them by address).
+constexpr const char* kInsert = "INSERT OR IGNORE INTO kill_switch (effect_id, at) VALUES (?1, ?2)";
+constexpr const char* kDeleteOne = "DELETE FROM kill_switch WHERE effect_id = ?1";
+constexpr const char* kDeleteAll = "DELETE FROM kill_switch";
+constexpr const char* kList = "SELECT effect_id, at FROM kill_switch ORDER BY effect_id";
+constexpr const char* kSelectIds = "SELECT effect_id FROM kill_switch";
+
 }  // namespace
 
 KillSwitchStore::KillSwitchStore(KillSwitchOptions options) : options_(std::move(options)) {
   if (!options_.clock) options_.clock = systemClock();
-  db_ = std::make_unique<sqlite::Connection>(options_.path, options_.busyTimeoutMillis);
+  db_ = std::make_unique<sqlite::Db>(options_.path, options_.busyTimeoutMillis);
   if (options_.path != ":memory:") {
     // The event store of the same home uses WAL; agreeing here keeps the setting whichever
     // opens the file first (journal_mode is persistent in the file).
@@ -36,11 +43,10 @@ void KillSwitchStore::kill(std::string_view effectId) {
   checkEffectId(effectId, "kill");
   {
     std::lock_guard lock(dbMu_);
-    sqlite::Statement insert(
-        *db_, "INSERT OR IGNORE INTO kill_switch (effect_id, at) VALUES (?1, ?2)", "kill");
-    insert.bind(1, effectId);
-    insert.bind(2, options_.clock->nowMillis());
-    insert.step();
+    sqlite::StatementUse insert(db_->prepare(kInsert));
+    insert->bind(1, effectId);
+    insert->bind(2, options_.clock->nowMillis());
+    insert->step("kill");
   }
   invalidate();
 }
@@ -48,11 +54,10 @@ void KillSwitchStore::kill(std::string_view effectId) {
 void KillSwitchStore::killAll() {
   {
     std::lock_guard lock(dbMu_);
-    sqlite::Statement insert(
-        *db_, "INSERT OR IGNORE INTO kill_switch (effect_id, at) VALUES (?1, ?2)", "kill --all");
-    insert.bind(1, kAllEffects);
-    insert.bind(2, options_.clock->nowMillis());
-    insert.step();
+    sqlite::StatementUse insert(db_->prepare(kInsert));
+    insert->bind(1, kAllEffects);
+    insert->bind(2, options_.clock->nowMillis());
+    insert->step("kill --all");
   }
   invalidate();
 }
@@ -62,9 +67,9 @@ bool KillSwitchStore::unkill(std::string_view effectId) {
   bool removed = false;
   {
     std::lock_guard lock(dbMu_);
-    sqlite::Statement remove(*db_, "DELETE FROM kill_switch WHERE effect_id = ?1", "unkill");
-    remove.bind(1, effectId);
-    remove.step();
+    sqlite::StatementUse remove(db_->prepare(kDeleteOne));
+    remove->bind(1, effectId);
+    remove->step("unkill");
     removed = db_->changes() > 0;
   }
   invalidate();
@@ -75,8 +80,8 @@ int KillSwitchStore::unkillAll() {
   int removed = 0;
   {
     std::lock_guard lock(dbMu_);
-    sqlite::Statement remove(*db_, "DELETE FROM kill_switch", "unkill --all");
-    remove.step();
+    sqlite::StatementUse remove(db_->prepare(kDeleteAll));
+    remove->step("unkill --all");
     removed = static_cast<int>(db_->changes());
   }
   invalidate();
@@ -85,10 +90,11 @@ int KillSwitchStore::unkillAll() {
 
 std::vector<KillSwitchEntry> KillSwitchStore::list() const {
   std::lock_guard lock(dbMu_);
-  sqlite::Statement select(*db_, "SELECT effect_id, at FROM kill_switch ORDER BY effect_id",
-                           "list the kill switch");
+  sqlite::StatementUse select(db_->prepare(kList));
   std::vector<KillSwitchEntry> out;
-  while (select.step()) out.push_back({std::string(select.text(0)), select.int64(1)});
+  while (select->step("list the kill switch")) {
+    out.push_back({std::string(select->text(0)), select->int64(1)});
+  }
   return out;
 }
 
@@ -111,9 +117,9 @@ void KillSwitchStore::refreshLocked(int64_t now) const {
   std::set<std::string, std::less<>> stopped;
   {
     std::lock_guard lock(dbMu_);
-    sqlite::Statement select(*db_, "SELECT effect_id FROM kill_switch", "read the kill switch");
-    while (select.step()) {
-      std::string_view id = select.text(0);
+    sqlite::StatementUse select(db_->prepare(kSelectIds));
+    while (select->step("read the kill switch")) {
+      std::string_view id = select->text(0);
       if (id == kAllEffects) {
         all = true;
       } else {

@@ -19,7 +19,7 @@
 
 #include "loom/content/forwarding_content_store.h"
 
-namespace loom::kernel::sqlite {
+namespace loom::sqlite {
 class Db;
 }
 
@@ -47,7 +47,7 @@ class BlobLedger {
   std::set<std::string, std::less<>> select(const char* sql, const std::string& subject) const;
 
   mutable std::mutex mu_;
-  std::unique_ptr<kernel::sqlite::Db> db_;  // GUARDED_BY(mu_)
+  std::unique_ptr<sqlite::Db> db_;  // GUARDED_BY(mu_)
 };
 
 // Records every put in `ledger` before the inner store sees it (after it, for a store that

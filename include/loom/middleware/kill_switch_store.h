@@ -18,11 +18,11 @@
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/util/error.h"
 
-namespace loom::middleware {
-
-namespace sqlite {
-class Connection;
+namespace loom::sqlite {
+class Db;
 }
+
+namespace loom::middleware {
 
 // One stop: an effect id (or kAllEffects) and when it was set.
 struct KillSwitchEntry {
@@ -77,7 +77,7 @@ class KillSwitchStore {
 
   KillSwitchOptions options_;
   mutable std::mutex dbMu_;
-  std::unique_ptr<sqlite::Connection> db_;  // GUARDED_BY(dbMu_)
+  std::unique_ptr<sqlite::Db> db_;  // GUARDED_BY(dbMu_)
 
   mutable std::mutex cacheMu_;                          // taken before dbMu_ when both are needed
   mutable bool loaded_ = false;                         // GUARDED_BY(cacheMu_)

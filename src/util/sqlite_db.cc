@@ -1,11 +1,11 @@
-#include "sqlite_db.h"
+#include "util/sqlite_db.h"
 
 #include <sqlite3.h>
 
 #include "loom/util/error.h"
 #include "util/private_files.h"
 
-namespace loom::kernel::sqlite {
+namespace loom::sqlite {
 
 void throwError(int rc, const std::string& path, std::string_view op, std::string_view detail) {
   std::string message = "sqlite database '" + path + "': " + std::string(op) +
@@ -18,6 +18,8 @@ void throwError(int rc, const std::string& path, std::string_view op, std::strin
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       throw DataLossError(message);
+    case SQLITE_CANTOPEN:
+      throw FailedPreconditionError(message + "; check that its folder exists and is writable");
     default:
       throw InternalError(message);
   }
@@ -127,6 +129,20 @@ void Statement::reset() {
 
 int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
 
+void Statement::bindBlob(int index, std::string_view bytes) {
+  // A null data pointer would bind NULL: an empty blob needs a real one.
+  const char* data = bytes.empty() ? "" : bytes.data();
+  int rc = sqlite3_bind_blob64(stmt_, index, data, bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) db_.fail(rc, "bind");
+}
+
+std::string_view Statement::blob(int column) const {
+  // Pointer first, then length: the documented order for a stable pointer.
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  auto n = static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column));
+  return p == nullptr ? std::string_view() : std::string_view(p, n);
+}
+
 std::string_view Statement::text(int column) const {
   // Text first, then its length: the documented order for a stable pointer.
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
@@ -138,4 +154,4 @@ bool Statement::isNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
-}  // namespace loom::kernel::sqlite
+}  // namespace loom::sqlite

@@ -1,8 +1,10 @@
-// A small RAII layer over the SQLite C API for the kernel's SQLite store: a connection (Db), a
-// prepared statement (Statement) with a scope guard that resets it (StatementUse), and the
-// mapping of SQLite result codes to Loom errors (busy or locked: UnavailableError; corrupt or
-// not a database: DataLossError; anything else: InternalError), each message naming the
-// database path and the operation that failed.
+// Loom's one RAII layer over the SQLite C API, for every SQLite store (events, snapshots,
+// content, keys, the blob ledger, the kill switch, the home record): a connection (Db), a
+// prepared statement (Statement) with a scope guard that resets it (StatementUse), a read
+// transaction, and the mapping of SQLite result codes to Loom errors (busy or locked:
+// UnavailableError; corrupt or not a database: DataLossError; cannot open:
+// FailedPreconditionError; anything else: InternalError), each message naming the database
+// path and the operation that failed.
 // Thread-safety: a Db and its statements are used by one thread at a time (connections are
 // opened with SQLITE_OPEN_NOMUTEX); the owner serializes access.
 #pragma once
@@ -17,7 +19,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace loom::kernel::sqlite {
+namespace loom::sqlite {
 
 // Throws the Loom error for SQLite result code `rc` (extended codes are fine). `detail` is
 // SQLite's message for the failure; empty means the generic text of `rc`.
@@ -72,6 +74,8 @@ class Statement {
   void bind(int index, std::string_view text);
   void bind(int index, const std::optional<std::string>& text);  // nullopt binds NULL
   void bind(int index, const std::optional<int64_t>& value);     // nullopt binds NULL
+  // Binds `bytes` as a BLOB (empty binds a zero-length BLOB, not NULL).
+  void bindBlob(int index, std::string_view bytes);
 
   // Advances to the next row: true when there is one, false when done. Throws the mapped
   // error naming `op`.
@@ -82,6 +86,8 @@ class Statement {
   // Columns are 0-based, as in SQLite. text() is valid until the next step or reset.
   int64_t int64(int column) const;
   std::string_view text(int column) const;
+  // A BLOB column's bytes; valid until the next step or reset.
+  std::string_view blob(int column) const;
   bool isNull(int column) const;
 
  private:
@@ -118,4 +124,4 @@ class ReadTransaction {
   Db& db_;
 };
 
-}  // namespace loom::kernel::sqlite
+}  // namespace loom::sqlite

@@ -1,4 +1,4 @@
-#include "sqlite_db.h"
+#include "util/sqlite_db.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "loom/util/error.h"
-#include "sqlite_group_commit.h"
+#include "support/temp_dir.h"
 
-namespace loom::kernel::sqlite {
+namespace loom::sqlite {
 namespace {
 
 template <typename E>
@@ -34,22 +34,15 @@ TEST(SqliteDbTest, ErrorsMapByWhatTheCallerShouldDo) {
   expectMapped<UnavailableError>(SQLITE_LOCKED, "SQLITE_LOCKED");
   expectMapped<DataLossError>(SQLITE_CORRUPT, "SQLITE_CORRUPT");
   expectMapped<DataLossError>(SQLITE_NOTADB, "SQLITE_NOTADB");
+  expectMapped<FailedPreconditionError>(SQLITE_CANTOPEN, "SQLITE_CANTOPEN");
   expectMapped<InternalError>(SQLITE_IOERR_FSYNC, "SQLITE_IOERR_FSYNC");
   expectMapped<InternalError>(SQLITE_CONSTRAINT_PRIMARYKEY, "SQLITE_CONSTRAINT_PRIMARYKEY");
 }
 
 class SqliteDbFileTest : public ::testing::Test {
  protected:
-  void TearDown() override {
-    std::error_code ec;  // best effort cleanup of a temp directory
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
-                               ("loom-sqlite-db-test-" + std::to_string(::getpid()));
-  std::string path() {
-    std::filesystem::create_directories(dir_);
-    return (dir_ / "t.db").string();
-  }
+  std::string path() { return dir_ / "t.db"; }
+  loom::testing::TempDir dir_{"sqlite-db"};
 };
 
 TEST_F(SqliteDbFileTest, StatementsBindStepAndReset) {
@@ -88,43 +81,5 @@ TEST_F(SqliteDbFileTest, FailuresNameTheOperation) {
   EXPECT_FALSE(db.inTransaction());
 }
 
-struct Numbered {
-  int id = 0;
-  int committedIn = -1;  // the group that committed it
-};
-
-TEST(GroupCommitQueueTest, MergesConcurrentRequestsAndCommitsEachOnce) {
-  constexpr int kThreads = 16;
-  constexpr int kPerThread = 20;
-  std::atomic<int> groups{0};
-  std::atomic<int> inCommit{0};
-  std::atomic<bool> overlapped{false};
-  GroupCommitQueue<Numbered> queue([&](const std::vector<Numbered*>& group) {
-    if (inCommit.fetch_add(1) != 0) overlapped = true;
-    int g = groups.fetch_add(1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a slow fsync
-    for (Numbered* r : group) {
-      EXPECT_EQ(-1, r->committedIn) << "request " << r->id << " committed twice";
-      r->committedIn = g;
-    }
-    inCommit.fetch_sub(1);
-  });
-  std::vector<std::thread> threads;
-  std::atomic<int> uncommitted{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        Numbered r{t * kPerThread + i};
-        queue.submit(r);
-        if (r.committedIn < 0) uncommitted++;  // returned before its group committed
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(0, uncommitted.load());
-  EXPECT_FALSE(overlapped.load()) << "two groups committed at once";
-  EXPECT_LT(groups.load(), kThreads * kPerThread);
-}
-
 }  // namespace
-}  // namespace loom::kernel::sqlite
+}  // namespace loom::sqlite
