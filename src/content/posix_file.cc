@@ -16,18 +16,6 @@ void throwIoError(int err, std::string_view op, const std::filesystem::path& pat
   loom::throwIoError(err, "content store: " + std::string(op) + " '" + path.string() + "'");
 }
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
 UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_view op,
                      mode_t mode) {
   int fd;

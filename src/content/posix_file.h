@@ -1,5 +1,5 @@
-// Thin POSIX helpers for the filesystem content store: an owning file descriptor, errno mapped
-// to Loom errors (each message naming the path, the operation and what to do), whole-file
+// Thin POSIX helpers for the filesystem content store (the descriptor is util/unique_fd.h): errno
+// mapped to Loom errors (each message naming the path, the operation and what to do), whole-file
 // reads and writes, directory fsync, and millisecond file times.
 // Thread-safety: free functions; a UniqueFd is used by one thread at a time.
 #pragma once
@@ -12,32 +12,14 @@
 #include <string>
 #include <string_view>
 
+#include "util/unique_fd.h"
+
 namespace loom::content::posix {
 
 // Throws the Loom error for errno `err` while doing `op` on `path` (util/io_error.h maps it).
 [[noreturn]] void throwIoError(int err, std::string_view op, const std::filesystem::path& path);
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_ = -1;
-};
+using loom::UniqueFd;
 
 // open(2) with O_CLOEXEC; throws throwIoError on failure.
 UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_view op,

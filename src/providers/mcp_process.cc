@@ -17,11 +17,6 @@
 namespace loom::providers {
 namespace {
 
-void closeFd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 std::string describe(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
@@ -34,50 +29,39 @@ McpProcess::McpProcess(std::string server, const std::vector<std::string>& argv,
                        const std::map<std::string, std::string>& env,
                        const std::string& workingDirectory, bool inheritEnv)
     : server_(std::move(server)) {
-  int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) != 0) throw UnavailableError("pipe: " + std::string(strerror(errno)));
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    ::close(in[0]), ::close(in[1]);
-    throw UnavailableError("pipe: " + std::string(strerror(errno)));
-  }
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
-    throw UnavailableError("pipe: " + std::string(strerror(errno)));
-  }
+  Pipe in = openPipe(), out = openPipe(), err = openPipe();
   int rc = 0;
   std::string why;
   try {
-    pid_ = startGuarded(GuardedCommand{argv, workingDirectory, env, inheritEnv}, in[0], out[1],
-                        err[1]);
+    pid_ = startGuarded(GuardedCommand{argv, workingDirectory, env, inheritEnv}, in.read.get(),
+                        out.write.get(), err.write.get());
   } catch (const Error& e) {
     rc = -1;
     why = e.what();
   }
-  ::close(in[0]), ::close(out[1]), ::close(err[1]);
-  in_ = in[1], out_ = out[0], err_ = err[0];
+  in_ = std::move(in.write), out_ = std::move(out.read), err_ = std::move(err.read);
   if (rc != 0) {
-    closeFd(in_), closeFd(out_), closeFd(err_);
+    in_.reset(), out_.reset(), err_.reset();
     pid_ = -1;
     throw UnavailableError("cannot start MCP server '" + server_ + "' (" + why +
                            "); check its command and PATH");
   }
-  fcntl(in_, F_SETFL, O_NONBLOCK);
+  fcntl(in_.get(), F_SETFL, O_NONBLOCK);
 }
 
 McpProcess::~McpProcess() {
   if (pid_ > 0) stop(0);
-  closeFd(out_), closeFd(err_);
 }
 
 void McpProcess::writeAll(std::string_view data, Deadline deadline) {
   std::lock_guard lock(writeMu_);
-  if (in_ < 0 || stopping_.load()) {
+  if (!in_.valid() || stopping_.load()) {
     throw UnavailableError("MCP server '" + server_ + "' is stopping; its stdin is closed");
   }
   SigpipeBlock noSigpipe;
   std::size_t done = 0;
   while (done < data.size()) {
-    ssize_t w = ::write(in_, data.data() + done, data.size() - done);
+    ssize_t w = ::write(in_.get(), data.data() + done, data.size() - done);
     if (w > 0) {
       done += static_cast<std::size_t>(w);
       continue;
@@ -94,7 +78,7 @@ void McpProcess::writeAll(std::string_view data, Deadline deadline) {
       if (stopping_.load()) {
         throw UnavailableError("MCP server '" + server_ + "' is stopping; its stdin is closed");
       }
-      pollfd p{in_, POLLOUT, 0};
+      pollfd p{in_.get(), POLLOUT, 0};
       poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 50)));
       continue;
     }
@@ -132,7 +116,7 @@ void McpProcess::stop(int64_t graceMillis) {
   stopping_.store(true);
   {
     std::lock_guard lock(writeMu_);  // a writer notices stopping_ within 50 ms
-    closeFd(in_);
+    in_.reset();
   }
   if (pid_ <= 0) return;
   if (exitDescription(graceMillis)) return;

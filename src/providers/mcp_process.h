@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/unique_fd.h"
+
 namespace loom::providers {
 
 class McpProcess {
@@ -36,8 +38,8 @@ class McpProcess {
   McpProcess& operator=(const McpProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  int stdoutFd() const { return out_; }
-  int stderrFd() const { return err_; }
+  int stdoutFd() const { return out_.get(); }
+  int stderrFd() const { return err_.get(); }
 
   // Writes all of `data` to the server's stdin. Throws UnavailableError when stdin is closed
   // (the server exited) and DeadlineExceededError when the server does not read it before
@@ -58,9 +60,9 @@ class McpProcess {
  private:
   std::string server_;
   pid_t pid_ = -1;
-  int in_ = -1;         // GUARDED_BY(writeMu_): our end of the server's stdin; -1 once closed
-  int out_ = -1;        // our end of its stdout (read by the connection)
-  int err_ = -1;        // our end of its stderr
+  UniqueFd in_;         // GUARDED_BY(writeMu_): our end of the server's stdin; reset once closed
+  UniqueFd out_;        // our end of its stdout (read by the connection)
+  UniqueFd err_;        // our end of its stderr
   std::mutex writeMu_;  // held by writeAll; stop takes it to close stdin
   std::atomic<bool> stopping_{false};  // set by stop; a blocked writer gives up on it
   std::mutex mu_;

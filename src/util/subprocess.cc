@@ -14,25 +14,10 @@
 #include "guarded_child.h"
 #include "loom/util/error.h"
 #include "util/sigpipe_block.h"
+#include "util/unique_fd.h"
 
 namespace loom {
 namespace {
-
-struct Pipe {
-  int fd[2] = {-1, -1};
-  Pipe() {
-    if (pipe2(fd, O_CLOEXEC) != 0) throw UnavailableError(std::string("pipe: ") + strerror(errno));
-  }
-  ~Pipe() { closeBoth(); }
-  void close(int i) {
-    if (fd[i] >= 0) ::close(fd[i]);
-    fd[i] = -1;
-  }
-  void closeBoth() {
-    close(0);
-    close(1);
-  }
-};
 
 void sleepMillis(long ms) {
   timespec t{0, ms * 1'000'000L};
@@ -103,7 +88,7 @@ class Run {
   void read(int which) {
     Pipe& p = which == 0 ? out_ : err_;
     char buf[65536];
-    ssize_t r = ::read(p.fd[0], buf, sizeof buf);
+    ssize_t r = ::read(p.read.get(), buf, sizeof buf);
     if (r > 0) {
       std::size_t n = static_cast<std::size_t>(r);
       if (which == 0) {
@@ -113,13 +98,14 @@ class Run {
         keepTail(result_.err, buf, n, options_.maxStderrBytes, result_.errTruncated);
       }
     } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-      p.close(0);
+      p.read.reset();
     }
   }
 
   void pump(int timeoutMs) {
-    pollfd fds[3] = {{out_.fd[0], POLLIN, 0}, {err_.fd[0], POLLIN, 0}, {in_.fd[1], POLLOUT, 0}};
-    if (out_.fd[0] < 0 && err_.fd[0] < 0 && in_.fd[1] < 0) {
+    pollfd fds[3] = {
+        {out_.read.get(), POLLIN, 0}, {err_.read.get(), POLLIN, 0}, {in_.write.get(), POLLOUT, 0}};
+    if (out_.read.get() < 0 && err_.read.get() < 0 && in_.write.get() < 0) {
       sleepMillis(timeoutMs < 5 ? timeoutMs : 5);  // only the exit is left to wait for
       return;
     }
@@ -129,28 +115,28 @@ class Run {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) read(i);
     }
     if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = write(in_.fd[1], input_.data() + written_, input_.size() - written_);
+      ssize_t w = write(in_.write.get(), input_.data() + written_, input_.size() - written_);
       if (w > 0) written_ += static_cast<std::size_t>(w);
-      if (w < 0 && errno != EAGAIN) in_.close(1);  // the child closed stdin: stop writing
-      if (written_ == input_.size()) in_.close(1);
+      if (w < 0 && errno != EAGAIN) in_.write.reset();  // the child closed stdin: stop writing
+      if (written_ == input_.size()) in_.write.reset();
     }
   }
 
   // Reads what is left without waiting for an EOF a background child may never send.
   void drain() {
     for (Pipe* p : {&out_, &err_}) {
-      if (p->fd[0] >= 0) fcntl(p->fd[0], F_SETFL, O_NONBLOCK);
+      if (p->read.get() >= 0) fcntl(p->read.get(), F_SETFL, O_NONBLOCK);
     }
     for (int i = 0; i < 2; ++i) {
       Pipe& p = i == 0 ? out_ : err_;
-      while (p.fd[0] >= 0 && !(i == 0 && result_.outputTooLarge)) {
+      while (p.read.get() >= 0 && !(i == 0 && result_.outputTooLarge)) {
         std::size_t before = i == 0 ? result_.out.size() : result_.err.size();
         read(i);
         std::size_t after = i == 0 ? result_.out.size() : result_.err.size();
-        if (p.fd[0] >= 0 && after == before && errno == EAGAIN) break;
+        if (p.read.get() >= 0 && after == before && errno == EAGAIN) break;
       }
     }
-    in_.close(1);
+    in_.write.reset();
   }
 
   pid_t guard_;
@@ -169,15 +155,15 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const std::
                                const SubprocessOptions& options) {
   if (argv.empty()) throw InvalidArgumentError("a subprocess needs a command");
   SigpipeBlock noSigpipe;  // a child that exits before reading its stdin must not kill us
-  Pipe in, out, err;
+  Pipe in = openPipe(), out = openPipe(), err = openPipe();
   pid_t guard = startGuarded(
       GuardedCommand{argv, options.workingDirectory, options.extraEnv, options.inheritEnv},
-      in.fd[0], out.fd[1], err.fd[1]);
-  in.close(0);
-  out.close(1);
-  err.close(1);
-  fcntl(in.fd[1], F_SETFL, O_NONBLOCK);
-  if (input.empty()) in.close(1);
+      in.read.get(), out.write.get(), err.write.get());
+  in.read.reset();
+  out.write.reset();
+  err.write.reset();
+  fcntl(in.write.get(), F_SETFL, O_NONBLOCK);
+  if (input.empty()) in.write.reset();
   return Run(guard, in, out, err, input, options).wait();
 }
 
