@@ -38,19 +38,11 @@ McpConnection::McpConnection(const McpServerOptions& options)
     : server_(options.name),
       process_(options.name, argvOf(options), options.env, options.workingDirectory,
                options.inheritEnv) {
-  if (pipe2(wake_, O_CLOEXEC) != 0) {
-    throw UnavailableError("pipe: " + std::string(strerror(errno)));
-  }
+  wake_ = openPipe();
   reader_ = std::thread([this] { readLoop(); });
 }
 
-McpConnection::~McpConnection() {
-  stop(0);
-  for (int& fd : wake_) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-}
+McpConnection::~McpConnection() { stop(0); }
 
 void McpConnection::stop(int64_t graceMillis) {
   std::lock_guard stopLock(stopMu_);
@@ -59,7 +51,7 @@ void McpConnection::stop(int64_t graceMillis) {
   breakWith(ErrorCode::kUnavailable, "MCP server '" + server_ + "' was stopped by its client");
   process_.stop(graceMillis);
   char x = 'x';
-  while (::write(wake_[1], &x, 1) < 0 && errno == EINTR) {
+  while (::write(wake_.write.get(), &x, 1) < 0 && errno == EINTR) {
   }
   if (reader_.joinable()) reader_.join();
 }
@@ -176,7 +168,7 @@ void McpConnection::readLoop() {
   for (;;) {
     pollfd fds[3] = {{outOpen ? process_.stdoutFd() : -1, POLLIN, 0},
                      {errOpen ? process_.stderrFd() : -1, POLLIN, 0},
-                     {wake_[0], POLLIN, 0}};
+                     {wake_.read.get(), POLLIN, 0}};
     if (poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       breakWith(ErrorCode::kUnavailable,

@@ -25,6 +25,7 @@
 #include "loom/providers/mcp_client.h"
 #include "loom/util/error.h"
 #include "mcp_process.h"
+#include "util/unique_fd.h"
 
 namespace loom::providers {
 
@@ -75,7 +76,7 @@ class McpConnection {
 
   std::string server_;
   McpProcess process_;
-  int wake_[2] = {-1, -1};  // the reader also polls wake_[0]; stop writes to wake_[1]
+  Pipe wake_;  // the reader also polls wake_.read; stop writes to wake_.write
   std::thread reader_;
   std::mutex stopMu_;
   bool stopped_ = false;  // GUARDED_BY(stopMu_)

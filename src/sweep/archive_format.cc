@@ -78,24 +78,6 @@ std::string toHex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-int Fd::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 void writeAll(const Fd& fd, std::string_view bytes, const std::filesystem::path& path) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());

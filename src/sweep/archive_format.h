@@ -15,6 +15,7 @@
 
 #include "loom/json/json.h"
 #include "loom/kernel/execution_info.h"
+#include "util/unique_fd.h"
 
 namespace loom::sweep::format {
 
@@ -45,20 +46,7 @@ class Checksum {
 
 std::string toHex(const unsigned char* bytes, std::size_t n);
 
-// A file descriptor closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd();
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  int get() const { return fd_; }
-  int release();
-
- private:
-  int fd_ = -1;
-};
+using Fd = loom::UniqueFd;  // util/unique_fd.h
 
 // Writes all of `bytes` at the file's position. Throws UnavailableError naming `path`.
 void writeAll(const Fd& fd, std::string_view bytes, const std::filesystem::path& path);

@@ -13,6 +13,7 @@
 
 #include "loom/util/error.h"
 #include "util/child_environment.h"
+#include "util/unique_fd.h"
 
 namespace loom {
 namespace {
@@ -148,25 +149,21 @@ void keepOnlyStdio(int in, int out, int err, int report) {
 pid_t startGuarded(const GuardedCommand& command, int in, int out, int err) {
   if (command.argv.empty()) throw InvalidArgumentError("a child process needs a command");
   ExecPlan plan = planOf(command);
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) {
-    throw UnavailableError(std::string("pipe: ") + strerror(errno));
-  }
+  Pipe report = openPipe();
   pid_t loom = getpid();
   pid_t guard = fork();
   if (guard < 0) {
     int e = errno;
-    ::close(report[0]), ::close(report[1]);
     throw UnavailableError("cannot start '" + plan.argv[0] + "': fork: " + strerror(e));
   }
-  if (guard == 0) runGuard(plan, loom, in, out, err, report[1]);
+  if (guard == 0) runGuard(plan, loom, in, out, err, report.write.get());  // never returns
   setpgid(guard, guard);  // also here, so a kill of the group cannot race the guard's own call
-  ::close(report[1]);
+  report.write.reset();
   int e = 0;
   ssize_t n;
-  while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  while ((n = read(report.read.get(), &e, sizeof e)) < 0 && errno == EINTR) {
   }
-  ::close(report[0]);
+  report.read.reset();
   if (n == static_cast<ssize_t>(sizeof e)) {
     kill(-guard, SIGKILL);
     while (waitpid(guard, nullptr, 0) < 0 && errno == EINTR) {
