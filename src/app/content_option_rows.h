@@ -1,5 +1,5 @@
-// The option rows of execution.claimCheck (ADR 0140), storage.contentStore and
-// storage.retention, appended to the one option table (options.cc) in their groups.
+// The option rows of storage.contentStore and storage.retention, appended to the one option
+// table (options.cc) in the storage group.
 #pragma once
 
 #include <vector>
@@ -8,7 +8,6 @@
 
 namespace loom::app {
 
-void addClaimCheckRows(std::vector<OptionRow>& rows);
 void addContentStorageRows(std::vector<OptionRow>& rows);
 
 }  // namespace loom::app

@@ -7,9 +7,11 @@
 #include <map>
 
 #include "agent_app_option_rows.h"
+#include "claim_check_option_rows.h"
 #include "compliance_option_rows.h"
 #include "content_option_rows.h"
 #include "effect_middleware_entry.h"
+#include "loom/middleware/middleware_factory.h"
 #include "loom/middleware/retry_config.h"
 #include "loom/middleware/timeout_config.h"
 
@@ -23,12 +25,16 @@ void bindString(OptionRow& row, Field field) {
   row.get = [field](const Config& c) { return OptionValue(field(c)); };
 }
 
-std::vector<std::string> errorCodeNames() {
-  std::vector<std::string> names;
-  for (int i = 0; i <= static_cast<int>(ErrorCode::kStepFailed); ++i) {
-    names.emplace_back(errorCodeName(static_cast<ErrorCode>(i)));
+OptionType entryOptionType(middleware::EntryOption::Type type) {
+  switch (type) {
+    case middleware::EntryOption::Type::kInteger:
+      return OptionType::kInteger;
+    case middleware::EntryOption::Type::kNumber:
+      return OptionType::kNumber;
+    case middleware::EntryOption::Type::kStringList:
+      return OptionType::kStringList;
   }
-  return names;
+  return OptionType::kString;
 }
 
 std::string showRedactRules(const Config& c) {
@@ -87,43 +93,20 @@ std::vector<OptionRow> buildTable() {
   {
     OptionRow& r = row("execution.effectMiddleware[].kind", OptionType::kString,
                        "Which ready-made middleware this entry builds.");
-    r.allowed = {std::string(mw::kRetryName), std::string(mw::kTimeoutName)};
+    for (const auto& factory : mw::readyMadeMiddleware()) r.allowed.emplace_back(factory.kind);
     r.required = true;
   }
-  auto retryRow = [&](std::string key, OptionType type, std::string dflt, double min, double max,
-                      std::string description) -> OptionRow& {
-    OptionRow& r = row("execution.effectMiddleware[]." + key, type, std::move(description));
-    r.defaultText = std::move(dflt);
-    r.min = min;
-    r.max = max;
-    r.onlyFor = mw::kRetryName;
-    return r;
-  };
-  retryRow("attempts", OptionType::kInteger, "3", 1, mw::kRetryMaxAttempts,
-           "Tries in all, the first included (1 never retries).");
-  retryRow("initialDelayMs", OptionType::kInteger, "100", 0, mw::kRetryMaxDelayMillis,
-           "Delay before the second try, in milliseconds.");
-  retryRow("multiplier", OptionType::kNumber, "2", 1, mw::kRetryMaxMultiplier,
-           "Each later delay is this many times the previous one.");
-  retryRow("maxDelayMs", OptionType::kInteger, "10000", 0, mw::kRetryMaxDelayMillis,
-           "Cap of any one delay, in milliseconds; at least initialDelayMs.");
-  retryRow("jitter", OptionType::kNumber, "0.2", 0, 1,
-           "Each delay is scaled by a random factor in [1 - jitter, 1].");
-  {
-    OptionRow& r = row("execution.effectMiddleware[].retryOn", OptionType::kStringList,
-                       "Error codes worth another try; any other error fails at once.");
-    r.defaultText = "[\"unavailable\", \"deadlineExceeded\"]";
-    r.allowed = errorCodeNames();
-    r.onlyFor = mw::kRetryName;
-  }
-  {
-    OptionRow& r = row("execution.effectMiddleware[].ms", OptionType::kInteger,
-                       "How long one call may take, in milliseconds. A call that takes longer "
-                       "fails with deadlineExceeded and keeps running in the background.");
-    r.defaultText = "30000";
-    r.min = 1;
-    r.max = static_cast<double>(mw::kTimeoutMaxMillis);
-    r.onlyFor = mw::kTimeoutName;
+  // Each ready-made middleware owns its entry options (middleware_factory.h).
+  for (const auto& factory : mw::readyMadeMiddleware()) {
+    for (const auto& option : factory.options) {
+      OptionRow& r = row("execution.effectMiddleware[]." + option.key, entryOptionType(option.type),
+                         option.description);
+      r.defaultText = option.defaultText;
+      r.min = option.min;
+      r.max = option.max;
+      r.allowed = option.allowed;
+      r.onlyFor = factory.kind;
+    }
   }
   row("execution.journal", OptionType::kTable, "How steps are journaled.");
   {
@@ -223,20 +206,9 @@ std::vector<OptionRow> buildTable() {
   return rows;
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string numberText(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
-}
+// Option text has one home: middleware::optionValueText.
+std::string quoted(std::string_view s) { return optionValueText(std::string(s)); }
+std::string numberText(double v) { return optionValueText(v); }
 
 std::string rangeText(const OptionRow& row) {
   std::string kind = row.type == OptionType::kInteger ? "an integer" : "a number";
@@ -327,21 +299,6 @@ std::string_view optionTypeName(OptionType type) {
       return "inline table";
   }
   return "unknown";
-}
-
-std::string optionValueText(const OptionValue& value) {
-  struct Visitor {
-    std::string operator()(bool b) const { return b ? "true" : "false"; }
-    std::string operator()(int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const { return numberText(d); }
-    std::string operator()(const std::string& s) const { return quoted(s); }
-    std::string operator()(const std::vector<std::string>& list) const {
-      std::string out = "[";
-      for (const auto& s : list) out += (out.size() > 1 ? ", " : "") + quoted(s);
-      return out + "]";
-    }
-  };
-  return std::visit(Visitor{}, value);
 }
 
 }  // namespace loom::app

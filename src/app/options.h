@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "loom/app/config.h"
+#include "loom/middleware/middleware_factory.h"
 
 namespace loom::app {
 
@@ -40,9 +41,10 @@ enum class Support {
   kNotYet,     // reserved for a later version; setting it is a ConfigError
 };
 
-using OptionValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
-// The options given in one [[...]] entry, by key.
-using OptionEntry = std::vector<std::pair<std::string, OptionValue>>;
+// One option's value, and the options given in one [[...]] entry by key (the same types the
+// ready-made middleware factories read, middleware_factory.h).
+using OptionValue = middleware::OptionValue;
+using OptionEntry = middleware::OptionEntry;
 
 struct OptionRow {
   std::string path;  // "storage.eventStore.durability"; entry options: "security.redact[].name"
@@ -81,7 +83,7 @@ std::optional<std::string> checkOptionValue(const OptionRow& row, const OptionVa
 // Human name of a row's type for messages and docs ("string", "array of tables", ...).
 std::string_view optionTypeName(OptionType type);
 // `value` as TOML-ish text: "full" quoted, numbers plain, lists in brackets.
-std::string optionValueText(const OptionValue& value);
+using middleware::optionValueText;
 
 // docs/config.md: the reference of every option, generated from optionTable().
 std::string configReferenceMarkdown();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "loom/middleware/middleware_factory.h"
+
 namespace loom::middleware {
 
 RetryMiddleware::RetryMiddleware(RetryConfig config)
@@ -39,6 +41,17 @@ int64_t RetryMiddleware::delayBeforeRetry(int attempt) {
 
 bool RetryMiddleware::retryable(ErrorCode code) const {
   return std::find(config_.retryOn.begin(), config_.retryOn.end(), code) != config_.retryOn.end();
+}
+
+std::string RetryMiddleware::describe() const {
+  std::vector<std::string> codes;
+  for (ErrorCode code : config_.retryOn) codes.emplace_back(errorCodeName(code));
+  return "retry(attempts = " + std::to_string(config_.attempts) +
+         ", initialDelayMs = " + std::to_string(config_.initialDelayMs) +
+         ", multiplier = " + optionValueText(config_.multiplier) +
+         ", maxDelayMs = " + std::to_string(config_.maxDelayMs) +
+         ", jitter = " + optionValueText(config_.jitter) + ", retryOn = " + optionValueText(codes) +
+         ")";
 }
 
 }  // namespace loom::middleware

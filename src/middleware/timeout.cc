@@ -92,4 +92,8 @@ json::value TimeoutMiddleware::invoke(const effects::EffectContext& ctx, json::v
       "; raise the timeout middleware's ms or make the effect faster");
 }
 
+std::string TimeoutMiddleware::describe() const {
+  return "timeout(ms = " + std::to_string(config_.ms) + ")";
+}
+
 }  // namespace loom::middleware

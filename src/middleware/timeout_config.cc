@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "loom/middleware/middleware_factory.h"
+#include "loom/middleware/timeout.h"
+
 namespace loom::middleware {
 
 ConfigIssues validateTimeoutConfig(const TimeoutConfig& config, std::string_view path) {
@@ -12,6 +15,33 @@ ConfigIssues validateTimeoutConfig(const TimeoutConfig& config, std::string_view
                           " (milliseconds), got " + std::to_string(config.ms)});
   }
   return issues;
+}
+
+MiddlewareFactory timeoutFactory() {
+  MiddlewareFactory f;
+  f.kind = kTimeoutName;
+  f.options = {{"ms",
+                EntryOption::Type::kInteger,
+                "30000",
+                1,
+                static_cast<double>(kTimeoutMaxMillis),
+                {},
+                "How long one call may take, in milliseconds. A call that takes longer fails "
+                "with deadlineExceeded and keeps running in the background."}};
+  f.build = [](const OptionEntry& entry, const std::string& entryPath,
+               ConfigIssues& issues) -> std::shared_ptr<effects::Middleware> {
+    TimeoutConfig config;
+    for (const auto& [key, value] : entry) {
+      if (key == "ms") config.ms = optionInteger(value);
+    }
+    ConfigIssues found = validateTimeoutConfig(config, entryPath);
+    if (!found.empty()) {
+      issues.insert(issues.end(), found.begin(), found.end());
+      return nullptr;
+    }
+    return std::make_shared<TimeoutMiddleware>(config);
+  };
+  return f;
 }
 
 }  // namespace loom::middleware

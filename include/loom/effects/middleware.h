@@ -45,6 +45,9 @@ class Middleware {
   virtual ~Middleware() = default;
   // A stable name shown by `loom config check` and in chain-order tests ("killSwitch", ...).
   virtual std::string_view name() const = 0;
+  // The middleware and its settings as `loom config check` shows them ("retry(attempts = 3,
+  // ...)"); its name by default.
+  virtual std::string describe() const { return std::string(name()); }
   virtual json::value invoke(const EffectContext& ctx, json::value input, const Next& next) = 0;
 };
 

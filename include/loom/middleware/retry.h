@@ -20,6 +20,8 @@ class RetryMiddleware : public effects::Middleware {
   explicit RetryMiddleware(RetryConfig config);
 
   std::string_view name() const override { return kRetryName; }
+  // "retry(attempts = 3, initialDelayMs = 100, multiplier = 2, maxDelayMs = 10000, ...)".
+  std::string describe() const override;
   json::value invoke(const effects::EffectContext& ctx, json::value input,
                      const effects::Next& next) override;
 

@@ -27,6 +27,8 @@ class TimeoutMiddleware : public effects::Middleware {
   explicit TimeoutMiddleware(TimeoutConfig config, WarnSink onWarn = {});
 
   std::string_view name() const override { return kTimeoutName; }
+  // "timeout(ms = 30000)".
+  std::string describe() const override;
   // Returns next's result, or rethrows its exception, when it finishes within config().ms;
   // otherwise throws DeadlineExceededError and leaves the call running (see above).
   json::value invoke(const effects::EffectContext& ctx, json::value input,
