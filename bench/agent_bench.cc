@@ -1,4 +1,4 @@
-// The agent loop at length (issue 4, "Performance"): a 200-turn scripted agent whose tool
+// The agent loop at length: a 200-turn scripted agent whose tool
 // returns 1.5-4 kB of JSON per call (sizes uniform from a fixed seed: the generator of
 // examples/agents/tools/fetch_report, reimplemented here byte for byte), run by a booted app
 // on SQLite with durable commits (storage.eventStore.durability = "full"):

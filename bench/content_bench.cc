@@ -1,4 +1,4 @@
-// Content store throughput (issue 6: filesystem put and get of 4 kB blobs, target >= 20,000/s
+// Content store throughput (filesystem put and get of 4 kB blobs, target >= 20,000/s
 // each). Blobs are distinct pseudo-random 4 kB contents from a fixed seed. A filesystem put is
 // durable when it returns (temp file fdatasync, rename, folder fsync), so the raw cost of one
 // 4 kB write + fdatasync on the same disk is measured beside it (BM_Fsync4k). The store lives

@@ -1,4 +1,4 @@
-// Erasure (issue 8, target <= 2 s): eraseSubject of a subject with 100 executions of 200 agent
+// Erasure (target <= 2 s): eraseSubject of a subject with 100 executions of 200 agent
 // turns among 10,000 executions, on the embedded stores: SqliteEventStore (synchronous=FULL
 // while erasing), SqliteSnapshotStore (one snapshot per execution), FilesystemContentStore and
 // SqliteKeyStore. Every tool result of the erased subject is offloaded (20,000 envelopes,

@@ -1,4 +1,4 @@
-// Provider overhead beyond the peer's own time, on loopback (issue 5: <= 1 ms per model call
+// Provider overhead beyond the peer's own time, on loopback (<= 1 ms per model call
 // and per MCP tool call). Model: OpenAiModel against a local cpp-httplib chat-completions server
 // whose handler time is measured and subtracted, next to a raw httplib POST of the same body.
 // MCP: McpTool::call (tools/call "echo", result mapping, taint) against the reference

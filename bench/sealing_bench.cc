@@ -1,4 +1,4 @@
-// Sealing overhead (issue 8, target <= 15% wall time): the same 200-step run of one subject on
+// Sealing overhead (target <= 15% wall time): the same 200-step run of one subject on
 // SQLite, with its log clear and sealed (SealingEventStore over the SQLite event store, keys in
 // a SqliteKeyStore in the same loom.db), at both durabilities; and a read of the 200-step log
 // (what a replay scans), clear and unsealed. Each step's output is about 1 KiB of JSON, the

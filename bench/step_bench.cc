@@ -1,4 +1,4 @@
-// Per-step cost of durable steps (issue "Foundation"): ctx.step on the memory store and on
+// Per-step cost of durable steps: ctx.step on the memory store and on
 // SQLite, one commit per step and batched, group commit across concurrent executions, and
 // replay of a long log. Run: ./build/release/bench/loom_step_bench (docs/benchmarks.md).
 #include <benchmark/benchmark.h>

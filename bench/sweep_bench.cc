@@ -1,4 +1,4 @@
-// Sweep throughput (issue 6): 1,000,000 blobs cited by 10,000 executions (100 retained
+// Sweep throughput: 1,000,000 blobs cited by 10,000 executions (100 retained
 // envelopes each), memory stores so the figure is the sweep's own cost. Reports cited refs
 // scanned per second. Run: ./build/release/bench/loom_sweep_bench (docs/benchmarks.md).
 #include <benchmark/benchmark.h>

@@ -1,4 +1,4 @@
-// The option rows of security.keys, security.crypto and compliance.erase (issue 8, ADR 0140
+// The option rows of security.keys, security.crypto and compliance.erase (ADR 0140
 // D8), appended to the one option table (options.cc) in their groups.
 #pragma once
 

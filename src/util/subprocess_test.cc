@@ -1,4 +1,4 @@
-// runSubprocess keeps tool processes bounded ("Hardening", items 5 and 6): a timeout kills
+// runSubprocess keeps tool processes bounded: a timeout kills
 // the whole process group, grandchildren included; stderr keeps only its tail; stdout over its
 // cap is reported as such; a command that exits 0 while a background child holds stdout open
 // is done when it exits, not at the deadline.

@@ -1,4 +1,4 @@
-// A full content store loses nothing ("Hardening", item 7), tried with a real full disk: the
+// A full content store loses nothing, tried with a real full disk: the
 // home's blob folder is a small tmpfs. A tool result that cannot be offloaded is not recorded
 // as the tool's failure: the run parks (contentStoreUnavailable) saying what happened, and once
 // there is room `loom resume` completes, running again only the call whose result was not

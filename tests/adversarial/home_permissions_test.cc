@@ -1,4 +1,4 @@
-// The home holds subjects' data in plain files ("Hardening", item 4): under the default umask
+// The home holds subjects' data in plain files: under the default umask
 // (022) everything Loom creates there is its owner's alone, folders 0700 and files 0600, for a
 // run, a sealed run with claim-checked blobs, a retention archive and a sweep.
 #include <gtest/gtest.h>

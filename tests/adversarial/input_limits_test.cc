@@ -1,5 +1,5 @@
-// Hostile or mistaken input never makes a home unreadable or unaddressable ("Hardening",
-// items 8 and 10): ids that could not be addressed or printed, values nested past the limit.
+// Hostile or mistaken input never makes a home unreadable or unaddressable: ids that could not be
+// addressed or printed, values nested past the limit.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -1,4 +1,4 @@
-// A log changed outside Loom is refused, never replayed as truth ("Hardening", item 9): a
+// A log changed outside Loom is refused, never replayed as truth: a
 // deleted row, a forged second STEP_COMPLETED, a metadata row behind its log and a flipped
 // byte are each a corruption error naming execution and seq on every read path, and rows
 // written before rows had a checksum stay readable.

@@ -1,6 +1,6 @@
-// The provider options docs/providers.md documents work from an app file ("Hardening",
-// item 11): the model's retries, headers and extra body against a local chat-completions
-// server, and an MCP server's working folder and request timeout.
+// The provider options docs/providers.md documents work from an app file: the model's retries,
+// headers and extra body against a local chat-completions server, and an MCP server's working
+// folder and request timeout.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -1,4 +1,4 @@
-// Secrets stay secret ("Hardening", items 1 and 2), on the real binary: a pattern rule
+// Secrets stay secret, on the real binary: a pattern rule
 // against a tool result holding a 100 kB match is redacted (no crash, no re-run on resume);
 // a secret passed in --prompt, returned as the run's output or emitted as a JSON number never
 // reaches loom.db or a blob.

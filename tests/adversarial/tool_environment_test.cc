@@ -1,4 +1,4 @@
-// Secrets stay secret ("Hardening", item 3): with the documented setup (the master key in
+// Secrets stay secret: with the documented setup (the master key in
 // LOOM_MASTER_KEY, an OpenAI key in OPENAI_API_KEY), a tool that reports its environment sees
 // neither, so neither can reach loom.db; a tool's own `env` is set, and `inheritEnv = false`
 // passes only the base variables.

@@ -1,4 +1,4 @@
-// Tool processes stay bounded ("Hardening", item 5), on the real binary: when loom is
+// Tool processes stay bounded, on the real binary: when loom is
 // SIGKILLed in the middle of a tool call, the tool and the grandchild it started die with it;
 // so does an MCP server that would not exit by itself, and its child.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// `loom run --config` for the program's own workflows (issue "One package to embed", item 3):
+// `loom run --config` for the program's own workflows:
 // the file's groups apply to a registered workflow, the run records the file, and `loom
 // signal`/`loom resume` in later processes boot with it again, so a secret in a signal payload
 // is redacted after a restart exactly as before it. Tried on the real binary and home.
