@@ -30,6 +30,7 @@
 #include "loom/content/filesystem_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -72,7 +73,8 @@ json::value modelTurn(int turn) {
 
 struct World {
   bool sealed = false;
-  fs::path dir;
+  loom::testing::TempDir scratch{"erase-bench"};  // outlives the stores below
+  fs::path dir = scratch.path();
   std::unique_ptr<kernel::SqliteEventStore> rawEvents;
   std::unique_ptr<kernel::SqliteSnapshotStore> rawSnapshots;
   std::unique_ptr<content::FilesystemContentStore> content;
@@ -83,10 +85,6 @@ struct World {
   int erasedSoFar = 0;
 
   explicit World(bool sealedLogs) : sealed(sealedLogs) {
-    dir = fs::temp_directory_path() /
-          ("loom-erase-bench-" + std::to_string(::getpid()) + (sealed ? "-sealed" : "-plain"));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
     auto clock = systemClock();
     compliance::SqliteKeyStoreOptions k;
     k.path = (dir / "keys.db").string();
@@ -117,8 +115,6 @@ struct World {
   ~World() {
     sealedEvents.reset();
     rawEvents.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 
   void openEvents(kernel::Durability durability) {

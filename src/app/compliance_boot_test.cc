@@ -10,6 +10,7 @@
 #include "loom/app/config_file.h"
 #include "loom/compliance/key_store.h"
 #include "loom/util/error.h"
+#include "support/temp_dir.h"
 
 namespace loom::app {
 namespace {
@@ -35,8 +36,8 @@ Config cryptoWithClaimCheck(const std::filesystem::path& home) {
 }
 
 TEST(ComplianceBoot, CryptoWithClaimCheckNeedsASealingStoreAndComposesNothing) {
-  auto home = std::filesystem::temp_directory_path() / ("loom-d8-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(home);
+  loom::testing::TempDir dir("d8");
+  auto home = dir.path() / "home";
   Config c = cryptoWithClaimCheck(home);
   std::string refused = issuesText(c);
   EXPECT_NE(refused.find("execution.claimCheck.store"), std::string::npos) << refused;
@@ -60,8 +61,8 @@ TEST(ComplianceBoot, EraseAndCryptoNeedKeysAndAMasterKeyThatOpensTheStore) {
 }
 
 TEST(ComplianceBoot, ASealedHomeHoldsNoPlaintextOfASubjectsRun) {
-  auto home = std::filesystem::temp_directory_path() / ("loom-seal-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(home);
+  loom::testing::TempDir dir("seal");
+  auto home = dir.path() / "home";
   ::setenv("LOOM_TEST_MASTER_KEY", compliance::newMasterKeyHex().c_str(), 1);
   Config c;
   c.storage.home = home.string();
@@ -85,7 +86,6 @@ TEST(ComplianceBoot, ASealedHomeHoldsNoPlaintextOfASubjectsRun) {
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(bytes.find("marker-4711"), std::string::npos) << f.path();
   }
-  std::filesystem::remove_all(home);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/kernel/event.h"
+#include "support/temp_dir.h"
 
 namespace loom::compliance::sealing_test {
 
@@ -20,26 +21,7 @@ namespace fs = std::filesystem;
 
 inline constexpr int64_t kT0 = 1'780'000'000'000;
 
-class ScratchHome {
- public:
-  ScratchHome() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("loom-sealing-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-             std::to_string(std::random_device{}()));
-    fs::create_directories(path_);
-  }
-  ~ScratchHome() {
-    std::error_code ec;  // best effort: a leftover temp folder must not fail a test
-    fs::remove_all(path_, ec);
-  }
-  ScratchHome(const ScratchHome&) = delete;
-  ScratchHome& operator=(const ScratchHome&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ScratchHome = loom::testing::TempDir;  // the one temporary folder of the tests
 
 inline std::array<uint8_t, 32> testMasterKey() {
   std::array<uint8_t, 32> k{};

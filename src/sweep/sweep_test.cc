@@ -165,6 +165,7 @@ TEST_F(SweepTest, AStoreWithoutConditionalDeleteIsRefused) {
 }  // namespace loom::sweep
 
 #include "loom/kernel/memory_snapshot_store.h"
+#include "support/temp_dir.h"
 #include "sweep/pin_sources.h"
 
 namespace loom::sweep {
@@ -175,9 +176,8 @@ TEST_F(SweepTest, SnapshotAndArchiveAdaptersPinWhatTheyCite) {
   auto archived = put("in an archive");
   kernel::MemorySnapshotStore snapshots;
   snapshots.put({"s1", 3, json::value{{"steps", {{"x", envelope(snapped, false)}}}}});
-  auto dir = std::filesystem::temp_directory_path() / ("loom-pins-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  loom::testing::TempDir scratch("pins");
+  const auto& dir = scratch.path();
   {
     kernel::MemoryEventStore old;
     old.append("old", 1, {kernel::executionStarted("wf", nullptr, {}, 0),
@@ -193,7 +193,6 @@ TEST_F(SweepTest, SnapshotAndArchiveAdaptersPinWhatTheyCite) {
   EXPECT_EQ(r.keptByReason["archive"], 1);
   EXPECT_EQ(r.keptByReason["snapshot"], 1);
   EXPECT_EQ(r.deleted, 0);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include "support/temp_dir.h"
+
 namespace loom {
 namespace {
 
@@ -33,9 +35,8 @@ pid_t pidIn(const std::string& path) {
 }
 
 std::string scratch(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("loom-subprocess-" + std::to_string(::getpid()) + "-" + name))
-      .string();
+  static loom::testing::TempDir dir("subprocess");
+  return dir / name;
 }
 
 TEST(Subprocess, ATimeoutKillsTheWholeGroupGrandchildrenIncluded) {

@@ -18,17 +18,13 @@
 #include "loom/effects/taint.h"
 #include "loom/middleware/claim_check/claim_check.h"
 #include "loom/providers/scripted_model.h"
+#include "support/temp_dir.h"
 
 namespace loom::testing {
 
 class OptInFixture : public ::testing::Test {
  protected:
-  OptInFixture() {
-    home_ = std::filesystem::temp_directory_path() /
-            ("loom-optin-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    std::filesystem::remove_all(home_);
-  }
-  ~OptInFixture() override { std::filesystem::remove_all(home_); }
+  OptInFixture() : home_(dir_.path() / "home") {}
 
   // Registers the model (a script) and the tools, and an agent workflow "research".
   void registerAgent(json::value script, int64_t maxTurns = 50) {
@@ -175,7 +171,7 @@ class OptInFixture : public ::testing::Test {
     std::shared_ptr<providers::ScriptedModel> inner_;
   };
 
-  static inline int counter_ = 0;
+  loom::testing::TempDir dir_{"optin"};
   std::filesystem::path home_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   content::MemoryContentStore inner_{clock_};

@@ -9,6 +9,7 @@
 
 #include "agent/agent_fixture.h"
 #include "mcp_servers.h"
+#include "support/temp_dir.h"
 
 namespace loom::testing {
 namespace {
@@ -120,8 +121,8 @@ TEST_F(McpAgent, EverythingServerResultsAreTaintedFencedAndMediaAndErrorsArrive)
 
 TEST_F(McpAgent, FilesystemServerReadsAFolderAndRefusesOutsideIt) {
   LOOM_REQUIRE_MCP_SERVERS();
-  auto root =
-      std::filesystem::temp_directory_path() / ("loom-mcp-fs-" + std::to_string(::getpid()));
+  loom::testing::TempDir scratch("mcp-fs");
+  const auto& root = scratch.path();
   std::filesystem::create_directories(root / "notes");
   std::ofstream(root / "report.txt") << "Quarterly revenue grew 12%.\n";
   addServer(filesystemServer(root.string()), {"list_directory", "read_text_file"});
@@ -134,7 +135,6 @@ TEST_F(McpAgent, FilesystemServerReadsAFolderAndRefusesOutsideIt) {
                                         json::value{{"path", "/etc/hostname"}})}}},
                   json::object{{"answer", "read it"}}},
       "files");
-  std::filesystem::remove_all(root);
   auto messages = toolMessages(2);
   ASSERT_EQ(messages.size(), 3u);
   EXPECT_NE(text(messages[0].at("content")).find("[FILE] report.txt"), std::string::npos);
