@@ -13,29 +13,12 @@
 #include "loom/providers/scripted_model.h"
 #include "loom/workflow/runtime.h"
 #include "support/faulty_event_store.h"
+#include "support/recording_model.h"
 
 namespace loom::testing {
 
 class AgentFixture : public ::testing::Test {
  protected:
-  // A model whose requests are kept, for comparing with the journaled inputs.
-  class RecordingModel : public agent::Model {
-   public:
-    explicit RecordingModel(std::shared_ptr<providers::ScriptedModel> inner)
-        : inner_(std::move(inner)) {}
-    const std::string& id() const override { return inner_->id(); }
-    json::value complete(const effects::EffectContext& ctx, const json::value& request) override {
-      std::lock_guard lock(mu_);
-      requests[ctx.stepId] = request.at("messages").as_array();
-      return inner_->complete(ctx, request);
-    }
-    std::mutex mu_;
-    std::map<std::string, json::array> requests;
-
-   private:
-    std::shared_ptr<providers::ScriptedModel> inner_;
-  };
-
   void setUpAgent(json::value script, agent::AgentOptions options = {}) {
     scripted_ = std::make_shared<providers::ScriptedModel>("scripted", std::move(script));
     model_ = std::make_shared<RecordingModel>(scripted_);

@@ -18,6 +18,7 @@
 #include "loom/effects/taint.h"
 #include "loom/middleware/claim_check/claim_check.h"
 #include "loom/providers/scripted_model.h"
+#include "support/recording_model.h"
 #include "support/temp_dir.h"
 
 namespace loom::testing {
@@ -28,7 +29,7 @@ class OptInFixture : public ::testing::Test {
 
   // Registers the model (a script) and the tools, and an agent workflow "research".
   void registerAgent(json::value script, int64_t maxTurns = 50) {
-    model_ = std::make_shared<Recording>(
+    model_ = std::make_shared<RecordingModel>(
         std::make_shared<providers::ScriptedModel>("scripted", std::move(script)));
     agent::registerModel(tasks_, model_);
     tool("fetch_report", [this](const json::value& a) {
@@ -154,23 +155,6 @@ class OptInFixture : public ::testing::Test {
     return json::object{{"name", name}, {"arguments", std::move(args)}};
   }
 
-  class Recording : public agent::Model {
-   public:
-    explicit Recording(std::shared_ptr<providers::ScriptedModel> inner)
-        : inner_(std::move(inner)) {}
-    const std::string& id() const override { return inner_->id(); }
-    json::value complete(const effects::EffectContext& ctx, const json::value& request) override {
-      ++calls;
-      last = request.at("messages").as_array();
-      return inner_->complete(ctx, request);
-    }
-    std::atomic<int> calls{0};
-    json::array last;
-
-   private:
-    std::shared_ptr<providers::ScriptedModel> inner_;
-  };
-
   loom::testing::TempDir dir_{"optin"};
   std::filesystem::path home_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
@@ -180,7 +164,7 @@ class OptInFixture : public ::testing::Test {
   workflow::WorkflowRegistry workflows_;
   effects::TaskRegistry tasks_;
   agent::AgentOptions options_;
-  std::shared_ptr<Recording> model_;
+  std::shared_ptr<RecordingModel> model_;
   std::map<std::string, int> calls_;
   std::vector<std::string> warnings_;
 };
