@@ -12,20 +12,13 @@
 #include <fstream>
 #include <thread>
 
+#include "support/loom_process.h"
 #include "support/temp_dir.h"
 
 namespace loom {
 namespace {
 
-// Running (a zombie waiting for a reaper is dead: it runs nothing).
-bool alive(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string field;
-  for (int i = 0; i < 3 && stat >> field; ++i) {
-  }
-  return field != "Z" && field != "X";
-}
+using loom::testing::processRunning;
 
 pid_t pidIn(const std::string& path) {
   std::ifstream in(path);
@@ -49,7 +42,7 @@ TEST(Subprocess, ATimeoutKillsTheWholeGroupGrandchildrenIncluded) {
   pid_t grandchild = pidIn(pidFile);
   ASSERT_GT(grandchild, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(alive(grandchild)) << "the backgrounded sleep outlived the timeout";
+  EXPECT_FALSE(processRunning(grandchild)) << "the backgrounded sleep outlived the timeout";
   std::filesystem::remove(pidFile);
 }
 
