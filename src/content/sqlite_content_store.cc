@@ -72,7 +72,8 @@ struct SqliteContentStore::Impl {
         name("sqlite content store '" + path + "'"),
         busyTimeoutMillis(busy),
         touch(std::move(clock), name),
-        writer(path, busyTimeoutMillis) {
+        writer(path, busyTimeoutMillis),
+        readers(path, busyTimeoutMillis, kMaxIdleReaders) {
     // journal_mode is persistent in the file and cannot change inside a transaction.
     writer.exec("PRAGMA journal_mode = WAL", "set WAL mode");
     writer.exec("PRAGMA synchronous = FULL", "set synchronous");
@@ -88,38 +89,7 @@ struct SqliteContentStore::Impl {
   }
 
   // A read connection used by one call at a time, back to the pool when the lease ends.
-  class ReaderLease {
-   public:
-    ReaderLease(const Impl& impl, std::unique_ptr<Connection> c)
-        : impl_(impl), connection_(std::move(c)) {}
-    ~ReaderLease() { impl_.returnReader(std::move(connection_)); }
-    ReaderLease(const ReaderLease&) = delete;
-    ReaderLease& operator=(const ReaderLease&) = delete;
-    Connection* operator->() const { return connection_.get(); }
-
-   private:
-    const Impl& impl_;
-    std::unique_ptr<Connection> connection_;
-  };
-
-  ReaderLease reader() const {
-    {
-      std::lock_guard lock(readMu);
-      if (!idleReaders.empty()) {
-        std::unique_ptr<Connection> c = std::move(idleReaders.back());
-        idleReaders.pop_back();
-        return ReaderLease(*this, std::move(c));
-      }
-    }
-    auto c = std::make_unique<Connection>(path, busyTimeoutMillis);
-    c->exec("PRAGMA query_only = 1", "open read connection");
-    return ReaderLease(*this, std::move(c));
-  }
-
-  void returnReader(std::unique_ptr<Connection> c) const {
-    std::lock_guard lock(readMu);
-    if (idleReaders.size() < kMaxIdleReaders) idleReaders.push_back(std::move(c));
-  }
+  sqlite::ReaderPool::Lease reader() const { return readers.acquire(); }
 
   const std::string path;
   const std::string name;  // "sqlite content store '<path>'", the prefix of error messages
@@ -127,8 +97,7 @@ struct SqliteContentStore::Impl {
   detail::TouchClock touch;
   std::mutex writeMu;
   Connection writer;  // GUARDED_BY(writeMu)
-  mutable std::mutex readMu;
-  mutable std::vector<std::unique_ptr<Connection>> idleReaders;  // GUARDED_BY(readMu)
+  sqlite::ReaderPool readers;
 };
 
 SqliteContentStore::SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,

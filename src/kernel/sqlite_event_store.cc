@@ -54,7 +54,8 @@ struct SqliteEventStore::Impl {
   explicit Impl(SqliteEventStoreOptions o)
       : options(std::move(o)),
         writer(options.path, options.busyTimeoutMillis),
-        queue([this](const std::vector<WriteRequest*>& group) { commitGroup(group); }) {
+        queue([this](const std::vector<WriteRequest*>& group) { commitGroup(group); }),
+        readers(options.path, options.busyTimeoutMillis, kMaxIdleReaders) {
     writer.exec(options.durability == Durability::kFull ? "PRAGMA synchronous = FULL"
                                                         : "PRAGMA synchronous = NORMAL",
                 "set synchronous");
@@ -62,38 +63,7 @@ struct SqliteEventStore::Impl {
   }
 
   // A read connection used by one call at a time, back to the pool when the lease ends.
-  class ReaderLease {
-   public:
-    ReaderLease(const Impl& impl, std::unique_ptr<Db> db) : impl_(impl), db_(std::move(db)) {}
-    ~ReaderLease() { impl_.returnReader(std::move(db_)); }
-    ReaderLease(const ReaderLease&) = delete;
-    ReaderLease& operator=(const ReaderLease&) = delete;
-    Db& operator*() const { return *db_; }
-    Db* operator->() const { return db_.get(); }
-
-   private:
-    const Impl& impl_;
-    std::unique_ptr<Db> db_;
-  };
-
-  ReaderLease reader() const {
-    {
-      std::lock_guard lock(readMu);
-      if (!idleReaders.empty()) {
-        std::unique_ptr<Db> db = std::move(idleReaders.back());
-        idleReaders.pop_back();
-        return ReaderLease(*this, std::move(db));
-      }
-    }
-    auto db = std::make_unique<Db>(options.path, options.busyTimeoutMillis);
-    db->exec("PRAGMA query_only = 1", "open read connection");
-    return ReaderLease(*this, std::move(db));
-  }
-
-  void returnReader(std::unique_ptr<Db> db) const {
-    std::lock_guard lock(readMu);
-    if (idleReaders.size() < kMaxIdleReaders) idleReaders.push_back(std::move(db));
-  }
+  sqlite::ReaderPool::Lease reader() const { return readers.acquire(); }
 
   // Hands `request` to group commit; rethrows its own error.
   void submit(WriteRequest& request) {
@@ -238,8 +208,7 @@ struct SqliteEventStore::Impl {
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
   GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
-  mutable std::mutex readMu;
-  mutable std::vector<std::unique_ptr<Db>> idleReaders;  // GUARDED_BY(readMu)
+  sqlite::ReaderPool readers;
 };
 
 SqliteEventStore::SqliteEventStore(SqliteEventStoreOptions options) {

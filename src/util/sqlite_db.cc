@@ -154,4 +154,23 @@ bool Statement::isNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
+ReaderPool::Lease ReaderPool::acquire() const {
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Db> db = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(*this, std::move(db));
+    }
+  }
+  auto db = std::make_unique<Db>(path_, busyTimeoutMillis_);
+  db->exec("PRAGMA query_only = 1", "open read connection");
+  return Lease(*this, std::move(db));
+}
+
+void ReaderPool::giveBack(std::unique_ptr<Db> db) const {
+  std::lock_guard lock(mu_);
+  if (idle_.size() < maxIdle_) idle_.push_back(std::move(db));
+}
+
 }  // namespace loom::sqlite

@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -122,6 +124,43 @@ class ReadTransaction {
 
  private:
   Db& db_;
+};
+
+// Read-only connections to one database file for many threads: acquire() hands out an idle
+// one (or opens a new one with PRAGMA query_only) for the lease's life, and the lease gives it
+// back, keeping at most `maxIdle`. Thread-safe; each leased Db is used by one thread.
+class ReaderPool {
+ public:
+  ReaderPool(std::string path, int busyTimeoutMillis, std::size_t maxIdle)
+      : path_(std::move(path)), busyTimeoutMillis_(busyTimeoutMillis), maxIdle_(maxIdle) {}
+  ReaderPool(const ReaderPool&) = delete;
+  ReaderPool& operator=(const ReaderPool&) = delete;
+
+  class Lease {
+   public:
+    Lease(const ReaderPool& pool, std::unique_ptr<Db> db) : pool_(pool), db_(std::move(db)) {}
+    ~Lease() { pool_.giveBack(std::move(db_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Db& operator*() const { return *db_; }
+    Db* operator->() const { return db_.get(); }
+
+   private:
+    const ReaderPool& pool_;
+    std::unique_ptr<Db> db_;
+  };
+
+  // Throws the mapped error when a new connection cannot be opened.
+  Lease acquire() const;
+
+ private:
+  void giveBack(std::unique_ptr<Db> db) const;
+
+  const std::string path_;
+  const int busyTimeoutMillis_;
+  const std::size_t maxIdle_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Db>> idle_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace loom::sqlite
