@@ -185,6 +185,7 @@ agent::AgentOptions loopOptions(const app::Config& config, const std::string& mo
 int64_t AgentApp::modelCalls() const { return completions ? completions->load() : 0; }
 
 AgentApp loadAgentApp(const fs::path& file) {
+  registerAgentAppSections();
   std::error_code ec;
   fs::path absolute = fs::weakly_canonical(fs::absolute(file), ec);
   if (ec) absolute = fs::absolute(file).lexically_normal();
@@ -303,6 +304,7 @@ bool isAgentAppPath(std::string_view argument) {
 }
 
 app::ConfigCheck checkAppConfigFile(const fs::path& file) {
+  registerAgentAppSections();
   app::ConfigCheck check = app::checkConfigFile(file);
   if (!check.ok) return check;
   std::shared_ptr<const app::Config> config = app::loadConfigFile(file);

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <memory>
+#include <mutex>
 
-#include "agent_app_option_rows.h"
 #include "claim_check_option_rows.h"
 #include "compliance_option_rows.h"
 #include "content_option_rows.h"
@@ -195,9 +196,6 @@ std::vector<OptionRow> buildTable() {
     };
   }
 
-  // agent apps --------------------------------------------------------------------------
-  addAgentAppRows(rows);
-
   for (OptionRow& r : rows) {
     if (!r.show && r.get) {
       r.show = [get = r.get](const Config& c) { return optionValueText(get(c)); };
@@ -223,17 +221,68 @@ std::string allowedText(const std::vector<std::string>& allowed) {
 
 }  // namespace
 
-const std::vector<OptionRow>& optionTable() {
-  static const std::vector<OptionRow> table = buildTable();
+namespace {
+
+// The table as built for the sections added so far, with its index by path. A new section
+// builds a new table; earlier ones are kept, so a row read before stays valid.
+struct BuiltTable {
+  std::vector<OptionRow> rows;
+  std::map<std::string, const OptionRow*, std::less<>> byPath;
+};
+
+struct SectionRegistry {
+  std::mutex mu;
+  std::vector<OptionSection> sections;             // GUARDED_BY(mu)
+  std::vector<std::unique_ptr<BuiltTable>> built;  // GUARDED_BY(mu); the last is current
+};
+
+SectionRegistry& sectionRegistry() {
+  static SectionRegistry registry;
+  return registry;
+}
+
+std::unique_ptr<BuiltTable> buildWith(const std::vector<OptionSection>& sections) {
+  auto table = std::make_unique<BuiltTable>();
+  table->rows = buildTable();
+  for (const auto& section : sections) section.addRows(table->rows);
+  for (const auto& row : table->rows) table->byPath.emplace(row.path, &row);
   return table;
 }
 
+const BuiltTable& currentTable() {
+  SectionRegistry& r = sectionRegistry();
+  std::lock_guard lock(r.mu);
+  if (r.built.empty()) r.built.push_back(buildWith(r.sections));
+  return *r.built.back();
+}
+
+}  // namespace
+
+void addOptionSection(OptionSection section) {
+  SectionRegistry& r = sectionRegistry();
+  {
+    std::lock_guard lock(r.mu);
+    for (const auto& s : r.sections) {
+      if (s.name == section.name) return;
+    }
+    r.sections.push_back(std::move(section));
+    if (!r.built.empty()) r.built.push_back(buildWith(r.sections));  // the old one stays alive
+  }
+}
+
+void validateOptionSections(const Config& config, ConfigIssues& issues) {
+  std::vector<OptionSection> sections;
+  {
+    std::lock_guard lock(sectionRegistry().mu);
+    sections = sectionRegistry().sections;
+  }
+  for (const auto& section : sections) section.validate(config, issues);
+}
+
+const std::vector<OptionRow>& optionTable() { return currentTable().rows; }
+
 const OptionRow* findOption(std::string_view path) {
-  static const auto index = [] {
-    std::map<std::string, const OptionRow*, std::less<>> m;
-    for (const auto& r : optionTable()) m.emplace(r.path, &r);
-    return m;
-  }();
+  const auto& index = currentTable().byPath;
   auto it = index.find(path);
   return it == index.end() ? nullptr : it->second;
 }

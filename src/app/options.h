@@ -71,9 +71,23 @@ struct OptionRow {
   std::function<std::string(const Config&)> show;
 };
 
+// A part of loom.toml that a module above app defines and owns: the agent app's [agent],
+// [model] and [[tools]] (src/agent_app). Its rows join the one table after the groups (so
+// loom.toml, describeConfig and docs/config.md know them) and validateConfig runs its checks.
+struct OptionSection {
+  std::string name;  // unique; a second section of one name is ignored
+  std::function<void(std::vector<OptionRow>& rows)> addRows;
+  std::function<void(const Config& config, ConfigIssues& issues)> validate;
+};
+// Adds `section` (idempotent by name). Call it before the table is read by another thread
+// (from main, or before boot); rows read earlier stay valid.
+void addOptionSection(OptionSection section);
+
 // Every row, groups first in the order execution, security, compliance, storage,
-// observability, then the agent-app sections; each table's rows follow it.
+// observability, then each added section's rows; each table's rows follow it.
 const std::vector<OptionRow>& optionTable();
+// Runs the checks of every added section on `config`.
+void validateOptionSections(const Config& config, ConfigIssues& issues);
 // The row at `path` (entry options as "<array>[].<key>"), nullptr when there is none.
 const OptionRow* findOption(std::string_view path);
 

@@ -46,7 +46,7 @@ std::string configReferenceMarkdown() {
       "<!-- Generated from the option table in src/app/options.cc by "
       "loom::app::configReferenceMarkdown().\n"
       "     Do not edit by hand: change the table, then run\n"
-      "     LOOM_UPDATE_DOCS=1 build/release/src/app/loom_app_test "
+      "     LOOM_UPDATE_DOCS=1 build/release/src/agent_app/loom_agent_app_test "
       "--gtest_filter='ConfigDocs.*' -->\n"
       "\n"
       "A Loom app is configured in C++ with `loom::app::defineConfig(Config)` or in a "

@@ -1,4 +1,3 @@
-#include "agent_app_option_rows.h"
 #include "app/options.h"
 #include "compliance/boot_rules.h"
 #include "loom/app/config.h"
@@ -123,7 +122,7 @@ ConfigIssues validateConfig(const Config& config, const middleware::KnownTasks& 
     ConfigIssues cc = middleware::validateClaimCheckConfig(*config.execution.claimCheck, tasks);
     issues.insert(issues.end(), cc.begin(), cc.end());
   }
-  validateAgentApp(config, issues);
+  validateOptionSections(config, issues);
   validateCompliance(config, issues);
   return issues;
 }

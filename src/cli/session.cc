@@ -70,7 +70,9 @@ json::value memberOr(const json::object& o, std::string_view key) {
 
 Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
                  std::ostream& out, std::shared_ptr<const app::Config> codeConfig)
-    : workflows_(workflows), tasks_(tasks), out_(out), codeConfig_(std::move(codeConfig)) {}
+    : workflows_(workflows), tasks_(tasks), out_(out), codeConfig_(std::move(codeConfig)) {
+  agent_app::registerAgentAppSections();  // any --config file may hold an agent app
+}
 
 Session::~Session() = default;
 

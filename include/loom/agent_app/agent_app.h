@@ -63,6 +63,12 @@ struct AgentApp {
 // id). Reads files and the environment; starts no process, opens no store or connection.
 AgentApp loadAgentApp(const std::filesystem::path& file);
 
+// Adds the agent-app sections ([agent], [model], [[tools]], [[tools.mcp]]) to the option
+// table, so app::loadConfigFile, describeConfig and docs/config.md know them (idempotent).
+// loadAgentApp, checkAppConfigFile and the loom command line call it; a program that reads
+// such a file with app::loadConfigFile itself calls it first, from its main thread.
+void registerAgentAppSections();
+
 // Registers the app's model and tools as tasks, starts its [[tools.mcp]] servers and registers
 // their tools (adding them to app.options.tools), and registers its agent loop as the workflow
 // `app.name`. Throws AlreadyExistsError when a name is taken (a workflow or task of the

@@ -1,7 +1,7 @@
 // The rows of an agent app's [[tools]] and [[tools.mcp]], their entries and their checks.
-#include "agent_app_option_rows.h"
+#include "agent_app/agent_app_option_rows.h"
 
-namespace loom::app {
+namespace loom::agent_app {
 namespace {
 
 void checkTool(const ToolSection& tool, const std::string& path, ConfigIssues& issues) {
@@ -249,4 +249,4 @@ void validateTools(const Config& config, ConfigIssues& issues) {
   }
 }
 
-}  // namespace loom::app
+}  // namespace loom::agent_app

@@ -1,8 +1,11 @@
-#include "agent_app_option_rows.h"
+#include "agent_app/agent_app_option_rows.h"
 
 #include <algorithm>
 
-namespace loom::app {
+#include "app/option_row_support.h"
+#include "loom/agent_app/agent_app.h"
+
+namespace loom::agent_app {
 namespace {
 
 constexpr double kMaxBytes = 1099511627776.0;  // 1 TiB: "no limit" in practice
@@ -348,12 +351,7 @@ void addModelRows(std::vector<OptionRow>& rows) {
 
 OptionRow& addAgentAppRow(std::vector<OptionRow>& rows, std::string path, OptionType type,
                           std::string description, std::string defaultText) {
-  OptionRow& r = rows.emplace_back();
-  r.path = std::move(path);
-  r.type = type;
-  r.description = std::move(description);
-  r.defaultText = std::move(defaultText);
-  return r;
+  return addOptionRow(rows, std::move(path), type, std::move(description), std::move(defaultText));
 }
 
 // What is wrong with a name ("" when nothing): agent names may hold dots, tool names not
@@ -421,4 +419,8 @@ void validateAgentApp(const Config& config, ConfigIssues& issues) {
   validateTools(config, issues);
 }
 
-}  // namespace loom::app
+void registerAgentAppSections() {
+  addOptionSection({"agent app", addAgentAppRows, validateAgentApp});
+}
+
+}  // namespace loom::agent_app

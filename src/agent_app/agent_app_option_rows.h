@@ -1,7 +1,9 @@
 // The option rows of an agent app's sections ([agent], [model], [[tools]], [[tools.mcp]];
 // `loom run app.toml`), appended to the one option table (options.cc) after the groups, and
 // the checks the table cannot express (required keys of a present section, unique tool
-// names, what a model kind needs). Internal to loom_app.
+// names, what a model kind needs). They live with the agent app and join app's one option
+// table as a section (app::addOptionSection; registerAgentAppSections). Internal to
+// loom_agent_app.
 #pragma once
 
 #include <string>
@@ -9,7 +11,10 @@
 
 #include "app/options.h"
 
-namespace loom::app {
+namespace loom::agent_app {
+
+// The rows extend app's option table with app's own types.
+using namespace loom::app;  // NOLINT(google-build-using-namespace): private to this module
 
 // Whether this build wires `model.kind = "openai"` and `[[tools.mcp]]`; when false their
 // rows are Support::kNotYet and setting them is a ConfigError.
@@ -33,4 +38,4 @@ void validateTools(const Config& config, ConfigIssues& issues);
 // script, a tool without a name or command, two tools of one name, ...
 void validateAgentApp(const Config& config, ConfigIssues& issues);
 
-}  // namespace loom::app
+}  // namespace loom::agent_app

@@ -2,12 +2,16 @@
 // they load into Config, and every problem they can have, each named by its option path.
 #include <gtest/gtest.h>
 
-#include "agent_app_option_rows.h"
+#include "agent_app/agent_app_option_rows.h"
+#include "loom/agent_app/agent_app.h"
 #include "loom/app/config_file.h"
 #include "support/recording_middleware.h"
 
-namespace loom::app {
+namespace loom::agent_app {
 namespace {
+
+// The sections join the option table before any test reads it.
+const bool kSectionsAdded = (registerAgentAppSections(), true);
 
 ConfigIssues issuesOf(std::string_view toml) {
   try {
@@ -250,4 +254,4 @@ TEST(AgentAppOptions, CppConfigsAreValidatedToo) {
 }
 
 }  // namespace
-}  // namespace loom::app
+}  // namespace loom::agent_app
