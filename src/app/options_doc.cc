@@ -1,17 +1,9 @@
 // docs/config.md, generated from the option table (a test keeps the file equal to this).
 #include "app/options.h"
+#include "util/markdown.h"
 
 namespace loom::app {
 namespace {
-
-std::string escapeCell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 std::string allowedCell(const OptionRow& row) {
   if (!row.allowed.empty()) {
@@ -34,7 +26,7 @@ std::string descriptionCell(const OptionRow& row) {
            "): setting it is an error.";
   }
   if (row.support == Support::kCppOnly) out += " **C++ only**: an error in loom.toml.";
-  return escapeCell(out);
+  return markdownCell(out);
 }
 
 }  // namespace
@@ -83,7 +75,7 @@ std::string configReferenceMarkdown() {
       continue;
     }
     md += "| `" + row.path + "` | " + std::string(optionTypeName(row.type)) + " | " +
-          (row.defaultText.empty() ? "" : "`" + escapeCell(row.defaultText) + "`") + " | " +
+          (row.defaultText.empty() ? "" : "`" + markdownCell(row.defaultText) + "`") + " | " +
           allowedCell(row) + " | " + descriptionCell(row) + " |\n";
   }
   return md;

@@ -4,18 +4,10 @@
 #include <string>
 
 #include "command.h"
+#include "util/markdown.h"
 
 namespace loom::cli {
 namespace {
-
-std::string escapeCell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
 
 // "`--id ID`", "`-h, --help`", "`WORKFLOW`".
 std::string optionSyntax(const CLI::Option& option) {
@@ -36,7 +28,7 @@ std::string optionsTable(const CLI::App& app) {
     std::string meaning = option->get_description();
     if (option->get_required()) meaning += " (required)";
     if (!option->get_envname().empty()) meaning += " (env `" + option->get_envname() + "`)";
-    text += "| `" + optionSyntax(*option) + "` | " + escapeCell(meaning) + " |\n";
+    text += "| `" + optionSyntax(*option) + "` | " + markdownCell(meaning) + " |\n";
   }
   return text;
 }
@@ -93,7 +85,7 @@ std::string markdown(const CLI::App& root) {
   md += "## Subcommands\n\n| subcommand | what it does |\n|---|---|\n";
   for (const CLI::App* command : visible) {
     md += "| [`loom " + command->get_name() + "`](#loom-" + command->get_name() + ") | " +
-          escapeCell(command->get_description()) + " |\n";
+          markdownCell(command->get_description()) + " |\n";
   }
   md += "\n";
   for (const CLI::App* command : visible) {

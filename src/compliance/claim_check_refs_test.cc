@@ -105,13 +105,13 @@ TEST_F(ClaimCheckRefsTest, TrustedCollectionReadsArchivedSteps) {
 }
 
 // An event store that counts the logs it is asked to scan.
-class ScanCounter : public testutil::CrashingEventStore {
+class ScanCounter : public kernel::ForwardingEventStore {
  public:
-  using CrashingEventStore::CrashingEventStore;
+  using ForwardingEventStore::ForwardingEventStore;
   void scan(const std::string& id, int64_t from,
             const std::function<void(const kernel::Event&)>& visit) const override {
     ++scans;
-    CrashingEventStore::scan(id, from, visit);
+    ForwardingEventStore::scan(id, from, visit);
   }
   mutable int scans = 0;
 };

@@ -22,6 +22,7 @@
 #include "loom/kernel/memory_snapshot_store.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
+#include "support/faulty_event_store.h"
 #include "support/temp_dir.h"
 
 namespace loom::compliance::testutil {
@@ -41,40 +42,8 @@ class MaskedContentStore : public content::ForwardingContentStore {
   content::ContentCapabilities caps_;
 };
 
-// An event store that forwards everything; its appendControl of `type` dies once (throws
-// UnavailableError) before or after the event is written, as a process killed right there.
-// list() can be made to throw FailedPreconditionError (a store that cannot enumerate).
-class CrashingEventStore : public kernel::ForwardingEventStore {
- public:
-  explicit CrashingEventStore(kernel::EventStore& inner) : ForwardingEventStore(inner) {}
-  void dieAt(std::string type, bool afterWrite) {
-    dieAt_ = std::move(type);
-    afterWrite_ = afterWrite;
-  }
-  bool died() const { return died_; }
-  bool cannotList = false;
-
-  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& f) const override {
-    if (cannotList) throw FailedPreconditionError("injected: this store cannot list executions");
-    return ForwardingEventStore::list(f);
-  }
-  int64_t appendControl(int64_t n, std::vector<kernel::ControlEvent> events) override {
-    bool dies = !died_ && !events.empty() && events.front().type == dieAt_;
-    if (dies && !afterWrite_) die();
-    int64_t next = ForwardingEventStore::appendControl(n, std::move(events));
-    if (dies) die();
-    return next;
-  }
-
- private:
-  void die() {
-    died_ = true;
-    throw UnavailableError("injected: the process died at appendControl of " + dieAt_);
-  }
-  std::string dieAt_;
-  bool afterWrite_ = false;
-  bool died_ = false;
-};
+// The fault-injecting event store of the tests (tests/support/faulty_event_store.h).
+using CrashingEventStore = loom::testing::FaultyEventStore;
 
 // The stores of one Loom home, in memory.
 struct World {
