@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "loom/content/filesystem_content_store.h"
-#include "posix_file.h"
 #include "store_support.h"
+#include "util/posix_file.h"
 
 namespace loom::content {
 

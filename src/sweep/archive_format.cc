@@ -78,30 +78,6 @@ std::string toHex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
-void writeAll(const Fd& fd, std::string_view bytes, const std::filesystem::path& path) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ioFailed(path, "write", errno);
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
-void pwriteAll(const Fd& fd, std::string_view bytes, int64_t offset,
-               const std::filesystem::path& path) {
-  while (!bytes.empty()) {
-    ssize_t n = ::pwrite(fd.get(), bytes.data(), bytes.size(), offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ioFailed(path, "write", errno);
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-    offset += n;
-  }
-}
-
 std::string preadExact(const Fd& fd, int64_t offset, std::size_t n,
                        const std::filesystem::path& path, std::string_view what) {
   std::string out(n, '\0');
@@ -120,10 +96,6 @@ std::string preadExact(const Fd& fd, int64_t offset, std::size_t n,
     done += static_cast<std::size_t>(r);
   }
   return out;
-}
-
-void syncOrThrow(const Fd& fd, const std::filesystem::path& path) {
-  if (::fsync(fd.get()) != 0) ioFailed(path, "fsync", errno);
 }
 
 json::object infoToJson(const kernel::ExecutionInfo& info) {

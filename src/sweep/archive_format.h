@@ -48,18 +48,10 @@ std::string toHex(const unsigned char* bytes, std::size_t n);
 
 using Fd = loom::UniqueFd;  // util/unique_fd.h
 
-// Writes all of `bytes` at the file's position. Throws UnavailableError naming `path`.
-void writeAll(const Fd& fd, std::string_view bytes, const std::filesystem::path& path);
-// Writes all of `bytes` at `offset`. Throws UnavailableError naming `path`.
-void pwriteAll(const Fd& fd, std::string_view bytes, int64_t offset,
-               const std::filesystem::path& path);
 // Reads exactly `n` bytes at `offset`. Throws DataLossError naming `path` and `what` when the
 // file ends first, UnavailableError when the read fails.
 std::string preadExact(const Fd& fd, int64_t offset, std::size_t n,
                        const std::filesystem::path& path, std::string_view what);
-// fsync of a file or folder. Throws UnavailableError naming `path`.
-void syncOrThrow(const Fd& fd, const std::filesystem::path& path);
-
 // ExecutionInfo as the index keeps it (every field, timestamps as RFC 3339 text).
 json::object infoToJson(const kernel::ExecutionInfo& info);
 // Throws InvalidArgumentError naming the field on any defect.

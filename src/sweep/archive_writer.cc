@@ -13,6 +13,7 @@
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
 #include "util/io_error.h"
+#include "util/posix_file.h"
 #include "util/private_files.h"
 
 namespace loom::sweep {
@@ -85,7 +86,7 @@ struct ArchiveWriter::Impl {
       check(remaining, "compression");
       if (o.pos > 0) {
         std::string_view chunk(out.data(), o.pos);
-        format::writeAll(fd, chunk, tempPath);
+        posix::writeAll(fd.get(), chunk, tempPath);
         sum.update(chunk);
         offset += static_cast<int64_t>(o.pos);
       }
@@ -140,13 +141,7 @@ struct ArchiveWriter::Impl {
     return h;
   }
 
-  void syncDir() const {
-    format::Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (d.get() < 0) {
-      throwIoError(errno, "archive folder '" + dir.string() + "': open for fsync");
-    }
-    format::syncOrThrow(d, dir);
-  }
+  void syncDir() const { posix::fsyncDirectory(dir); }
 };
 
 ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
@@ -180,7 +175,7 @@ ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
           "set level");
   m.check(ZSTD_CCtx_setParameter(m.cctx.get(), ZSTD_c_checksumFlag, 1), "set checksum");
   m.out.resize(ZSTD_CStreamOutSize());
-  format::writeAll(m.fd, m.header(0), m.tempPath);  // the count is written by finish()
+  posix::writeAll(m.fd.get(), m.header(0), m.tempPath);  // the count is written by finish()
   m.offset = static_cast<int64_t>(format::kHeaderBytes);
 }
 
@@ -222,9 +217,9 @@ fs::path ArchiveWriter::finish() {
   m.checkUsable();
   try {
     int64_t indexOffset = m.offset;
-    format::writeAll(m.fd, m.index, m.tempPath);
+    posix::writeAll(m.fd.get(), m.index, m.tempPath);
     std::string header = m.header(m.ids.size());
-    format::pwriteAll(m.fd, header, 0, m.tempPath);
+    posix::pwriteAll(m.fd.get(), header, 0, m.tempPath);
     format::Checksum sum;
     sum.update(header);
     sum.update(m.index);
@@ -235,8 +230,8 @@ fs::path ArchiveWriter::finish() {
     std::memcpy(footer.data() + 16, digest.data(), digest.size());
     std::memcpy(footer.data() + 16 + format::kChecksumBytes, format::kFooterMagic.data(),
                 format::kFooterMagic.size());
-    format::writeAll(m.fd, footer, m.tempPath);
-    format::syncOrThrow(m.fd, m.tempPath);
+    posix::writeAll(m.fd.get(), footer, m.tempPath);
+    posix::syncFile(m.fd.get(), m.tempPath);
     if (::close(m.fd.release()) != 0) {
       throwIoError(errno, "archive segment '" + m.tempPath.string() + "': close");
     }

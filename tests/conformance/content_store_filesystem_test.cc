@@ -12,10 +12,10 @@
 #include <fstream>
 #include <thread>
 
-#include "content/posix_file.h"
 #include "content_store_conformance.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/util/error.h"
+#include "util/posix_file.h"
 
 namespace loom::content::conformance {
 namespace {

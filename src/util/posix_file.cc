@@ -1,4 +1,4 @@
-#include "posix_file.h"
+#include "util/posix_file.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,10 +10,10 @@
 #include "loom/util/error.h"
 #include "util/io_error.h"
 
-namespace loom::content::posix {
+namespace loom::posix {
 
 void throwIoError(int err, std::string_view op, const std::filesystem::path& path) {
-  loom::throwIoError(err, "content store: " + std::string(op) + " '" + path.string() + "'");
+  loom::throwIoError(err, std::string(op) + " '" + path.string() + "'");
 }
 
 UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_view op,
@@ -35,6 +35,22 @@ void writeAll(int fd, std::string_view bytes, const std::filesystem::path& path)
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
+}
+
+void pwriteAll(int fd, std::string_view bytes, int64_t offset, const std::filesystem::path& path) {
+  while (!bytes.empty()) {
+    ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throwIoError(errno, "write", path);
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    offset += n;
+  }
+}
+
+void syncFile(int fd, const std::filesystem::path& path) {
+  if (::fsync(fd) != 0) throwIoError(errno, "fsync", path);
 }
 
 std::string readAll(int fd, const std::filesystem::path& path) {
@@ -104,4 +120,4 @@ void modificationTimes(int64_t millis, struct timespec out[2]) {
   out[1].tv_nsec = static_cast<long>(rest * 1'000'000);
 }
 
-}  // namespace loom::content::posix
+}  // namespace loom::posix

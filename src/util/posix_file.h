@@ -1,6 +1,7 @@
-// Thin POSIX helpers for the filesystem content store (the descriptor is util/unique_fd.h): errno
-// mapped to Loom errors (each message naming the path, the operation and what to do), whole-file
-// reads and writes, directory fsync, and millisecond file times.
+// Loom's thin POSIX file helpers, for the filesystem content store and the archive segments
+// (the descriptor is util/unique_fd.h): errno mapped to Loom errors (util/io_error.h; each
+// message naming the operation, the path and what to do), whole-file reads and writes with
+// EINTR and short writes handled, file and directory fsync, and millisecond file times.
 // Thread-safety: free functions; a UniqueFd is used by one thread at a time.
 #pragma once
 
@@ -14,7 +15,7 @@
 
 #include "util/unique_fd.h"
 
-namespace loom::content::posix {
+namespace loom::posix {
 
 // Throws the Loom error for errno `err` while doing `op` on `path` (util/io_error.h maps it).
 [[noreturn]] void throwIoError(int err, std::string_view op, const std::filesystem::path& path);
@@ -26,6 +27,10 @@ UniqueFd openOrThrow(const std::filesystem::path& path, int flags, std::string_v
                      mode_t mode = 0600);
 // Writes every byte (retrying short writes and EINTR); throws on failure.
 void writeAll(int fd, std::string_view bytes, const std::filesystem::path& path);
+// The same at `offset` (pwrite), leaving the file position alone.
+void pwriteAll(int fd, std::string_view bytes, int64_t offset, const std::filesystem::path& path);
+// fsync(2) of an open file; throws on failure.
+void syncFile(int fd, const std::filesystem::path& path);
 // Reads the whole file from offset 0; throws on failure.
 std::string readAll(int fd, const std::filesystem::path& path);
 // Makes the directory entry changes inside `dir` durable.
@@ -42,4 +47,4 @@ int64_t mtimeMillis(const struct stat& st);
 // The timespec pair for futimens/utimensat: access time untouched, modification time `millis`.
 void modificationTimes(int64_t millis, struct timespec out[2]);
 
-}  // namespace loom::content::posix
+}  // namespace loom::posix
