@@ -73,10 +73,12 @@ class Loop {
     std::string stepId = effects::modelStepId(name_, turn);
     // A recorded turn replays without reading its request or its journaled input: skip
     // copying the transcript into them, which would make a resume quadratic in turns (take()
-    // in delta mode reads only what was appended, so its journal state stays right).
+    // in delta mode reads only what was appended, so its journal state stays right). Both
+    // arms are lvalues, so the transcript is passed by reference, never copied here.
+    static const json::array kNoMessages;
     bool recorded = ctx_.recorded(stepId);
-    json::value journaled =
-        journal_.take(stepId, recorded ? json::array{} : transcript_.messages());
+    const json::array& messages = recorded ? kNoMessages : transcript_.messages();
+    json::value journaled = journal_.take(stepId, messages);
     json::value request;
     if (!recorded) {
       request = {{"messages", transcript_.messages()}, {"tools", tools_}, {"purpose", "turn"}};
