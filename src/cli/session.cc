@@ -228,7 +228,13 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
   std::string home = databasePath().parent_path().string();
   if (workflows_.find(info->workflow) != nullptr) {
     const auto* recorded = started.if_contains("configFile");
-    if (config_ || recorded == nullptr || !recorded->is_string()) return nullptr;
+    if (config_ || recorded == nullptr) return nullptr;
+    if (!recorded->is_string() || recorded->get_string().empty()) {
+      // Loom records a path here; anything else is a changed row, never "no config".
+      throw CorruptEventError(executionId, 1,
+                              "its configFile is not a file path (" + json::toText(*recorded) +
+                                  "); pass --config FILE with the config to continue it under");
+    }
     std::string file(recorded->get_string());
     try {
       loadConfig(file, true);

@@ -4,6 +4,7 @@
 // is redacted after a restart exactly as before it. Tried on the real binary and home.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "support/loom_process.h"
@@ -68,6 +69,26 @@ TEST(RunConfig, AResumeRefusesWhenTheRecordedConfigIsGoneAndSaysWhatToDo) {
   Outcome withConfig = runLoom({"--home", home, "resume", "c2", "--config", again, "--json"}, dir);
   ASSERT_EQ(withConfig.exitCode, 0) << withConfig.err;
   EXPECT_EQ(withConfig.json().at("status"), "parked");
+}
+
+TEST(RunConfig, ARecordedConfigFileThatIsNotAPathIsCorruptNeverNoConfig) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string config = writeConfig(dir, home);
+  Outcome run =
+      runLoom({"run", "example.approval", "--id", "c3", "--config", config, "--json"}, dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  // Changed outside Loom (a row from before checksums: NULL passes the checksum check).
+  std::string sql =
+      "UPDATE events SET body = json_set(body, '$.configFile', 42), checksum = NULL "
+      "WHERE execution_id = 'c3' AND seq = 1";
+  ASSERT_EQ(std::system(("sqlite3 " + home + "/loom.db \"" + sql + "\"").c_str()), 0);
+
+  Outcome resumed = runLoom({"--home", home, "resume", "c3"}, dir);
+  EXPECT_NE(resumed.exitCode, 0) << "resumed without the config it ran under: " << resumed.out;
+  EXPECT_NE(resumed.err.find("corrupt event in execution 'c3' at seq 1"), std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("pass --config FILE"), std::string::npos) << resumed.err;
 }
 
 TEST(RunConfig, AnAgentAppTakesNoSecondConfig) {
