@@ -79,7 +79,7 @@ class PagesModel : public agent::Model {
  public:
   PagesModel(int64_t pages, bool publish) : pages_(pages), publish_(publish) {}
   const std::string& id() const override { return id_; }
-  json::value complete(const effects::EffectContext& ctx, const json::value&) override {
+  json::value complete(const effects::EffectContext& ctx, const agent::ModelRequest&) override {
     int64_t turn = effects::parseAgentStepId(ctx.stepId)->turn;
     std::string callId = "call_" + std::to_string(turn);
     if (turn <= pages_) {

@@ -77,7 +77,7 @@ class CannedChatServer {
 };
 
 // A transcript of a few turns with ~2 kB tool results, and three tools.
-json::value modelRequest() {
+agent::ModelRequest modelRequest() {
   json::array messages{json::object{{"role", "system"}, {"content", "You are a researcher."}},
                        json::object{{"role", "user"}, {"content", "Summarize the reports."}}};
   for (int turn = 1; turn <= 4; ++turn) {
@@ -99,7 +99,8 @@ json::value modelRequest() {
         {"description", "A tool"},
         {"inputSchema", {{"type", "object"}, {"properties", {{"page", {{"type", "integer"}}}}}}}});
   }
-  return json::value{{"messages", messages}, {"tools", tools}, {"purpose", "turn"}};
+  return agent::ModelRequest::of(
+      {}, json::value{{"messages", messages}, {"tools", tools}, {"purpose", "turn"}});
 }
 
 void BM_OpenAiModelCall(benchmark::State& state) {
@@ -110,7 +111,7 @@ void BM_OpenAiModelCall(benchmark::State& state) {
   o.model = "bench";
   o.apiKeyEnv = "LOOM_BENCH_KEY";
   providers::OpenAiModel model(o);
-  json::value request = modelRequest();
+  agent::ModelRequest request = modelRequest();
   effects::EffectContext ctx;
   model.complete(ctx, request);  // warm: connect once
   server.takeHandlerNanos();

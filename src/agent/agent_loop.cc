@@ -71,19 +71,17 @@ class Loop {
 
   json::value callModel(int64_t turn) {
     std::string stepId = effects::modelStepId(name_, turn);
-    // A recorded turn replays without reading its request or its journaled input: skip
-    // copying the transcript into them, which would make a resume quadratic in turns (take()
-    // in delta mode reads only what was appended, so its journal state stays right). Both
-    // arms are lvalues, so the transcript is passed by reference, never copied here.
-    static const json::array kNoMessages;
+    // The model is lent the transcript (an O(1) shared view), never a copy of it; a recorded
+    // turn replays without reading its request. Delta journaling reads only what was
+    // appended since the last turn, so no work here grows with the transcript (ADR 0007).
+    static const json::SharedArray kNoMessages;
     bool recorded = ctx_.recorded(stepId);
-    const json::array& messages = recorded ? kNoMessages : transcript_.messages();
+    const json::SharedArray& messages = recorded ? kNoMessages : transcript_.messages();
     json::value journaled = journal_.take(stepId, messages);
     json::value request;
-    if (!recorded) {
-      request = {{"messages", transcript_.messages()}, {"tools", tools_}, {"purpose", "turn"}};
-    }
-    json::value out = ctx_.effect(stepId, options_.model, std::move(request), {&journaled});
+    if (!recorded) request = {{"tools", tools_}, {"purpose", "turn"}};
+    json::value out =
+        ctx_.effect(stepId, options_.model, std::move(request), {&journaled, messages});
     refuseEnvelope(out, stepId, options_.model);
     validateAssistantMessage(out, options_.model);
     journal_.noteAppended(json::object{{"fromStep", stepId}});
@@ -154,17 +152,17 @@ class Loop {
     if (n - head - tail < 2) return;  // nothing worth summarizing
     std::string stepId = effects::compactStepId(name_, turn);
     const auto& messages = transcript_.messages();
-    json::array middle(messages.begin() + head, messages.end() - tail);
+    json::SharedArray middle(messages.slice(head, n - tail));
     json::value journaled = journal_.compactionInput(messages, head, tail);
-    json::value request{{"messages", middle}, {"tools", json::array{}}, {"purpose", "compact"}};
+    json::value request{{"tools", json::array{}}, {"purpose", "compact"}};
     std::string model =
         options_.compaction->model.empty() ? options_.model : options_.compaction->model;
-    json::value out = ctx_.effect(stepId, model, std::move(request), {&journaled});
+    json::value out = ctx_.effect(stepId, model, std::move(request), {&journaled, middle});
     refuseEnvelope(out, stepId, model);
     validateAssistantMessage(out, model);
-    json::array next(messages.begin(), messages.begin() + head);
+    json::SharedArray next(messages.slice(0, head));
     next.push_back(summaryMessage(out, middle));
-    next.insert(next.end(), messages.end() - tail, messages.end());
+    for (int64_t i = n - tail; i < n; ++i) next.push_back(messages[i]);
     transcript_.replace(std::move(next));
     journal_.noteCompaction(stepId, head, tail);
   }

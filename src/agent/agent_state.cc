@@ -50,8 +50,10 @@ bool readableStep(const kernel::Event& e) {
 
 json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop) {
   json::array frames, turnOutputs, decisions, sawTaintFrom;
-  std::string lastModelStep;
+  ModelInputRebuilder inputs(loop);  // streams: one transcript, never every turn's input
+  int64_t bytes = 0;
   for (const auto& e : events) {
+    if (const json::array* input = inputs.apply(e)) bytes = transcriptBytes(*input);
     if (!readableStep(e)) continue;  // sealed or erased steps have nothing to fold
     const auto& d = e.data;
     auto id = effects::parseAgentStepId(std::string_view(d.at("stepId").as_string()));
@@ -62,17 +64,10 @@ json::object foldAgentState(const std::vector<kernel::Event>& events, std::strin
     } else if (id->kind == AgentStepKind::kModel) {
       turnOutputs.push_back(d.at("output"));
       decisions.push_back(decisionOf(d.at("output"), id->turn));
-      lastModelStep = std::string(d.at("stepId").as_string());
     } else {
       decisions.push_back(json::object{{"turn", id->turn}, {"decision", "compact"},
                                        {"why", "the transcript passed compaction.triggerBytes"}});
     }
-  }
-  int64_t bytes = 0;
-  if (!lastModelStep.empty()) {
-    auto inputs = rebuildModelInputs(events, loop);
-    auto it = inputs.find(lastModelStep);
-    if (it != inputs.end()) bytes = transcriptBytes(it->second);
   }
   return json::object{{"loop", loop},
                       {"frames", std::move(frames)},

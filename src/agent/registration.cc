@@ -7,9 +7,39 @@ namespace loom::agent {
 void registerModel(effects::TaskRegistry& tasks, std::shared_ptr<Model> model) {
   effects::TaskDefinition def{model->id(), std::string(effects::kKindLlm), false,
                               "model " + model->id(), nullptr};
-  tasks.add(std::move(def), [model](const effects::EffectContext& ctx, json::value request) {
-    return model->complete(ctx, request);
+  tasks.add(std::move(def), [model](const effects::EffectContext& ctx, json::value input) {
+    return model->complete(ctx, ModelRequest::of(ctx, std::move(input)));
   });
+}
+
+ModelRequest ModelRequest::of(const effects::EffectContext& ctx, json::value input) {
+  auto* o = input.if_object();
+  if (o == nullptr) {
+    throw InvalidArgumentError("a model request is a JSON object, not a " +
+                               std::string(json::kindName(input)));
+  }
+  ModelRequest r;
+  if (auto* m = o->if_contains("messages")) {
+    if (!m->is_array())
+      throw InvalidArgumentError("a model request's \"messages\" is not an array");
+    r.messages = json::SharedArray(std::move(m->get_array()));
+  } else {
+    r.messages = ctx.lentMessages;
+  }
+  if (auto* t = o->if_contains("tools"); t && !t->is_null()) {
+    if (!t->is_array()) throw InvalidArgumentError("a model request's \"tools\" is not an array");
+    r.tools = std::move(t->get_array());
+  }
+  if (auto* p = o->if_contains("purpose"); p && !p->is_null()) {
+    if (!p->is_string())
+      throw InvalidArgumentError("a model request's \"purpose\" is not a string");
+    r.purpose = std::string(p->get_string());
+  }
+  return r;
+}
+
+json::value ModelRequest::toJson() const {
+  return json::object{{"messages", messages.toArray()}, {"tools", tools}, {"purpose", purpose}};
 }
 
 void registerTool(effects::TaskRegistry& tasks, std::shared_ptr<Tool> tool) {

@@ -89,7 +89,7 @@ std::vector<std::string> messageTaint(const json::value& message) {
   return out;
 }
 
-json::object summaryMessage(const json::value& compactOutput, const json::array& summarized) {
+json::object summaryMessage(const json::value& compactOutput, const json::SharedArray& summarized) {
   std::vector<std::string> origins;
   for (const auto& m : summarized) {
     for (auto& o : messageTaint(m)) {
@@ -113,6 +113,12 @@ json::object summaryMessage(const json::value& compactOutput, const json::array&
   return m;
 }
 
+int64_t transcriptBytes(const json::SharedArray& messages) {
+  int64_t bytes = 2 + (messages.empty() ? 0 : static_cast<int64_t>(messages.size()) - 1);
+  for (const auto& m : messages) bytes += static_cast<int64_t>(json::textBytes(m));
+  return bytes;
+}
+
 int64_t transcriptBytes(const json::array& messages) {
   return static_cast<int64_t>(json::textBytes(messages));
 }
@@ -122,7 +128,7 @@ void Transcript::append(json::value message) {
   messages_.push_back(std::move(message));
 }
 
-void Transcript::replace(json::array messages) {
+void Transcript::replace(json::SharedArray messages) {
   messages_ = std::move(messages);
   bytes_ = transcriptBytes(messages_);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/json/json.h"
+#include "loom/json/shared_array.h"
 
 namespace loom::agent {
 
@@ -25,25 +26,27 @@ std::string fence(const json::value& value, const std::vector<std::string>& orig
 
 // The message that replaces compacted history: the summary text (from the compaction step's
 // assistant message), fenced and marked tainted when any summarized message was tainted.
-json::object summaryMessage(const json::value& compactOutput, const json::array& summarized);
+json::object summaryMessage(const json::value& compactOutput, const json::SharedArray& summarized);
 
 // The taint origins a message carries ("taint" member), empty when none.
 std::vector<std::string> messageTaint(const json::value& message);
 
 // UTF-8 bytes of the messages' JSON text (what warnTranscriptBytes and triggerBytes count).
+int64_t transcriptBytes(const json::SharedArray& messages);
 int64_t transcriptBytes(const json::array& messages);
 
 // The messages of a run with their byte count kept up to date (no re-serialization per turn).
+// messages() is lent to each model call: copying it is O(1) (json/shared_array.h).
 class Transcript {
  public:
   void append(json::value message);
-  void replace(json::array messages);
-  const json::array& messages() const { return messages_; }
+  void replace(json::SharedArray messages);
+  const json::SharedArray& messages() const { return messages_; }
   int64_t bytes() const { return bytes_; }
   std::size_t size() const { return messages_.size(); }
 
  private:
-  json::array messages_;
+  json::SharedArray messages_;
   int64_t bytes_ = 2;  // "[]"
 };
 

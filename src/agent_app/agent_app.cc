@@ -23,7 +23,8 @@ class CountingModel : public agent::Model {
  public:
   explicit CountingModel(std::shared_ptr<agent::Model> inner) : inner_(std::move(inner)) {}
   const std::string& id() const override { return inner_->id(); }
-  json::value complete(const effects::EffectContext& ctx, const json::value& request) override {
+  json::value complete(const effects::EffectContext& ctx,
+                       const agent::ModelRequest& request) override {
     count_->fetch_add(1);
     return inner_->complete(ctx, request);
   }

@@ -61,7 +61,7 @@ struct SqliteKeyStore::Impl {
         master(o.masterKey),
         db(o.path, o.busyTimeoutMillis) {
     db.exec("PRAGMA secure_delete = ON", "enable secure_delete");
-    db.exec("PRAGMA journal_mode = WAL", "set WAL mode");  // persistent; loom.db has it already
+    db.useWal();  // persistent; loom.db has it already
     db.exec("PRAGMA synchronous = FULL", "set synchronous");
     Transaction tx(db, "begin key store schema transaction");
     db.exec(kCreateTables, "create key store tables");

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <random>
 
 #include "filesystem_store_impl.h"
@@ -17,6 +18,16 @@ namespace loom::content {
 namespace {
 
 constexpr std::string_view kLayoutFile = "LAYOUT";
+// A temp file younger than this is never taken for a stray (docs/spec/content-store.md).
+constexpr int64_t kStrayTempMinAgeMillis = 60'000;
+
+// The filesystem's clock, which stamps a new file's mtime (not the store's touch clock,
+// which tests replace).
+int64_t wallMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 constexpr std::string_view kLayoutPrefix = "loom filesystem content store, layout ";
 
 void makeDirectories(const std::filesystem::path& dir) {
@@ -158,6 +169,9 @@ void FilesystemContentStore::Impl::removeStrayTemps() {
     struct stat st {};
     if (::fstat(fd, &st) != 0) posix::throwIoError(errno, "stat", path);
     if (!S_ISREG(st.st_mode)) continue;
+    // A writer creates its temp file, then flocks it: one created in the last minute may be
+    // between the two (another process opening the same new home at once), so it stays.
+    if (wallMillis() - posix::mtimeMillis(st) < kStrayTempMinAgeMillis) continue;
     // A live writer keeps its temp file flocked until it is renamed into place.
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK || errno == EINTR) continue;

@@ -75,7 +75,7 @@ struct SqliteContentStore::Impl {
         writer(path, busyTimeoutMillis),
         readers(path, busyTimeoutMillis, kMaxIdleReaders) {
     // journal_mode is persistent in the file and cannot change inside a transaction.
-    writer.exec("PRAGMA journal_mode = WAL", "set WAL mode");
+    writer.useWal();
     writer.exec("PRAGMA synchronous = FULL", "set synchronous");
     writer.exec("BEGIN IMMEDIATE", "begin schema transaction");
     try {

@@ -96,7 +96,7 @@ const char* const kExecutionColumns =
 
 void prepareSchema(Db& db) {
   // journal_mode is persistent in the file and cannot change inside a transaction.
-  db.exec("PRAGMA journal_mode = WAL", "set WAL mode");
+  db.useWal();
   db.exec("BEGIN IMMEDIATE", "begin schema transaction");
   try {
     db.exec(kCreateMeta, "create table meta");

@@ -30,7 +30,7 @@ struct SqliteSnapshotStore::Impl {
                                                     : "PRAGMA synchronous = NORMAL",
             "set synchronous");
     // journal_mode is persistent in the file; the event store sets the same.
-    db.exec("PRAGMA journal_mode = WAL", "set WAL mode");
+    db.useWal();
     db.exec(kCreateTable, "create table snapshots");
     where = "sqlite database '" + options.path + "'";
   }

@@ -32,7 +32,7 @@ KillSwitchStore::KillSwitchStore(KillSwitchOptions options) : options_(std::move
   if (options_.path != ":memory:") {
     // The event store of the same home uses WAL; agreeing here keeps the setting whichever
     // opens the file first (journal_mode is persistent in the file).
-    db_->exec("PRAGMA journal_mode = WAL", "set WAL mode");
+    db_->useWal();
   }
   db_->exec(kCreateTable, "create table kill_switch");
 }

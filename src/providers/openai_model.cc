@@ -91,7 +91,8 @@ void OpenAiModel::fail(int status, const std::string& body) const {
   throw InvalidArgumentError(what);
 }
 
-json::value OpenAiModel::complete(const effects::EffectContext&, const json::value& request) {
+json::value OpenAiModel::complete(const effects::EffectContext&,
+                                  const agent::ModelRequest& request) {
   json::object body = toChatCompletionsBody(request, {options_.model, options_.extraBody});
   std::string text = json::toText(body);
   HttpHeaders headers{{"Accept", "application/json"}, {"User-Agent", "loom/" LOOM_VERSION}};

@@ -133,7 +133,7 @@ json::object toolMessage(const json::object& m, json::array& pendingImages) {
   return json::object{{"role", "tool"}, {"tool_call_id", callId}, {"content", text}};
 }
 
-json::array mapMessages(const json::array& messages) {
+json::array mapMessages(const json::SharedArray& messages) {
   json::array out;
   json::array pendingImages;
   auto flushImages = [&] {
@@ -239,21 +239,18 @@ json::array mapToolCalls(const json::array& calls, std::string_view endpoint) {
 
 }  // namespace
 
-json::object toChatCompletionsBody(const json::value& request,
+json::object toChatCompletionsBody(const agent::ModelRequest& request,
                                    const ChatCompletionsWireOptions& options) {
-  const auto* r = request.if_object();
-  const auto* messages = r ? r->if_contains("messages") : nullptr;
-  if (messages == nullptr || !messages->is_array() || messages->get_array().empty()) {
+  if (request.messages.empty()) {
     throw InvalidArgumentError("a model request needs a non-empty \"messages\" array");
   }
   json::object body = options.extraBody;
   body["model"] = options.model;
-  body["messages"] = mapMessages(messages->get_array());
+  body["messages"] = mapMessages(request.messages);
   body.erase("tools");
   body.erase("tool_choice");
-  if (const auto* tools = r->if_contains("tools");
-      tools && tools->is_array() && !tools->get_array().empty()) {
-    body["tools"] = mapTools(tools->get_array());
+  if (!request.tools.empty()) {
+    body["tools"] = mapTools(request.tools);
     body["tool_choice"] = "auto";
   }
   return body;

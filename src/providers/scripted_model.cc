@@ -126,12 +126,12 @@ json::value ScriptedModel::turnMessage(int64_t turn) const {
                              "turn count)");
 }
 
-json::value ScriptedModel::complete(const effects::EffectContext& ctx, const json::value& request) {
+json::value ScriptedModel::complete(const effects::EffectContext& ctx,
+                                    const agent::ModelRequest& request) {
   calls_.fetch_add(1);
-  const auto* purpose = request.is_object() ? request.get_object().if_contains("purpose") : nullptr;
-  if (purpose && purpose->is_string() && purpose->get_string() == "compact") {
+  if (request.purpose == "compact") {
     const auto& o = script_.get_object();
-    std::size_t n = request.at("messages").as_array().size();
+    std::size_t n = request.messages.size();
     json::value text = o.contains("summary") ? o.at("summary")
                                              : json::value("Earlier: " + std::to_string(n) +
                                                            " messages of tool calls and results.");

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 #include "loom/util/error.h"
 #include "util/private_files.h"
 
@@ -25,7 +28,8 @@ void throwError(int rc, const std::string& path, std::string_view op, std::strin
   }
 }
 
-Db::Db(std::string path, int busyTimeoutMillis) : path_(std::move(path)) {
+Db::Db(std::string path, int busyTimeoutMillis)
+    : path_(std::move(path)), busyTimeoutMillis_(busyTimeoutMillis) {
   int rc =
       sqlite3_open_v2(path_.c_str(), &db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -60,6 +64,18 @@ Statement& Db::prepare(const char* sql) {
     it = statements_.emplace(sql, std::make_unique<Statement>(*this, sql)).first;
   }
   return *it->second;
+}
+
+void Db::useWal() {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busyTimeoutMillis_);
+  for (;;) {
+    int rc = sqlite3_exec(db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    int primary = rc & 0xff;
+    bool busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+    if (!busy || std::chrono::steady_clock::now() >= deadline) fail(rc, "set WAL mode");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 bool Db::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }

@@ -50,6 +50,10 @@ class Db {
   // The statement for `sql`, prepared on first use and kept for the connection's life.
   // `sql` must outlive the Db, a literal or a static (the cache is keyed by its address).
   Statement& prepare(const char* sql);
+  // Puts the file in WAL mode (persistent in the file). Switching takes an exclusive lock that
+  // SQLite does not wait for through the busy timeout, so processes opening a new home at once
+  // would fail: this retries for up to the busy timeout, then throws UnavailableError.
+  void useWal();
   // True while an explicit transaction is open (sqlite3_get_autocommit is 0).
   bool inTransaction() const;
   // Rows changed by the last INSERT, UPDATE or DELETE.
@@ -59,6 +63,7 @@ class Db {
 
  private:
   std::string path_;
+  int busyTimeoutMillis_ = 0;
   sqlite3* db_ = nullptr;
   std::map<const char*, std::unique_ptr<Statement>> statements_;
 };

@@ -20,7 +20,11 @@ void ExecutionContext::append(Event event) {
   constexpr int kMaxAbsorbed = 1000;
   for (int round = 0;; ++round) {
     try {
-      int64_t next = env_.store.append(executionId_, log_.nextSeq, {event});
+      // One copy for the store (an initializer list would make two); `event` stays for the
+      // replay state and for a retry after a conflict.
+      std::vector<Event> batch;
+      batch.push_back(event);
+      int64_t next = env_.store.append(executionId_, log_.nextSeq, std::move(batch));
       if (!trackState_) {
         log_.nextSeq = next;
         return;
@@ -49,7 +53,7 @@ void ExecutionContext::append(Event event) {
 }
 
 json::value ExecutionContext::step(std::string_view stepId, FunctionRef<json::value()> fn) {
-  StepCall call{stepId, stepId, effects::kKindFlow, nullptr};
+  StepCall call{stepId, stepId, effects::kKindFlow, nullptr, nullptr};
   return runStep(call, json::value(),
                  [&](const effects::EffectContext&, json::value) { return fn(); });
 }
@@ -61,12 +65,16 @@ json::value ExecutionContext::effect(std::string_view stepId, std::string_view e
     throw NotFoundError("step '" + std::string(stepId) + "' calls effect '" +
                         std::string(effectId) + "', which is not registered");
   }
-  // The journaled input is copied before the chain may move or change `input`.
+  // The journaled input is taken before the chain may move or change `input`.
+  // (if/else, not ?: whose mixed value categories would copy the journaled input)
   json::value journaled;
-  if (env_.options.journalEffectInputs)
-    journaled = options.journalInput ? *options.journalInput : input;
+  if (env_.options.journalEffectInputs && options.journalInput) {
+    journaled = std::move(*options.journalInput);
+  } else if (env_.options.journalEffectInputs) {
+    journaled = input;
+  }
   StepCall call{stepId, effectId, task->definition.kind,
-                env_.options.journalEffectInputs ? &journaled : nullptr};
+                env_.options.journalEffectInputs ? &journaled : nullptr, &options.lentMessages};
   return runStep(call, std::move(input), [task](const effects::EffectContext& ctx, json::value in) {
     return task->fn(ctx, std::move(in));
   });
@@ -95,8 +103,9 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
   int64_t endedAt = env_.options.clock->nowMillis();
   Event event = kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output, endedAt);
   if (call.input) {
-    event.data["input"] =
-        env_.options.journalFilter ? env_.options.journalFilter(*call.input) : *call.input;
+    event.data["input"] = env_.options.journalFilter
+                              ? env_.options.journalFilter(std::move(*call.input))
+                              : std::move(*call.input);
   }
   if (attempt > 1) event.data["attempt"] = attempt;
   event.data["durationMs"] = endedAt - startedAt;
@@ -113,7 +122,8 @@ json::value ExecutionContext::invokeChain(const StepCall& call, int attempt, jso
                              std::string(call.taskKind),
                              log_.subject,
                              attempt,
-                             false};
+                             false,
+                             call.lentMessages ? *call.lentMessages : json::SharedArray()};
   try {
     return env_.chain.invoke(ctx, std::move(input), terminal);
   } catch (const ParkRequest&) {

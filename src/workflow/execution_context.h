@@ -68,7 +68,8 @@ class ExecutionContext : public WorkflowContext {
     std::string_view stepId;
     std::string_view effectId;
     std::string_view taskKind;
-    const json::value* input;  // journaled when set
+    json::value* input;                     // journaled (moved from) when set
+    const json::SharedArray* lentMessages;  // lent to the effect when set
   };
   json::value runStep(const StepCall& call, json::value input, effects::Terminal terminal);
   json::value invokeChain(const StepCall& call, int attempt, json::value input,

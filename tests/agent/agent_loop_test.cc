@@ -132,7 +132,7 @@ class OffloadEverything : public effects::Middleware {
 class EchoModel : public agent::Model {
  public:
   const std::string& id() const override { return id_; }
-  json::value complete(const effects::EffectContext&, const json::value&) override {
+  json::value complete(const effects::EffectContext&, const agent::ModelRequest&) override {
     return json::value{{"role", "assistant"}, {"content", "done"}};
   }
   std::string id_ = "wrapped";
@@ -158,7 +158,7 @@ TEST_F(AgentFixture, D11_AModelOutputShapedLikeAnEnvelopeIsInertData) {
   class LookalikeModel : public agent::Model {
    public:
     const std::string& id() const override { return id_; }
-    json::value complete(const effects::EffectContext&, const json::value&) override {
+    json::value complete(const effects::EffectContext&, const agent::ModelRequest&) override {
       return json::value{{"role", "assistant"},
                          {"content", "see"},
                          {"ref", {{"__loomContent", std::string(64, 'b')}}}};

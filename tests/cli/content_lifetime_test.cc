@@ -288,6 +288,10 @@ TEST_F(ContentLifetimeCli, D6_SweepsWithGraceZeroLoseNoBlobOfRunsRunningBesideTh
     if (swept.exitCode == 0) ++sweeps;
   }
   EXPECT_GE(sweeps, 2) << "the sweeps ran beside the runs";
+  for (int i = 0; i < kRuns; ++i) {
+    Outcome ran = runs[i]->wait();
+    ASSERT_EQ(ran.exitCode, 0) << "run r" << i << ": " << ran.err << ran.out;
+  }
   int lost = 0, cited = 0;
   for (int i = 0; i < kRuns; ++i) {
     Outcome log = loom({"log", "r" + std::to_string(i), "--json"});

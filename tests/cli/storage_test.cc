@@ -51,6 +51,28 @@ TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsIts
   EXPECT_EQ(after.json().at("deleted").as_int64(), 0);
 }
 
+// Processes that open a new home at the same moment (a script starting runs in parallel) all
+// run: setting WAL mode on the new loom.db and the content store's start-up temp files raced
+// before (one in a few dozen starts failed with "database is locked" or "temp files keep
+// being removed").
+TEST(HomeCli, ProcessesOpeningANewHomeAtOnceAllRun) {
+  TempDir dir;
+  for (int round = 0; round < 8; ++round) {
+    std::string home = dir / ("home" + std::to_string(round));
+    std::vector<std::unique_ptr<Child>> runs;
+    for (int i = 0; i < 8; ++i) {
+      runs.push_back(std::make_unique<Child>(
+          std::vector<std::string>{"--home", home, "run", "example.steps", "--input",
+                                   R"({"steps": 1})", "--id", "r" + std::to_string(i)},
+          dir));
+    }
+    for (auto& r : runs) {
+      Outcome ran = r->wait();
+      EXPECT_EQ(ran.exitCode, 0) << "round " << round << ": " << ran.err;
+    }
+  }
+}
+
 TEST(ClaimCheckCli, RetentionWithoutConfigSaysWhatToAdd) {
   TempDir dir;
   std::string home = dir / "home";

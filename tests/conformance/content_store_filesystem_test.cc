@@ -105,6 +105,13 @@ TEST_F(FilesystemContentStoreTest, BlobsAreShardedFilesWhoseMtimeIsTheLastTouch)
   EXPECT_EQ(16u, filesIn(root() / "locks"));
 }
 
+// Makes every file in `dir` two minutes old: strays younger than a minute are left alone.
+void backdate(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    fs::last_write_time(entry.path(), fs::file_time_type::clock::now() - std::chrono::minutes(2));
+  }
+}
+
 TEST_F(FilesystemContentStoreTest, CrashBetweenTempWriteAndRenameLeavesNothingVisible) {
   std::string kept;
   {
@@ -117,6 +124,7 @@ TEST_F(FilesystemContentStoreTest, CrashBetweenTempWriteAndRenameLeavesNothingVi
   std::string lostAddress = sha256Hex(lost);
   writeFile(root() / "tmp" / (lostAddress + ".4242.7.0.tmp"), lost.substr(0, 4096));
   writeFile(root() / "tmp" / "partial", "half a blo");
+  backdate(root() / "tmp");
   auto store = open();
   EXPECT_EQ(2, store->strayTempFilesRemoved());
   EXPECT_EQ(0u, filesIn(root() / "tmp"));
@@ -129,6 +137,16 @@ TEST_F(FilesystemContentStoreTest, CrashBetweenTempWriteAndRenameLeavesNothingVi
   EXPECT_EQ(lost, store->get(lostAddress));
 }
 
+// Processes opening a new home at once: a temp file just created (not yet flocked by its
+// writer) is not taken for a stray.
+TEST_F(FilesystemContentStoreTest, OpeningLeavesAYoungUnlockedTempFile) {
+  open();
+  fs::path young = root() / "tmp" / "young.tmp";
+  writeFile(young, "just created");
+  EXPECT_EQ(0, open()->strayTempFilesRemoved());
+  EXPECT_TRUE(fs::exists(young));
+}
+
 TEST_F(FilesystemContentStoreTest, OpeningLeavesATempFileALiveWriterHolds) {
   open();
   fs::path inflight = root() / "tmp" / "inflight.tmp";
@@ -136,6 +154,7 @@ TEST_F(FilesystemContentStoreTest, OpeningLeavesATempFileALiveWriterHolds) {
   int fd = ::open(inflight.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(0, ::flock(fd, LOCK_EX));  // as another process's put holds it
+  backdate(root() / "tmp");
   EXPECT_EQ(0, open()->strayTempFilesRemoved());
   EXPECT_TRUE(fs::exists(inflight));
   ::close(fd);  // that process died
@@ -166,6 +185,7 @@ TEST_F(FilesystemContentStoreTest, SigkillInTheMiddleOfManyPutsLeavesOnlyWholeBl
     ASSERT_EQ(child, ::waitpid(child, &status, 0));
     ASSERT_TRUE(WIFSIGNALED(status)) << "the child stopped by itself: " << status;
   }
+  backdate(root() / "tmp");  // the store removes strays a minute old
   auto store = open();
   EXPECT_EQ(0u, filesIn(root() / "tmp"));
   std::map<std::string, BlobInfo> blobs = allBlobs(*store);

@@ -53,11 +53,12 @@ struct ModelFactory {
   std::function<Made()> makeMalformed;
 };
 
-json::value request() {
-  return json::value{
-      {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}},
-      {"tools", json::array{json::object{{"name", "lookup"}, {"description", "Looks up"}}}},
-      {"purpose", "turn"}};
+agent::ModelRequest request() {
+  return agent::ModelRequest::of(
+      {}, json::value{
+              {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}},
+              {"tools", json::array{json::object{{"name", "lookup"}, {"description", "Looks up"}}}},
+              {"purpose", "turn"}});
 }
 
 effects::EffectContext turnContext(int turn) {

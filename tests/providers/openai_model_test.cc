@@ -58,7 +58,7 @@ class OpenAiModelTest : public ::testing::Test {
     json::value request{
         {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}},
         {"tools", json::array{json::object{{"name", "lookup"}, {"description", "Looks up"}}}}};
-    return model.complete({}, request);
+    return model.complete({}, agent::ModelRequest::of({}, std::move(request)));
   }
 
   int64_t slept() const { return clock_->nowMillis() - start_; }

@@ -11,6 +11,10 @@ namespace {
 using providers::fromChatCompletionsBody;
 using providers::toChatCompletionsBody;
 
+agent::ModelRequest req(json::value request) {
+  return agent::ModelRequest::of({}, std::move(request));
+}
+
 const json::value kImage{{"type", "image"}, {"mimeType", "image/png"}, {"data", "iVBORw0K"}};
 
 TEST(OpenAiWire, MapsEveryMessageKindAndTheTools) {
@@ -46,7 +50,7 @@ TEST(OpenAiWire, MapsEveryMessageKindAndTheTools) {
                                            {"properties", {{"page", {{"type", "integer"}}}}}}}}}},
       {"purpose", "turn"}};
   json::object body =
-      toChatCompletionsBody(request, {"m1", json::object{{"temperature", 0}, {"model", "x"}}});
+      toChatCompletionsBody(req(request), {"m1", json::object{{"temperature", 0}, {"model", "x"}}});
   EXPECT_EQ(body.at("model"), "m1");
   EXPECT_EQ(body.at("temperature"), 0);
   const auto& m = body.at("messages").as_array();
@@ -88,17 +92,17 @@ TEST(OpenAiWire, NoToolsMeansNoToolChoiceAndUserMediaBecomesContentParts) {
            {"content",
             json::array{json::object{{"type", "text"}, {"text", "what is this?"}}, kImage}}}}},
       {"tools", json::array{}}};
-  json::object body = toChatCompletionsBody(request, {"m", {}});
+  json::object body = toChatCompletionsBody(req(request), {"m", {}});
   EXPECT_FALSE(body.contains("tools"));
   EXPECT_FALSE(body.contains("tool_choice"));
   EXPECT_EQ(body.at("messages").at(0).at("content").at(0),
             (json::value{{"type", "text"}, {"text", "what is this?"}}));
   EXPECT_EQ(body.at("messages").at(0).at("content").at(1).at("type"), "image_url");
-  EXPECT_THROW(toChatCompletionsBody(json::value{{"messages", json::array{}}}, {"m", {}}),
+  EXPECT_THROW(toChatCompletionsBody(req(json::value{{"messages", json::array{}}}), {"m", {}}),
                InvalidArgumentError);
   EXPECT_THROW(
       toChatCompletionsBody(
-          json::value{{"messages", json::array{json::object{{"role", "critic"}}}}}, {"m", {}}),
+          req(json::value{{"messages", json::array{json::object{{"role", "critic"}}}}}), {"m", {}}),
       InvalidArgumentError);
 }
 

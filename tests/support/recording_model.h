@@ -20,11 +20,12 @@ class RecordingModel : public agent::Model {
   explicit RecordingModel(std::shared_ptr<agent::Model> inner) : inner_(std::move(inner)) {}
 
   const std::string& id() const override { return inner_->id(); }
-  json::value complete(const effects::EffectContext& ctx, const json::value& request) override {
+  json::value complete(const effects::EffectContext& ctx,
+                       const agent::ModelRequest& request) override {
     {
       std::lock_guard lock(mu_);
       ++calls;
-      last = request.at("messages").as_array();
+      last = request.messages.toArray();
       requests[ctx.stepId] = last;
     }
     return inner_->complete(ctx, request);

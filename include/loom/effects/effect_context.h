@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "loom/json/shared_array.h"
+
 namespace loom::effects {
 
 struct EffectContext {
@@ -15,6 +17,10 @@ struct EffectContext {
   std::optional<std::string> subject;
   int attempt = 1;       // 1 for the first try; a retried step (after a stop) counts up
   bool transient = false;
+  // The messages of a model call, lent by the agent loop instead of copied into the input
+  // (loom/agent/model.h); empty for every other call. Immutable: a middleware that changes
+  // them calls next with a copy of this context holding a new SharedArray.
+  json::SharedArray lentMessages;
 };
 
 }  // namespace loom::effects

@@ -59,7 +59,8 @@ class OpenAiModel : public agent::Model {
 
   const std::string& id() const override { return id_; }
   // One chat completion; errors as in the header comment. Thread-safe.
-  json::value complete(const effects::EffectContext& ctx, const json::value& request) override;
+  json::value complete(const effects::EffectContext& ctx,
+                       const agent::ModelRequest& request) override;
 
   // The endpoint URL requests go to, for messages and docs.
   const std::string& endpoint() const { return endpoint_; }

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "loom/agent/model.h"
 #include "loom/json/json.h"
 
 namespace loom::providers {
@@ -35,9 +36,9 @@ struct ChatCompletionsWireOptions {
                            // mapped members (model, messages, tools, tool_choice) win
 };
 
-// The request body for a Loom model request {"messages", "tools"?, "purpose"?}. Throws
-// InvalidArgumentError naming the message that cannot be mapped (unknown role, no messages).
-json::object toChatCompletionsBody(const json::value& request,
+// The request body for a Loom model request. Throws InvalidArgumentError naming the message
+// that cannot be mapped (unknown role, no messages).
+json::object toChatCompletionsBody(const agent::ModelRequest& request,
                                    const ChatCompletionsWireOptions& options);
 
 // The Loom assistant message of a chat-completions response body. `endpoint` names the URL in

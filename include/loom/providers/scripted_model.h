@@ -32,7 +32,8 @@ class ScriptedModel : public agent::Model {
   static json::value loadScript(const std::string& path);
 
   const std::string& id() const override { return id_; }
-  json::value complete(const effects::EffectContext& ctx, const json::value& request) override;
+  json::value complete(const effects::EffectContext& ctx,
+                       const agent::ModelRequest& request) override;
 
   // How many completions this model produced (replayed steps do not call it).
   int64_t calls() const { return calls_.load(); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/json/json.h"
+#include "loom/json/shared_array.h"
 #include "loom/util/function_ref.h"
 
 namespace loom::workflow {
@@ -38,8 +39,10 @@ class WorkflowContext {
   }
   struct EffectOptions {
     // Journal this value as the step's input instead of `input` (the agent loop journals a
-    // model's input as a delta from the previous turn). Must outlive the call.
-    const json::value* journalInput = nullptr;
+    // model's input as a delta from the previous turn). Moved from when the step runs.
+    json::value* journalInput = nullptr;
+    // Lent to the effect as EffectContext::lentMessages (the agent loop's transcript).
+    json::SharedArray lentMessages;
   };
   virtual json::value effect(std::string_view stepId, std::string_view effectId,
                              json::value input, const EffectOptions& options) = 0;
