@@ -2,6 +2,7 @@
 // SQLite, one commit per step and batched, group commit across concurrent executions, and
 // replay of a long log. Run: ./build/release/bench/loom_step_bench (docs/benchmarks.md).
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -66,7 +67,12 @@ void BM_StepSqlite(benchmark::State& state) {
        state.range(0) ? kernel::Durability::kFull : kernel::Durability::kNormal});
   runSteps(state, store, 200);
 }
-BENCHMARK(BM_StepSqlite)->Arg(1)->Arg(0)->ArgName("fsync")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StepSqlite)
+    ->Arg(1)
+    ->Arg(0)
+    ->ArgName("fsync")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The store alone, handed 100 events per append (one transaction, one commit).
 void BM_AppendBatchedSqlite(benchmark::State& state) {
@@ -89,27 +95,63 @@ void BM_AppendBatchedSqlite(benchmark::State& state) {
 }
 BENCHMARK(BM_AppendBatchedSqlite)->Unit(benchmark::kMillisecond);
 
-// 64 executions at once on the worker pool, durable commits merged by group commit.
-void BM_GroupCommit64(benchmark::State& state) {
+// N executions at once on the worker pool, durable commits merged by group commit.
+void BM_GroupCommit(benchmark::State& state) {
   TempDir dir;
   kernel::SqliteEventStore store({(dir.path() / "loom.db").string(), kernel::Durability::kFull});
+  const int runsAtOnce = static_cast<int>(state.range(0));
   workflow::RuntimeOptions options;
-  options.workers = 64;
+  options.workers = runsAtOnce;
   workflow::WorkflowRuntime rt(store, registry(), tasks(), nullptr, options);
   int64_t steps = 0;
   constexpr int64_t kPerRun = 100;
   for (auto _ : state) {
     std::vector<std::future<workflow::RunResult>> runs;
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < runsAtOnce; ++i) {
       runs.push_back(rt.startAsync("bench.steps", json::value{{"steps", kPerRun}}, {}));
     }
     for (auto& f : runs) f.get();
-    steps += 64 * kPerRun;
+    steps += runsAtOnce * kPerRun;
   }
   state.SetItemsProcessed(steps);
   state.counters["commits"] = static_cast<double>(store.commits());
+  // Each run's appends: EXECUTION_STARTED, one per step, EXECUTION_COMPLETED.
+  state.counters["steps/commit"] =
+      static_cast<double>(steps + 2 * steps / kPerRun) / static_cast<double>(store.commits());
 }
-BENCHMARK(BM_GroupCommit64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GroupCommit)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(16)
+    ->Arg(64)
+    ->ArgName("runs")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The disk's floor for a durable step: append 100 bytes to a file and fdatasync it, in the
+// same folder as the benchmarks above (BM_StepSqlite/fsync:1 is compared with this).
+void BM_DiskFloor(benchmark::State& state) {
+  TempDir dir;
+  std::string path = (dir.path() / "floor").string();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    state.SkipWithError("cannot create the floor file");
+    return;
+  }
+  std::string record(100, 'x');
+  for (auto _ : state) {
+    if (::write(fd, record.data(), record.size()) != static_cast<ssize_t>(record.size()) ||
+        ::fdatasync(fd) != 0) {
+      state.SkipWithError("write or fdatasync failed");
+      break;
+    }
+  }
+  ::close(fd);
+  state.counters["ns/step"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_DiskFloor)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Replay: resume of an execution whose 10,000 steps are all recorded (parked at the end).
 void BM_Replay10k(benchmark::State& state) {

@@ -74,9 +74,9 @@ struct SqliteEventStore::Impl {
   // Runs on the leader: one transaction for the whole group.
   void commitGroup(const std::vector<WriteRequest*>& group) {
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
-    if (writer.inTransaction()) writer.execNoThrow("ROLLBACK");
+    if (writer.inTransaction()) writer.runNoThrow("ROLLBACK");
     try {
-      writer.exec("BEGIN IMMEDIATE", "begin write transaction");
+      writer.run("BEGIN IMMEDIATE", "begin write transaction");
     } catch (...) {
       failGroup(group, std::current_exception());
       return;
@@ -98,7 +98,7 @@ struct SqliteEventStore::Impl {
       }
     }
     try {
-      writer.exec("COMMIT", "commit write transaction");
+      writer.run("COMMIT", "commit write transaction");
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
     } catch (...) {
       failGroup(group, std::current_exception());
@@ -109,7 +109,7 @@ struct SqliteEventStore::Impl {
   // `error` (its writes, if any, are gone with the transaction).
   void failGroup(const std::vector<WriteRequest*>& group, const std::exception_ptr& error) {
     // Rolling back is the only way on; a failure here is retried before the next BEGIN.
-    if (writer.inTransaction()) writer.execNoThrow("ROLLBACK");
+    if (writer.inTransaction()) writer.runNoThrow("ROLLBACK");
     for (WriteRequest* r : group) {
       if (!r->error || r->wrote) r->error = error;
       r->wrote = false;
@@ -117,16 +117,16 @@ struct SqliteEventStore::Impl {
   }
 
   // Runs `write` inside a savepoint, so a request failing halfway leaves nothing behind and
-  // the rest of the group can still commit.
+  // the rest of the group can still commit. Every transaction statement is prepared once.
   template <typename Write>
   void inSavepoint(Write&& write) {
-    writer.exec("SAVEPOINT request", "begin savepoint");
+    writer.run("SAVEPOINT request", "begin savepoint");
     try {
       write();
-      writer.exec("RELEASE request", "release savepoint");
+      writer.run("RELEASE request", "release savepoint");
     } catch (...) {
-      if (!writer.inTransaction() ||
-          writer.execNoThrow("ROLLBACK TO request; RELEASE request") != SQLITE_OK) {
+      if (!writer.inTransaction() || writer.runNoThrow("ROLLBACK TO request") != SQLITE_OK ||
+          writer.runNoThrow("RELEASE request") != SQLITE_OK) {
         groupBroken = true;  // this request's rows may still be there: nobody may commit
       }
       throw;

@@ -78,6 +78,13 @@ void Db::useWal() {
   }
 }
 
+void Db::run(const char* sql, std::string_view op) {
+  int rc = runNoThrow(sql);
+  if (rc != SQLITE_OK) fail(rc, op);
+}
+
+int Db::runNoThrow(const char* sql) { return prepare(sql).runOnce(); }
+
 bool Db::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 ReadTransaction::~ReadTransaction() {
@@ -141,6 +148,12 @@ void Statement::reset() {
   // sqlite3_reset repeats the error of the last step, which step() has already thrown.
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+}
+
+int Statement::runOnce() {
+  int rc = sqlite3_step(stmt_);
+  sqlite3_reset(stmt_);
+  return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
 
 int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }

@@ -47,6 +47,11 @@ class Db {
   // Runs `sql` and returns the SQLite result code instead of throwing: for a rollback on an
   // error path, where the first error is the one to report.
   int execNoThrow(const char* sql);
+  // Runs one statement that returns no rows (BEGIN, COMMIT, SAVEPOINT, ...) prepared once and
+  // kept, not re-parsed per call as exec does: for the hot paths. `sql` as for prepare().
+  void run(const char* sql, std::string_view op);
+  // run() returning the SQLite result code instead of throwing (for error paths).
+  int runNoThrow(const char* sql);
   // The statement for `sql`, prepared on first use and kept for the connection's life.
   // `sql` must outlive the Db, a literal or a static (the cache is keyed by its address).
   Statement& prepare(const char* sql);
@@ -89,6 +94,8 @@ class Statement {
   bool step(std::string_view op);
   // Forgets bindings and the current position, ending any read the statement holds open.
   void reset();
+  // Steps once and resets; the SQLite result code, SQLITE_OK when it ran (Db::runNoThrow).
+  int runOnce();
 
   // Columns are 0-based, as in SQLite. text() is valid until the next step or reset.
   int64_t int64(int column) const;
