@@ -51,9 +51,8 @@ bool readableStep(const kernel::Event& e) {
 json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop) {
   json::array frames, turnOutputs, decisions, sawTaintFrom;
   ModelInputRebuilder inputs(loop);  // streams: one transcript, never every turn's input
-  int64_t bytes = 0;
   for (const auto& e : events) {
-    if (const json::array* input = inputs.apply(e)) bytes = transcriptBytes(*input);
+    inputs.apply(e);
     if (!readableStep(e)) continue;  // sealed or erased steps have nothing to fold
     const auto& d = e.data;
     auto id = effects::parseAgentStepId(std::string_view(d.at("stepId").as_string()));
@@ -69,6 +68,7 @@ json::object foldAgentState(const std::vector<kernel::Event>& events, std::strin
                                        {"why", "the transcript passed compaction.triggerBytes"}});
     }
   }
+  int64_t bytes = inputs.lastModelStep().empty() ? 0 : transcriptBytes(inputs.lastInput());
   return json::object{{"loop", loop},
                       {"frames", std::move(frames)},
                       {"turnOutputs", std::move(turnOutputs)},

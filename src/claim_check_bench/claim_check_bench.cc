@@ -23,7 +23,8 @@ constexpr const char* kWords[] = {"revenue",  "quarter", "growth",    "margin", 
                                   "forecast", "cost",    "headcount", "product", "launch",
                                   "risk",     "audit",   "report"};
 
-// 1.5-4 kB of JSON text, uniform in size, deterministic from (seed, page).
+}  // namespace
+
 json::value reportFor(uint32_t seed, int64_t page) {
   std::mt19937 rng(seed * 7919u + static_cast<uint32_t>(page));
   std::size_t target = 1500 + rng() % 2501;
@@ -40,6 +41,8 @@ json::value reportFor(uint32_t seed, int64_t page) {
   report["body"] = body;
   return report;
 }
+
+namespace {
 
 double zstdRatio(const std::string& text) {
   std::string out(ZSTD_compressBound(text.size()), '\0');

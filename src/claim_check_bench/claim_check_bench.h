@@ -35,6 +35,10 @@ struct ClaimCheckBenchRow {
 
 std::vector<ClaimCheckBenchRow> runClaimCheckBench(const ClaimCheckBenchOptions& options);
 
+// The benchmark tool's result for `page`: 1.5-4 kB of JSON text, uniform in size,
+// deterministic from (seed, page). Also the output of `loom bench long-run`'s tools.
+json::value reportFor(uint32_t seed, int64_t page);
+
 // The rows as a Markdown table (KB = 1000 bytes), with on/off ratios per turn count, and the
 // record's figures beside the full-journal memory rows.
 std::string formatClaimCheckTable(const std::vector<ClaimCheckBenchRow>& rows);

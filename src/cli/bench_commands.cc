@@ -1,9 +1,12 @@
-// `loom bench claim-check`: the measured table of ADR 0140 (docs/benchmarks.md).
+// `loom bench claim-check` (the measured table of ADR 0140) and `loom bench long-run` (cost
+// per turn, resume and `loom state` of long runs); docs/benchmarks.md.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <sstream>
 
 #include "claim_check_bench/claim_check_bench.h"
 #include "command.h"
+#include "long_run_bench/long_run_bench.h"
 
 namespace loom::cli {
 namespace {
@@ -27,37 +30,91 @@ std::vector<int64_t> parseTurns(const std::string& text) {
   return out;
 }
 
+// A comma-separated list whose items are each one of `allowed`.
+std::vector<std::string> parseList(const std::string& text, std::string_view flag,
+                                   const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
+      std::string names;
+      for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      throw UsageError(std::string(flag) + ": '" + item + "' is not one of " + names);
+    }
+    out.push_back(item);
+  }
+  if (out.empty()) throw UsageError(std::string(flag) + ": give at least one of them");
+  return out;
+}
+
+int runLongRun(Session& session, const std::string& turns, const std::string& tools,
+               const std::string& claimChecks, bool asJson) {
+  long_run_bench::LongRunBenchOptions options;
+  options.turns = parseTurns(turns);
+  options.tools = parseList(tools, "--tools", {"inProcess", "subprocess"});
+  options.claimChecks = parseList(claimChecks, "--claim-check", {"off", "on"});
+  auto rows = long_run_bench::runLongRunBench(options);
+  session.out() << (asJson ? json::toText(long_run_bench::toJson(rows)) + "\n"
+                           : long_run_bench::formatLongRunTable(rows));
+  return kExitOk;
+}
+
 }  // namespace
 
 Action setupBench(CLI::App& command, Session& session) {
   struct Args {
     std::string which;
-    std::string turns = "50,200";
+    std::string turns;
     std::string stores = "memory,sqlite";
+    std::string tools = "inProcess,subprocess";
+    std::string claimChecks = "off,on";
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  command.add_option("WHICH", args->which, "claim-check")
+  command.add_option("WHICH", args->which, "claim-check or long-run")
       ->required()
-      ->check(CLI::IsMember({"claim-check"}));
-  command.add_option("--turns", args->turns, "Turn counts, comma-separated (default 50,200)")
+      ->check(CLI::IsMember({"claim-check", "long-run"}));
+  command
+      .add_option("--turns", args->turns,
+                  "Turn counts, comma-separated (default 50,200 for claim-check; "
+                  "200,1000,5000,10000 for long-run)")
+      ->type_name("LIST");
+  command
+      .add_option("--tools", args->tools,
+                  "long-run: tool kinds, inProcess (a C++ tool) and/or subprocess (a program "
+                  "started per call); default both")
+      ->type_name("LIST");
+  command
+      .add_option("--claim-check", args->claimChecks,
+                  "long-run: claim-check settings, off and/or on; default both")
       ->type_name("LIST");
   command.add_option("--stores", args->stores,
                      "Event stores: memory (the cloning log, as the record measured) and/or "
                      "sqlite (durable commits); default both")
       ->type_name("LIST");
   command.add_flag("--json", args->json,
-                   "Print an array of rows {turns, claimCheck, journal, store, stateBytes, "
-                   "logBytes, zstdStateRatio, wallSeconds}");
+                   "Print an array of rows: claim-check {turns, claimCheck, journal, store, "
+                   "stateBytes, logBytes, zstdStateRatio, wallSeconds}; long-run {turns, tool, "
+                   "claimCheck, runCpuSeconds, runWallSeconds, runPeakRssBytes, logBytes, "
+                   "resumeMillis, resumeBootMillis, stateMillis, statePeakRssBytes}");
   command.footer(
       "Runs the record's harness (ADR 0140 \"Measured\"): a real app and agent loop, 1.5-4 kB\n"
       "of tool output per turn (uniform, fixed seed), no compaction; for each model-input\n"
       "journal (full: the record's setting; delta: ours), store and turn count, claim-check\n"
       "off / on (256-character preview) / on with preview = false. State is the folded agent\n"
-      "state a resume reads; KB = 1000 bytes. Each row runs in a temporary home.");
+      "state a resume reads; KB = 1000 bytes. Each row runs in a temporary home.\n\n"
+      "long-run: for each turn count, tool kind and claim-check setting, a child process runs\n"
+      "an agent of N turns of fetch_report (1.5-4 kB each) on a fresh home (SQLite, durable\n"
+      "commits, delta journaling) and parks at an approval; then a fresh process resumes it\n"
+      "(replaying every turn), and `loom state` reads it. Prints CPU and wall per turn, peak\n"
+      "RSS, log size, resume time and `loom state` time and peak RSS; MB = 10^6 bytes.");
   return [&session, args] {
+    if (args->which == "long-run") {
+      return runLongRun(session, args->turns.empty() ? "200,1000,5000,10000" : args->turns,
+                        args->tools, args->claimChecks, args->json);
+    }
     claim_check_bench::ClaimCheckBenchOptions options;
-    options.turns = parseTurns(args->turns);
+    options.turns = parseTurns(args->turns.empty() ? "50,200" : args->turns);
     options.stores.clear();
     std::stringstream in(args->stores);
     for (std::string s; std::getline(in, s, ',');) {

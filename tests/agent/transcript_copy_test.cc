@@ -1,5 +1,6 @@
 // The transcript is lent to the model, never copied per turn (docs/adr/0007): the bytes the
 // agent loop allocates between two model calls stay the same at turn 1,000 as at turn 100.
+// Folding the state of a long run allocates in proportion to its log, not turns squared.
 // Counted by this binary's own operator new, so the test is deterministic and would catch a
 // per-turn copy of the transcript coming back anywhere on the path (the loop, the journal,
 // the middleware chain, the runtime).
@@ -109,6 +110,37 @@ TEST_P(TranscriptCopy, BytesAllocatedPerTurnDoNotGrowWithTheTranscript) {
         << "bytes per turn at turn 100: " << early << ", at turn 900: " << late
         << "; one copy of the transcript: " << copy;
   }
+}
+
+// Folding an agent's state (`loom state`, `loom export`) rebuilds the model inputs turn by turn:
+// the bytes it allocates grow with the log, not with turns squared.
+TEST_F(AgentFixture, FoldingTheStateAllocatesInProportionToTheLog) {
+  constexpr int64_t kTurns = 1000;
+  agent::registerModel(
+      tasks_, std::make_shared<providers::ScriptedModel>("scripted", generatorScript(kTurns)));
+  addTool("fetch_report", [](const json::value& args) {
+    return json::value{{"page", args.at("page")}, {"body", std::string(500, 'r')}};
+  });
+  agent::AgentOptions o;
+  o.model = "scripted";
+  o.maxTurns = kTurns + 1;
+  o.tools.push_back(tools_["fetch_report"]->definition());
+  agent::registerAgentWorkflow(workflows_, "research", o);
+  ASSERT_EQ(runtime(store_)->start("research", json::value("go"), {.id = "f"}).status,
+            kernel::ExecutionStatus::kCompleted);
+  std::vector<kernel::Event> all = store_.read("f");
+  std::vector<kernel::Event> half(all.begin(), all.begin() + all.size() / 2);
+  auto foldBytes = [](const std::vector<kernel::Event>& events) {
+    std::size_t before = allocatedBytes.load();
+    json::object state = agent::foldAgentState(events, "research");
+    EXPECT_GT(state.at("transcriptBytes").as_int64(), 0);
+    return allocatedBytes.load() - before;
+  };
+  std::size_t halfBytes = foldBytes(half);
+  std::size_t allBytes = foldBytes(all);
+  EXPECT_LE(allBytes, halfBytes * 25 / 10)
+      << "folding " << half.size() << " events allocated " << halfBytes << " bytes, " << all.size()
+      << " events " << allBytes;
 }
 
 INSTANTIATE_TEST_SUITE_P(Journal, TranscriptCopy,

@@ -66,8 +66,9 @@ class ModelInputRebuilder {
   // (valid until the next call), nullptr otherwise. Throws DataLossError naming the step when
   // a reference cannot be resolved (a step not recorded, sealed or erased before it).
   const json::array* apply(const kernel::Event& e);
-  // The model step whose input apply() last returned; empty before the first.
+  // The model step whose input apply() last returned, and that input; empty before the first.
   const std::string& lastModelStep() const { return currentStep_; }
+  const json::array& lastInput() const { return current_; }
 
  private:
   json::array rebuild(const std::string& stepId, const json::object& input);

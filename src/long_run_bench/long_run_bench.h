@@ -1,0 +1,48 @@
+// `loom bench long-run`: what an agent's cost per turn does as its run grows (issue "Long runs
+// stay linear"). For each turn count, tool kind (an in-process C++ tool, or a subprocess tool
+// started per call) and claim-check setting, a real app runs the agent in a child process on
+// a fresh home (SQLite, durable commits, the filesystem content store, delta journaling):
+// N turns of fetch_report (1.5-4 kB of JSON each), then one approval-gated call, where it
+// parks. Measured per row: the run's CPU and wall per turn and peak RSS (the child's own
+// rusage, tools excluded), the log's bytes, a resume of the parked run in a fresh process (it
+// replays every turn and parks again), and `loom state` of it (the real CLI): time and peak
+// RSS. Not thread-safe; forks, so call it before starting threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/json/json.h"
+
+namespace loom::long_run_bench {
+
+struct LongRunBenchOptions {
+  std::vector<int64_t> turns{200, 1000, 5000, 10000};
+  std::vector<std::string> tools{"inProcess", "subprocess"};
+  std::vector<std::string> claimChecks{"off", "on"};
+  std::string loomBinary;  // runs `loom state`; empty = this program
+  uint32_t seed = 140;
+};
+
+struct LongRunBenchRow {
+  int64_t turns = 0;
+  std::string tool;
+  std::string claimCheck;
+  double runCpuSeconds = 0;  // user + system of the process running the agent
+  double runWallSeconds = 0;
+  int64_t runPeakRssBytes = 0;
+  int64_t logBytes = 0;
+  double resumeMillis = 0;      // the resume call alone (replays every turn, parks again)
+  double resumeBootMillis = 0;  // boot of the app before it
+  double stateMillis = 0;       // `loom state <id>` wall, process start to exit
+  int64_t statePeakRssBytes = 0;
+};
+
+std::vector<LongRunBenchRow> runLongRunBench(const LongRunBenchOptions& options);
+
+// A Markdown table: per-turn CPU and wall (ms), peak RSS (MB), log (MB), resume and state.
+std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows);
+json::value toJson(const std::vector<LongRunBenchRow>& rows);
+
+}  // namespace loom::long_run_bench
