@@ -1,5 +1,7 @@
 #include "loom/agent/agent_loop.h"
 
+#include <algorithm>
+
 #include "agent/transcript.h"
 #include "content/claim_check_envelope.h"
 #include "effects/step_ids.h"
@@ -89,7 +91,23 @@ class Loop {
     return out;
   }
 
+  // A turn's tool calls, in order. Calls that can run (known tool, parsed arguments, approved)
+  // run concurrently in batches of up to parallelToolCalls; a call that needs an approval not
+  // yet given first runs the batch before it, then parks, exactly as one by one would.
   void runTools(int64_t turn, const json::array& calls) {
+    std::vector<workflow::WorkflowContext::EffectCall> batch;
+    std::vector<std::string> batchStepIds, batchCallIds;
+    auto flush = [&] {
+      if (batch.empty()) return;
+      int width = static_cast<int>(std::clamp<int64_t>(options_.parallelToolCalls, 1, 64));
+      auto outcomes = ctx_.effects(std::move(batch), width);
+      for (std::size_t k = 0; k < outcomes.size(); ++k) {
+        writeBackOutcome(batchStepIds[k], batchCallIds[k], outcomes[k]);
+      }
+      batch.clear();
+      batchStepIds.clear();
+      batchCallIds.clear();
+    };
     for (std::size_t j = 0; j < calls.size(); ++j) {
       const auto& call = calls[j].as_object();
       std::string callId(call.at("id").as_string());
@@ -98,6 +116,7 @@ class Loop {
       json::value arguments = call.contains("arguments") ? call.at("arguments") : json::object{};
       const ToolDefinition* def = find(tool);
       if (def == nullptr) {
+        flush();
         append(toolErrorMessage(callId, json::object{{"error", "no tool named '" + tool + "'"}}));
         continue;
       }
@@ -107,12 +126,19 @@ class Loop {
         std::string why = bad->is_string() ? std::string(bad->get_string()) : json::toText(*bad);
         std::string error = "tool '" + tool + "' was not called: " + why +
                             "; call it again with a JSON object as arguments";
+        flush();
         append(toolErrorMessage(callId, json::object{{"error", error}}));
         continue;
       }
-      if (def->requiresApproval && !approved(stepId, callId)) continue;
-      runTool(stepId, callId, tool, std::move(arguments));
+      if (def->requiresApproval) {
+        flush();
+        if (!approved(stepId, callId)) continue;
+      }
+      batch.push_back({stepId, tool, std::move(arguments)});
+      batchStepIds.push_back(stepId);
+      batchCallIds.push_back(callId);
     }
+    flush();
   }
 
   // Parks until `loom signal <id> approve:<stepId> {"approved": bool}`; a denial is written
@@ -128,19 +154,19 @@ class Loop {
     return false;
   }
 
-  void runTool(const std::string& stepId, const std::string& callId, const std::string& tool,
-               json::value arguments) {
-    json::value result;
-    try {
-      result = ctx_.effect(stepId, tool, std::move(arguments));
-    } catch (const workflow::StepFailedError& e) {
-      append(toolErrorMessage(callId, json::object{{"error", e.causeMessage()}}));
+  void writeBackOutcome(const std::string& stepId, const std::string& callId,
+                        const workflow::WorkflowContext::EffectOutcome& outcome) {
+    if (outcome.failure) {
+      try {
+        std::rethrow_exception(outcome.failure);
+      } catch (const workflow::StepFailedError& e) {
+        append(toolErrorMessage(callId, json::object{{"error", e.causeMessage()}}));
+      }
       return;
     }
-    json::object message = writeBack(callId, result);
     journal_.noteAppended(
         json::object{{"role", "tool"}, {"toolCallId", callId}, {"fromStep", stepId}});
-    transcript_.append(std::move(message));
+    transcript_.append(writeBack(callId, outcome.output));
   }
 
   void maybeCompact(int64_t turn) {

@@ -169,6 +169,7 @@ agent::AgentOptions loopOptions(const app::Config& config, const std::string& mo
   o.model = modelId;
   o.system = a.system;
   o.maxTurns = a.maxTurns;
+  o.parallelToolCalls = a.parallelToolCalls;
   o.modelInput = agent::modelInputModeFromName(config.execution.journal.modelInput);
   if (a.compaction) {
     o.compaction = agent::CompactionOptions{a.compaction->triggerBytes, a.compaction->keepLastTurns,

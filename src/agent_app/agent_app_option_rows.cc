@@ -100,6 +100,22 @@ void addAgentRows(std::vector<OptionRow>& rows) {
     bindAgentValue(r, hasAgent, [](const Config& c) { return agentOrDefault(c).maxTurns; });
   }
   {
+    OptionRow& r = addAgentAppRow(
+        rows, "agent.parallelToolCalls", OptionType::kInteger,
+        "When one model turn asks for several tool calls, they run concurrently, at most this "
+        "many at a time; each is journaled under its own step id, in call order, and a crash "
+        "re-runs at most the calls not yet journaled. A call that needs an approval parks "
+        "after the calls before it ran. 1: one after another.",
+        "4");
+    r.min = 1;
+    r.max = 64;
+    r.set = [](Config& c, const OptionValue& v) {
+      agent(c).parallelToolCalls = std::get<int64_t>(v);
+    };
+    bindAgentValue(r, hasAgent,
+                   [](const Config& c) { return agentOrDefault(c).parallelToolCalls; });
+  }
+  {
     OptionRow& r =
         addAgentAppRow(rows, "agent.warnTranscriptBytes", OptionType::kInteger,
                        "The state-growth warning (ADR 0137): once per run, when the "

@@ -149,6 +149,12 @@ double cpuSeconds(const struct rusage& u) {
 
 int64_t peakRss(const struct rusage& u) { return static_cast<int64_t>(u.ru_maxrss) * 1024; }
 
+double selfCpuSeconds() {
+  struct rusage self {};
+  ::getrusage(RUSAGE_SELF, &self);
+  return cpuSeconds(self);
+}
+
 void expectParked(const workflow::RunResult& r, const char* what) {
   if (r.status != kernel::ExecutionStatus::kParked) {
     throw InternalError(std::string(what) + " ended " + std::string(kernel::statusName(r.status)) +
@@ -188,15 +194,22 @@ LongRunBenchRow runRow(const LongRunBenchOptions& o, const Row& row) {
   LongRunBenchRow out{row.turns, row.tool, row.claimCheck};
   ChildOutcome ran = inChild([&] {
     auto b = bootApp(row);
+    double cpuBefore = selfCpuSeconds();
     auto started = Clock::now();
     auto r = b->app->runtime().start("research", json::value("Read every page."), {.id = kId});
     double wall = millisSince(started) / 1000.0;
+    double cpu = selfCpuSeconds() - cpuBefore;  // Loom's own: tool processes are not in it
     expectParked(r, "the run");
-    return json::object{{"wall", wall}, {"logBytes", b->app->store().info(kId)->logBytes}};
+    struct rusage self {};
+    ::getrusage(RUSAGE_SELF, &self);
+    return json::object{{"wall", wall},
+                        {"cpu", cpu},
+                        {"peakRss", peakRss(self)},
+                        {"logBytes", b->app->store().info(kId)->logBytes}};
   });
-  out.runCpuSeconds = cpuSeconds(ran.usage);
+  out.runCpuSeconds = ran.report.at("cpu").to_number<double>();
   out.runWallSeconds = ran.report.at("wall").to_number<double>();
-  out.runPeakRssBytes = peakRss(ran.usage);
+  out.runPeakRssBytes = ran.report.at("peakRss").as_int64();
   out.logBytes = ran.report.at("logBytes").as_int64();
   ChildOutcome resumed = inChild([&] {
     auto booting = Clock::now();

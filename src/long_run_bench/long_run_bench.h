@@ -29,9 +29,9 @@ struct LongRunBenchRow {
   int64_t turns = 0;
   std::string tool;
   std::string claimCheck;
-  double runCpuSeconds = 0;  // user + system of the process running the agent
+  double runCpuSeconds = 0;  // CPU of the run in the process running the agent (tools excluded)
   double runWallSeconds = 0;
-  int64_t runPeakRssBytes = 0;
+  int64_t runPeakRssBytes = 0;  // of that process
   int64_t logBytes = 0;
   double resumeMillis = 0;      // the resume call alone (replays every turn, parks again)
   double resumeBootMillis = 0;  // boot of the app before it

@@ -82,9 +82,21 @@ json::value ExecutionContext::effect(std::string_view stepId, std::string_view e
 
 json::value ExecutionContext::runStep(const StepCall& call, json::value input,
                                       effects::Terminal terminal) {
+  int attempt = 1;
+  if (auto recorded = beginStep(call, attempt)) return std::move(*recorded);
+  int64_t startedAt = env_.options.clock->nowMillis();
+  json::value output;
+  try {
+    output = env_.chain.invoke(contextFor(call, attempt), std::move(input), terminal);
+  } catch (...) {
+    failStep(call, std::current_exception());
+  }
+  return finishStep(call, attempt, std::move(output), startedAt, env_.options.clock->nowMillis());
+}
+
+std::optional<json::value> ExecutionContext::beginStep(const StepCall& call, int& attempt) {
   std::string stepId(call.stepId);
   if (!usedStepIds_.insert(stepId).second) throw DuplicateStepError(stepId);
-  int attempt = 1;
   if (auto it = log_.steps.find(stepId); it != log_.steps.end()) {
     RecordedStep& recorded = it->second;
     if (recorded.completed) {
@@ -98,9 +110,11 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
     attempt = recorded.failedAttempts + 1;
   }
   endReplay();
-  int64_t startedAt = env_.options.clock->nowMillis();
-  json::value output = invokeChain(call, attempt, std::move(input), terminal);
-  int64_t endedAt = env_.options.clock->nowMillis();
+  return std::nullopt;
+}
+
+json::value ExecutionContext::finishStep(const StepCall& call, int attempt, json::value output,
+                                         int64_t startedAt, int64_t endedAt) {
   Event event = kernel::stepCompleted(call.stepId, call.taskKind, call.effectId, output, endedAt);
   if (call.input) {
     event.data["input"] = env_.options.journalFilter
@@ -114,18 +128,20 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
   return output;
 }
 
-json::value ExecutionContext::invokeChain(const StepCall& call, int attempt, json::value input,
-                                          effects::Terminal terminal) {
-  effects::EffectContext ctx{executionId_,
-                             std::string(call.stepId),
-                             std::string(call.effectId),
-                             std::string(call.taskKind),
-                             log_.subject,
-                             attempt,
-                             false,
-                             call.lentMessages ? *call.lentMessages : json::SharedArray()};
+effects::EffectContext ExecutionContext::contextFor(const StepCall& call, int attempt) const {
+  return effects::EffectContext{executionId_,
+                                std::string(call.stepId),
+                                std::string(call.effectId),
+                                std::string(call.taskKind),
+                                log_.subject,
+                                attempt,
+                                false,
+                                call.lentMessages ? *call.lentMessages : json::SharedArray()};
+}
+
+void ExecutionContext::failStep(const StepCall& call, const std::exception_ptr& error) {
   try {
-    return env_.chain.invoke(ctx, std::move(input), terminal);
+    std::rethrow_exception(error);
   } catch (const ParkRequest&) {
     throw;
   } catch (const ConflictError&) {

@@ -42,6 +42,7 @@ class ExecutionContext : public WorkflowContext {
   using WorkflowContext::effect;
   json::value effect(std::string_view stepId, std::string_view effectId, json::value input,
                      const EffectOptions& options) override;
+  std::vector<EffectOutcome> effects(std::vector<EffectCall> calls, int maxConcurrent) override;
   json::value invokeTransient(std::string_view effectId, json::value input) override;
   json::value awaitSignal(std::string_view name) override;
   json::value park(std::string_view reason, std::string_view stepId,
@@ -72,8 +73,16 @@ class ExecutionContext : public WorkflowContext {
     const json::SharedArray* lentMessages;  // lent to the effect when set
   };
   json::value runStep(const StepCall& call, json::value input, effects::Terminal terminal);
-  json::value invokeChain(const StepCall& call, int attempt, json::value input,
-                          effects::Terminal terminal);
+  // Claims the step id; returns the recorded output of a completed step (or throws its
+  // recorded final failure); otherwise sets `attempt`, leaves replay and returns nullopt.
+  std::optional<json::value> beginStep(const StepCall& call, int& attempt);
+  effects::EffectContext contextFor(const StepCall& call, int attempt) const;
+  // What a call that threw becomes: a park, a journaled STEP_FAILED and StepFailedError, or
+  // the error itself (a conflict). Always throws.
+  [[noreturn]] void failStep(const StepCall& call, const std::exception_ptr& error);
+  // Journals a completed call and returns its output.
+  json::value finishStep(const StepCall& call, int attempt, json::value output, int64_t startedAt,
+                         int64_t endedAt);
   void recordFailure(const StepCall& call, std::string_view code, std::string_view message,
                      bool retryable);
 

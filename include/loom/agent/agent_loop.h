@@ -1,9 +1,10 @@
 // agentLoop: the durable tool-calling agent (the record's agentLoop$). Turn i calls the model
 // as step `<name>#turn:<i>:model` (an `llm` effect under the model's id) with the transcript
 // and the tools; each tool call j runs as step `<name>#turn:<i>:tool:<j>` (a `tool` effect
-// under the tool's own name); results are written back into the transcript and the next turn
-// starts. It ends when the model answers without tool calls, or at maxTurns. Every step is
-// journaled, so a resume replays recorded turns without calling the model or any tool.
+// under the tool's own name; the calls of one turn run concurrently, see parallelToolCalls);
+// results are written back into the transcript in call order and the next turn starts. It
+// ends when the model answers without tool calls, or at maxTurns. Every step is journaled, so
+// a resume replays recorded turns without calling the model or any tool.
 // Usable inside any workflow (agentLoop) or as a whole workflow (registerAgentWorkflow).
 #pragma once
 
@@ -29,6 +30,9 @@ struct AgentOptions {
   std::vector<ToolDefinition> tools;  // offered to the model; each registered as a task
   std::string system;                 // system prompt; empty = none
   int64_t maxTurns = 50;
+  // The tool calls of one model turn run concurrently, at most this many at a time (1 = one
+  // after another; at most 64). Each is journaled under its own step id, in call order.
+  int64_t parallelToolCalls = 4;
   ModelInputMode modelInput = ModelInputMode::kDelta;
   std::optional<CompactionOptions> compaction;
   // Report-only state-growth warning (ADR 0137): once per run, through onWarn, when the

@@ -112,6 +112,7 @@ struct AgentSection {
   std::string prompt;  // the prompt of a run given none
   std::string system;  // the system prompt; empty: none
   int64_t maxTurns = 50;
+  int64_t parallelToolCalls = 4;    // tool calls of one turn run at once, at most this many
   int64_t warnTranscriptBytes = 0;  // 0: no state-growth warning
   std::optional<AgentCompactionSection> compaction;
 };

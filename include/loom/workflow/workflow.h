@@ -3,6 +3,7 @@
 // the top on every resume; recorded steps return their recorded values instead of running).
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <optional>
@@ -46,6 +47,25 @@ class WorkflowContext {
   };
   virtual json::value effect(std::string_view stepId, std::string_view effectId,
                              json::value input, const EffectOptions& options) = 0;
+
+  // Several journaled effect calls run at once, at most `maxConcurrent` at a time (each on its
+  // own thread through the chain, which is thread-safe): recorded ones return their outputs
+  // without running; the rest run concurrently and are journaled in the order of `calls`
+  // (a call that finished waits for those before it), so the log's order is deterministic and
+  // a crash re-runs at most the calls not yet journaled. One outcome per call, in order: its
+  // output, or the StepFailedError it failed with. Anything else (a park, a store failure) is
+  // thrown once the calls before it are journaled. Unknown effect ids throw NotFoundError
+  // before anything runs.
+  struct EffectCall {
+    std::string stepId;
+    std::string effectId;
+    json::value input;
+  };
+  struct EffectOutcome {
+    json::value output;
+    std::exception_ptr failure;  // a StepFailedError; null when the call succeeded
+  };
+  virtual std::vector<EffectOutcome> effects(std::vector<EffectCall> calls, int maxConcurrent) = 0;
 
   // Runs the effect through the same chain but journals nothing (no step id): on a resume it
   // runs again. Unknown effect ids throw NotFoundError.

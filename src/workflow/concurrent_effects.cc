@@ -1,0 +1,145 @@
+// ExecutionContext::effects: journaled effect calls run concurrently (the agent loop's
+// parallel tool calls). Workers only invoke the chain; the run's own thread claims step ids,
+// replays recorded calls and journals outcomes in call order, so the ExecutionContext itself
+// is only ever touched by one thread.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "execution_context.h"
+#include "loom/util/error.h"
+#include "loom/workflow/errors.h"
+
+namespace loom::workflow {
+namespace {
+
+// One call to run: filled by the run's thread, run by a worker, settled by the run's thread.
+struct Pending {
+  std::size_t index = 0;  // in `calls`
+  const effects::Task* task = nullptr;
+  int attempt = 1;
+  json::value input;
+  json::value journaled;
+  json::value output;
+  std::exception_ptr error;
+  int64_t startedAt = 0;
+  int64_t endedAt = 0;
+  bool done = false;  // GUARDED_BY(Workers::mu)
+};
+
+// Up to `width` threads taking the pending calls in order; joined on destruction (a call
+// already running is waited for; none is started after stop()).
+class Workers {
+ public:
+  template <typename Run>
+  Workers(std::vector<Pending>& pending, int width, Run run) : pending_(pending) {
+    for (int t = 0; t < width; ++t) {
+      threads_.emplace_back([this, run] {
+        for (std::size_t k; (k = next_.fetch_add(1)) < pending_.size() && !stopped_;) {
+          run(pending_[k]);
+          std::lock_guard lock(mu_);
+          pending_[k].done = true;
+          cv_.notify_all();
+        }
+      });
+    }
+  }
+  ~Workers() {
+    stopped_ = true;
+    for (auto& t : threads_) t.join();
+  }
+  void waitFor(std::size_t k) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return pending_[k].done; });
+  }
+
+ private:
+  std::vector<Pending>& pending_;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<bool> stopped_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vector<EffectCall> calls,
+                                                                      int maxConcurrent) {
+  std::vector<const effects::Task*> tasks;
+  for (const auto& c : calls) {
+    const effects::Task* task = env_.tasks.find(c.effectId);
+    if (task == nullptr) {
+      throw NotFoundError("step '" + c.stepId + "' calls effect '" + c.effectId +
+                          "', which is not registered");
+    }
+    tasks.push_back(task);
+  }
+  auto stepCall = [&](std::size_t i, json::value* journaled) {
+    return StepCall{calls[i].stepId, calls[i].effectId, tasks[i]->definition.kind, journaled,
+                    nullptr};
+  };
+  std::vector<EffectOutcome> out(calls.size());
+  std::vector<Pending> pending;
+  pending.reserve(calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    int attempt = 1;
+    try {
+      if (auto recorded = beginStep(stepCall(i, nullptr), attempt)) {
+        out[i].output = std::move(*recorded);
+        continue;
+      }
+    } catch (const StepFailedError&) {
+      out[i].failure = std::current_exception();  // a recorded final failure
+      continue;
+    }
+    Pending p;
+    p.index = i;
+    p.task = tasks[i];
+    p.attempt = attempt;
+    if (env_.options.journalEffectInputs) p.journaled = calls[i].input;
+    p.input = std::move(calls[i].input);
+    pending.push_back(std::move(p));
+  }
+  auto run = [this, &calls](Pending& p) {
+    const auto& c = calls[p.index];
+    StepCall call{c.stepId, c.effectId, p.task->definition.kind, nullptr, nullptr};
+    p.startedAt = env_.options.clock->nowMillis();
+    try {
+      p.output = env_.chain.invoke(contextFor(call, p.attempt), std::move(p.input),
+                                   [&p](const effects::EffectContext& ctx, json::value in) {
+                                     return p.task->fn(ctx, std::move(in));
+                                   });
+    } catch (...) {
+      p.error = std::current_exception();
+    }
+    p.endedAt = env_.options.clock->nowMillis();
+  };
+  int width = static_cast<int>(std::min<std::size_t>(std::max(maxConcurrent, 1), pending.size()));
+  std::optional<Workers> workers;
+  if (width > 1) workers.emplace(pending, width, run);
+  for (std::size_t k = 0; k < pending.size(); ++k) {
+    Pending& p = pending[k];
+    if (workers) {
+      workers->waitFor(k);
+    } else {
+      run(p);
+    }
+    StepCall call = stepCall(p.index, env_.options.journalEffectInputs ? &p.journaled : nullptr);
+    if (!p.error) {
+      out[p.index].output =
+          finishStep(call, p.attempt, std::move(p.output), p.startedAt, p.endedAt);
+      continue;
+    }
+    try {
+      failStep(call, p.error);
+    } catch (const StepFailedError&) {
+      out[p.index].failure = std::current_exception();
+    }
+  }
+  return out;
+}
+
+}  // namespace loom::workflow
