@@ -148,7 +148,7 @@ std::vector<std::string> FilesystemContentStore::putMany(std::span<const std::st
     std::set<std::filesystem::path> dirs;
     for (auto& temp : temps) {
       std::filesystem::path shard = s.shardDir(temp->address);
-      ensureDirectory(shard.parent_path(), dirs);
+      if (s.layout == 1) ensureDirectory(shard.parent_path(), dirs);
       ensureDirectory(shard, dirs);
       std::filesystem::path path = shard / temp->address;
       StripeLock lock(s.stripeOf(temp->address));
@@ -220,34 +220,45 @@ bool FilesystemContentStore::deleteIfUntouchedSince(std::string_view address,
 
 int64_t FilesystemContentStore::touchClock() const { return impl_->touch.now(); }
 
+namespace {
+
+// Visits the blob files of one shard folder whose names are addresses with `prefix`.
+void visitShard(const std::filesystem::path& shard, std::string_view prefix,
+                const std::function<void(const BlobInfo&)>& visit) {
+  DirPtr dir = openShard(shard);
+  if (!dir) return;
+  while (dirent* entry = ::readdir(dir.get())) {
+    std::string_view file = entry->d_name;
+    if (!isValidAddress(file) || file.substr(0, prefix.size()) != prefix) continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(dir.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;  // deleted since readdir
+      posix::throwIoError(errno, "stat blob", shard / file);
+    }
+    if (!S_ISREG(st.st_mode)) continue;
+    visit(BlobInfo{std::string(file), static_cast<int64_t>(st.st_size), posix::mtimeMillis(st)});
+  }
+}
+
+}  // namespace
+
 void FilesystemContentStore::forEachBlob(const std::function<void(const BlobInfo&)>& visit) const {
   // Streams the shard tree; no lock is held while `visit` runs.
   DirPtr top = openShard(impl_->root);
   if (!top) posix::throwIoError(ENOENT, "open directory", impl_->root);
   while (dirent* first = ::readdir(top.get())) {
-    std::string_view aa = first->d_name;
+    std::string aa = first->d_name;
     if (!isHexPair(aa)) continue;
     std::filesystem::path firstPath = impl_->root / aa;
+    if (impl_->layout != 1) {
+      visitShard(firstPath, aa, visit);
+      continue;
+    }
     DirPtr level1 = openShard(firstPath);
     if (!level1) continue;
     while (dirent* second = ::readdir(level1.get())) {
       std::string_view bb = second->d_name;
-      if (!isHexPair(bb)) continue;
-      std::filesystem::path shard = firstPath / bb;
-      DirPtr level2 = openShard(shard);
-      if (!level2) continue;
-      while (dirent* entry = ::readdir(level2.get())) {
-        std::string_view file = entry->d_name;
-        if (!isValidAddress(file) || file.substr(0, 2) != aa || file.substr(2, 2) != bb) continue;
-        struct stat st {};
-        if (::fstatat(::dirfd(level2.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-          if (errno == ENOENT) continue;  // deleted since readdir
-          posix::throwIoError(errno, "stat blob", shard / file);
-        }
-        if (!S_ISREG(st.st_mode)) continue;
-        visit(
-            BlobInfo{std::string(file), static_cast<int64_t>(st.st_size), posix::mtimeMillis(st)});
-      }
+      if (isHexPair(bb)) visitShard(firstPath / bb, aa + std::string(bb), visit);
     }
   }
 }

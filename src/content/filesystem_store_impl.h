@@ -42,9 +42,13 @@ struct FilesystemContentStore::Impl {
   uint64_t nonce = 0;  // tells this store's temp files from other stores' in one process
   std::atomic<uint64_t> nextTemp{0};
   int64_t strayRemoved = 0;
+  int layout = kFilesystemLayoutVersion;  // of this store's LAYOUT file
 
+  // Layout 2: <root>/<aa>/<address>; layout 1: <root>/<aa>/<bb>/<address>
+  // (docs/spec/content-store.md).
   std::filesystem::path shardDir(std::string_view address) const {
-    return root / address.substr(0, 2) / address.substr(2, 2);
+    if (layout == 1) return root / address.substr(0, 2) / address.substr(2, 2);
+    return root / address.substr(0, 2);
   }
   std::filesystem::path blobPath(std::string_view address) const {
     return shardDir(address) / address;

@@ -100,6 +100,7 @@ void FilesystemContentStore::Impl::checkLayout() {
                         std::string(kLayoutPrefix) +
                         "<n>'; restore that file or open the right folder");
   }
+  layout = version;
   if (version > kFilesystemLayoutVersion || version < kFilesystemLayoutOldestReadable) {
     throw FailedPreconditionError(
         name + " was written with layout " + std::to_string(version) +

@@ -72,7 +72,10 @@ std::unique_ptr<BenchApp> bootApp(const Row& row) {
   agent::ToolDefinition fetch{"fetch_report", "Fetches one page of the quarterly report.", nullptr};
   if (row.tool == "subprocess") {
     providers::SubprocessToolOptions o;
-    o.command = {"/bin/sh", "-c", "cat >/dev/null; cat \"$0\"", (row.home / "page.json").string()};
+    // A distinct result per page (its number, then the same 1.5-4 kB body), as a real tool's.
+    o.command = {"/bin/sh", "-c",
+                 "p=$(tr -dc 0-9); printf '{\"page\":%s,\"body\":\"%s\"}' \"$p\" \"$(cat \"$0\")\"",
+                 (row.home / "body.txt").string()};
     agent::registerTool(b->tasks, std::make_shared<providers::SubprocessTool>(fetch, o));
   } else {
     uint32_t seed = row.seed;
@@ -190,7 +193,9 @@ void measureState(const std::string& loom, const Row& row, LongRunBenchRow& out)
 LongRunBenchRow runRow(const LongRunBenchOptions& o, const Row& row) {
   fs::remove_all(row.home);
   fs::create_directories(row.home);
-  std::ofstream(row.home / "page.json") << json::toText(claim_check_bench::reportFor(o.seed, 1));
+  // Words and spaces only: safe inside the subprocess tool's printf.
+  std::ofstream(row.home / "body.txt")
+      << claim_check_bench::reportFor(o.seed, 1).at("body").as_string().c_str();
   LongRunBenchRow out{row.turns, row.tool, row.claimCheck};
   ChildOutcome ran = inChild([&] {
     auto b = bootApp(row);

@@ -93,16 +93,39 @@ TEST_F(FilesystemContentStoreTest, EveryReportedDeleteIsDurableBeforeItReturns) 
 TEST_F(FilesystemContentStoreTest, BlobsAreShardedFilesWhoseMtimeIsTheLastTouch) {
   auto store = open();
   std::string address = store->put("abc");
-  fs::path file = root() / "ba" / "78" / address;
+  fs::path file = root() / "ba" / address;  // layout 2: one shard level
   EXPECT_EQ(file, store->blobPath(address));
   EXPECT_EQ("abc", readFile(file));
   EXPECT_EQ(kT0, mtimeMillisOf(file));
   clock_->advance(90'061);
   store->put("abc");
   EXPECT_EQ(kT0 + 90'061, mtimeMillisOf(file));
-  EXPECT_EQ("loom filesystem content store, layout 1\n", readFile(root() / "LAYOUT"));
+  EXPECT_EQ("loom filesystem content store, layout 2\n", readFile(root() / "LAYOUT"));
   EXPECT_EQ(0u, filesIn(root() / "tmp"));
   EXPECT_EQ(16u, filesIn(root() / "locks"));
+}
+
+// A store written with layout 1 (two shard levels) keeps that layout: its blobs are read,
+// listed and deleted where they are, and new ones go beside them.
+TEST_F(FilesystemContentStoreTest, ALayoutOneStoreKeepsItsTwoShardLevels) {
+  std::string old = "written by layout 1";
+  std::string oldAddress = sha256Hex(old);
+  fs::create_directories(root() / "tmp");
+  writeFile(root() / "LAYOUT", "loom filesystem content store, layout 1\n");
+  fs::path oldFile = root() / oldAddress.substr(0, 2) / oldAddress.substr(2, 2) / oldAddress;
+  fs::create_directories(oldFile.parent_path());
+  writeFile(oldFile, old);
+  auto store = open();
+  EXPECT_EQ(old, store->get(oldAddress));
+  std::string added = store->put("abc");
+  EXPECT_EQ(root() / "ba" / "78" / added, store->blobPath(added));
+  EXPECT_EQ("abc", readFile(root() / "ba" / "78" / added));
+  std::map<std::string, BlobInfo> blobs = allBlobs(*store);
+  EXPECT_EQ(2u, blobs.size());
+  EXPECT_TRUE(blobs.count(oldAddress));
+  EXPECT_TRUE(store->remove(oldAddress));
+  EXPECT_FALSE(fs::exists(oldFile));
+  EXPECT_EQ("loom filesystem content store, layout 1\n", readFile(root() / "LAYOUT"));
 }
 
 // Makes every file in `dir` two minutes old: strays younger than a minute are left alone.

@@ -23,7 +23,7 @@
 namespace loom::content {
 
 // The layout version written to <root>/LAYOUT and the range a build opens.
-inline constexpr int kFilesystemLayoutVersion = 1;
+inline constexpr int kFilesystemLayoutVersion = 2;
 inline constexpr int kFilesystemLayoutOldestReadable = 1;
 
 class FilesystemContentStore : public ContentStore {
