@@ -48,42 +48,55 @@ bool readableStep(const kernel::Event& e) {
 
 }  // namespace
 
-json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop) {
-  json::array frames, turnOutputs, decisions, sawTaintFrom;
-  ModelInputRebuilder inputs(loop);  // streams: one transcript, never every turn's input
-  for (const auto& e : events) {
-    inputs.apply(e);
-    if (!readableStep(e)) continue;  // sealed or erased steps have nothing to fold
-    const auto& d = e.data;
-    auto id = effects::parseAgentStepId(std::string_view(d.at("stepId").as_string()));
-    if (!id || id->loop != loop) continue;
-    if (id->kind == AgentStepKind::kTool) {
-      frames.push_back(frameOf(d, *id));
-      addOrigins(sawTaintFrom, d.at("output"));
-    } else if (id->kind == AgentStepKind::kModel) {
-      turnOutputs.push_back(d.at("output"));
-      decisions.push_back(decisionOf(d.at("output"), id->turn));
-    } else {
-      decisions.push_back(json::object{{"turn", id->turn}, {"decision", "compact"},
-                                       {"why", "the transcript passed compaction.triggerBytes"}});
-    }
+AgentStateFolder::AgentStateFolder(std::string_view loop) : loop_(loop), sizer_(loop) {}
+
+void AgentStateFolder::apply(const kernel::Event& e) {
+  sizer_.apply(e);
+  if (!readableStep(e)) return;  // sealed or erased steps have nothing to fold
+  const auto& d = e.data;
+  auto id = effects::parseAgentStepId(std::string_view(d.at("stepId").as_string()));
+  if (!id || id->loop != loop_) return;
+  if (id->kind == AgentStepKind::kTool) {
+    frames_.push_back(frameOf(d, *id));
+    addOrigins(sawTaintFrom_, d.at("output"));
+  } else if (id->kind == AgentStepKind::kModel) {
+    turnOutputs_.push_back(d.at("output"));
+    decisions_.push_back(decisionOf(d.at("output"), id->turn));
+  } else {
+    decisions_.push_back(json::object{{"turn", id->turn},
+                                      {"decision", "compact"},
+                                      {"why", "the transcript passed compaction.triggerBytes"}});
   }
-  int64_t bytes = inputs.lastModelStep().empty() ? 0 : transcriptBytes(inputs.lastInput());
-  return json::object{{"loop", loop},
-                      {"frames", std::move(frames)},
-                      {"turnOutputs", std::move(turnOutputs)},
-                      {"_decisions", std::move(decisions)},
-                      {"transcriptBytes", bytes},
-                      {"sawTaintFrom", std::move(sawTaintFrom)}};
+}
+
+json::object AgentStateFolder::take() {
+  return json::object{{"loop", loop_},
+                      {"frames", std::move(frames_)},
+                      {"turnOutputs", std::move(turnOutputs_)},
+                      {"_decisions", std::move(decisions_)},
+                      {"transcriptBytes", sizer_.bytes()},
+                      {"sawTaintFrom", std::move(sawTaintFrom_)}};
+}
+
+json::object foldAgentState(const std::vector<kernel::Event>& events, std::string_view loop) {
+  AgentStateFolder folder(loop);
+  for (const auto& e : events) folder.apply(e);
+  return folder.take();
+}
+
+std::optional<std::string> agentLoopOf(const kernel::Event& e) {
+  if (!readableStep(e)) return std::nullopt;
+  auto id = effects::parseAgentStepId(std::string_view(e.data.at("stepId").as_string()));
+  if (!id) return std::nullopt;
+  return std::string(id->loop);
 }
 
 std::vector<std::string> agentLoopsOf(const std::vector<kernel::Event>& events) {
   std::vector<std::string> loops;
   for (const auto& e : events) {
-    if (!readableStep(e)) continue;
-    auto id = effects::parseAgentStepId(std::string_view(e.data.at("stepId").as_string()));
-    if (id && std::find(loops.begin(), loops.end(), id->loop) == loops.end()) {
-      loops.push_back(id->loop);
+    auto loop = agentLoopOf(e);
+    if (loop && std::find(loops.begin(), loops.end(), *loop) == loops.end()) {
+      loops.push_back(std::move(*loop));
     }
   }
   return loops;

@@ -48,82 +48,195 @@ json::value ModelInputJournal::compactionInput(const json::SharedArray& messages
                       {"range", json::array{keepHead, n - keepTail}}};
 }
 
-const json::array* ModelInputRebuilder::apply(const kernel::Event& e) {
-  if (e.type != kernel::EventType::kStepCompleted) return nullptr;
-  const auto* step = e.data.if_contains("stepId");
-  if (step == nullptr || !step->is_string()) return nullptr;  // sealed or erased: nothing here
-  std::string stepId(step->get_string());
-  auto id = effects::parseAgentStepId(stepId);
-  if (!id || id->loop != loop_) return nullptr;
-  if (id->kind != effects::AgentStepKind::kModel) {
-    outputs_[stepId] = e.data.at("output");
-    return nullptr;
-  }
-  const auto* input = e.data.if_contains("input");
-  if (input == nullptr || !input->is_object()) {
-    throw DataLossError("model step '" + stepId + "' has no journaled input to rebuild");
-  }
-  current_ = rebuild(stepId, input->get_object());
-  currentStep_ = stepId;
-  // Later deltas refer only to this step's output and to steps recorded after it.
-  outputs_.clear();
-  outputs_[stepId] = e.data.at("output");
-  return &current_;
-}
+namespace {
 
-json::array ModelInputRebuilder::rebuild(const std::string& stepId, const json::object& input) {
-  if (const auto* full = input.if_contains("messages")) return full->as_array();
-  json::array base;
-  const auto& since = input.at("since");
-  if (since.is_string()) {
-    if (since.get_string() != currentStep_) {
-      throw DataLossError("model step '" + stepId + "' is journaled as a delta from step '" +
-                          std::string(since.get_string()) + "', but the model step before it " +
-                          (currentStep_.empty() ? "is not recorded" : "is '" + currentStep_ + "'"));
+// The messages of a rebuilt input: the messages themselves.
+struct FullMessages {
+  json::array messages;
+
+  static FullMessages fromArray(const json::array& a) { return {a}; }
+  std::size_t size() const { return messages.size(); }
+  void push(json::value message) { messages.push_back(std::move(message)); }
+  // Keeps the first `head` and last `tail` messages around `summary(summarized taint)`.
+  template <typename Summary>
+  FullMessages compacted(std::size_t head, std::size_t tail, Summary summary) && {
+    auto& m = messages;
+    std::vector<std::string> origins;
+    for (auto it = m.begin() + head; it != m.end() - tail; ++it) {
+      addTaintOrigins(origins, messageTaint(*it));
     }
-    base = std::move(current_);
+    json::array out(m.begin(), m.begin() + head);
+    out.push_back(summary(origins));
+    out.insert(out.end(), std::make_move_iterator(m.end() - tail),
+               std::make_move_iterator(m.end()));
+    return {std::move(out)};
   }
-  for (const auto& entry : input.at("appended").as_array()) {
-    base.push_back(resolve(stepId, entry));
-  }
-  if (const auto* c = input.if_contains("compaction"))
-    base = compact(stepId, std::move(base), c->as_object());
-  return base;
-}
+};
 
-json::value ModelInputRebuilder::resolve(const std::string& stepId,
-                                         const json::value& entry) const {
-  const auto& o = entry.as_object();
-  const auto* from = o.if_contains("fromStep");
-  if (from == nullptr) return entry;
-  const json::value& output = recorded(stepId, std::string(from->as_string()));
-  if (o.contains("toolCallId")) return writeBack(o.at("toolCallId").as_string(), output);
-  return output;
-}
+// The messages of a rebuilt input as their sizes and taint only (TranscriptSizer).
+struct SizedMessages {
+  struct Info {
+    int64_t bytes;
+    std::vector<std::string> taint;
+  };
+  std::vector<Info> infos;
+  int64_t bytes = 0;  // sum of infos' bytes
 
-json::array ModelInputRebuilder::compact(const std::string& stepId, json::array base,
-                                         const json::object& c) const {
-  int64_t head = c.at("keepHead").as_int64(), tail = c.at("keepTail").as_int64();
-  int64_t n = static_cast<int64_t>(base.size());
-  if (head < 0 || tail < 0 || head + tail > n) {
-    throw DataLossError("model step '" + stepId + "' journals a compaction outside its input");
+  static SizedMessages fromArray(const json::array& a) {
+    SizedMessages out;
+    for (const auto& m : a) out.push(m);
+    return out;
   }
-  json::SharedArray middle(json::array(base.begin() + head, base.end() - tail));
-  json::array out(base.begin(), base.begin() + head);
-  out.push_back(summaryMessage(recorded(stepId, std::string(c.at("step").as_string())), middle));
-  out.insert(out.end(), std::make_move_iterator(base.end() - tail),
-             std::make_move_iterator(base.end()));
-  return out;
-}
+  std::size_t size() const { return infos.size(); }
+  void push(const json::value& message) {
+    infos.push_back({static_cast<int64_t>(json::textBytes(message)), messageTaint(message)});
+    bytes += infos.back().bytes;
+  }
+  template <typename Summary>
+  SizedMessages compacted(std::size_t head, std::size_t tail, Summary summary) && {
+    std::vector<std::string> origins;
+    for (std::size_t i = head; i < infos.size() - tail; ++i)
+      addTaintOrigins(origins, infos[i].taint);
+    SizedMessages out;
+    for (std::size_t i = 0; i < head; ++i) out.pushInfo(std::move(infos[i]));
+    out.push(summary(origins));
+    for (std::size_t i = infos.size() - tail; i < infos.size(); ++i)
+      out.pushInfo(std::move(infos[i]));
+    return out;
+  }
+  int64_t textBytes() const {
+    return 2 + bytes + (infos.empty() ? 0 : static_cast<int64_t>(infos.size()) - 1);
+  }
 
-const json::value& ModelInputRebuilder::recorded(const std::string& stepId,
-                                                 const std::string& from) const {
-  auto it = outputs_.find(from);
-  if (it == outputs_.end()) {
-    throw DataLossError("model step '" + stepId + "' refers to step '" + from +
-                        "', which is not recorded between it and the model step before it");
+ private:
+  void pushInfo(Info info) {
+    bytes += info.bytes;
+    infos.push_back(std::move(info));
   }
-  return it->second;
+};
+
+// The rebuilding rules (model_input.h), over either representation of the messages.
+template <typename Messages>
+class Rebuild {
+ public:
+  explicit Rebuild(std::string_view loop) : loop_(loop) {}
+
+  const Messages* apply(const kernel::Event& e) {
+    if (e.type != kernel::EventType::kStepCompleted) return nullptr;
+    const auto* step = e.data.if_contains("stepId");
+    if (step == nullptr || !step->is_string()) return nullptr;  // sealed or erased
+    std::string stepId(step->get_string());
+    auto id = effects::parseAgentStepId(stepId);
+    if (!id || id->loop != loop_) return nullptr;
+    if (id->kind != effects::AgentStepKind::kModel) {
+      outputs_[stepId] = e.data.at("output");
+      return nullptr;
+    }
+    const auto* input = e.data.if_contains("input");
+    if (input == nullptr || !input->is_object()) {
+      throw DataLossError("model step '" + stepId + "' has no journaled input to rebuild");
+    }
+    current_ = rebuild(stepId, input->get_object());
+    currentStep_ = stepId;
+    // Later deltas refer only to this step's output and to steps recorded after it.
+    outputs_.clear();
+    outputs_[stepId] = e.data.at("output");
+    return &current_;
+  }
+
+  const std::string& lastModelStep() const { return currentStep_; }
+  const Messages& last() const { return current_; }
+
+ private:
+  Messages rebuild(const std::string& stepId, const json::object& input) {
+    if (const auto* full = input.if_contains("messages")) {
+      return Messages::fromArray(full->as_array());
+    }
+    Messages base;
+    const auto& since = input.at("since");
+    if (since.is_string()) {
+      if (since.get_string() != currentStep_) {
+        throw DataLossError(
+            "model step '" + stepId + "' is journaled as a delta from step '" +
+            std::string(since.get_string()) + "', but the model step before it " +
+            (currentStep_.empty() ? "is not recorded" : "is '" + currentStep_ + "'"));
+      }
+      base = std::move(current_);
+    }
+    for (const auto& entry : input.at("appended").as_array()) base.push(resolve(stepId, entry));
+    if (const auto* c = input.if_contains("compaction")) {
+      base = compact(stepId, std::move(base), c->as_object());
+    }
+    return base;
+  }
+
+  json::value resolve(const std::string& stepId, const json::value& entry) const {
+    const auto& o = entry.as_object();
+    const auto* from = o.if_contains("fromStep");
+    if (from == nullptr) return entry;
+    const json::value& output = recorded(stepId, std::string(from->as_string()));
+    if (o.contains("toolCallId")) return writeBack(o.at("toolCallId").as_string(), output);
+    return output;
+  }
+
+  Messages compact(const std::string& stepId, Messages base, const json::object& c) const {
+    int64_t head = c.at("keepHead").as_int64(), tail = c.at("keepTail").as_int64();
+    int64_t n = static_cast<int64_t>(base.size());
+    if (head < 0 || tail < 0 || head + tail > n) {
+      throw DataLossError("model step '" + stepId + "' journals a compaction outside its input");
+    }
+    const json::value& summary = recorded(stepId, std::string(c.at("step").as_string()));
+    return std::move(base).compacted(
+        static_cast<std::size_t>(head), static_cast<std::size_t>(tail),
+        [&](const std::vector<std::string>& origins) { return summaryMessage(summary, origins); });
+  }
+
+  const json::value& recorded(const std::string& stepId, const std::string& from) const {
+    auto it = outputs_.find(from);
+    if (it == outputs_.end()) {
+      throw DataLossError("model step '" + stepId + "' refers to step '" + from +
+                          "', which is not recorded between it and the model step before it");
+    }
+    return it->second;
+  }
+
+  std::string loop_;
+  std::string currentStep_;
+  Messages current_;
+  // The outputs a delta may refer to: the last model step's and those recorded after it.
+  std::unordered_map<std::string, json::value> outputs_;
+};
+
+}  // namespace
+
+struct ModelInputRebuilder::Impl : Rebuild<FullMessages> {
+  using Rebuild::Rebuild;
+};
+struct TranscriptSizer::Impl : Rebuild<SizedMessages> {
+  using Rebuild::Rebuild;
+};
+
+ModelInputRebuilder::ModelInputRebuilder(std::string_view loop)
+    : impl_(std::make_unique<Impl>(loop)) {}
+ModelInputRebuilder::~ModelInputRebuilder() = default;
+ModelInputRebuilder::ModelInputRebuilder(ModelInputRebuilder&&) noexcept = default;
+ModelInputRebuilder& ModelInputRebuilder::operator=(ModelInputRebuilder&&) noexcept = default;
+
+const json::array* ModelInputRebuilder::apply(const kernel::Event& e) {
+  const FullMessages* m = impl_->apply(e);
+  return m ? &m->messages : nullptr;
+}
+const std::string& ModelInputRebuilder::lastModelStep() const { return impl_->lastModelStep(); }
+const json::array& ModelInputRebuilder::lastInput() const { return impl_->last().messages; }
+
+TranscriptSizer::TranscriptSizer(std::string_view loop) : impl_(std::make_unique<Impl>(loop)) {}
+TranscriptSizer::~TranscriptSizer() = default;
+TranscriptSizer::TranscriptSizer(TranscriptSizer&&) noexcept = default;
+TranscriptSizer& TranscriptSizer::operator=(TranscriptSizer&&) noexcept = default;
+
+bool TranscriptSizer::apply(const kernel::Event& e) { return impl_->apply(e) != nullptr; }
+int64_t TranscriptSizer::bytes() const {
+  return impl_->lastModelStep().empty() ? 0 : impl_->last().textBytes();
 }
 
 std::map<std::string, json::array> rebuildModelInputs(const std::vector<kernel::Event>& events,

@@ -89,13 +89,20 @@ std::vector<std::string> messageTaint(const json::value& message) {
   return out;
 }
 
+void addTaintOrigins(std::vector<std::string>& origins, const std::vector<std::string>& more) {
+  for (const auto& o : more) {
+    if (std::find(origins.begin(), origins.end(), o) == origins.end()) origins.push_back(o);
+  }
+}
+
 json::object summaryMessage(const json::value& compactOutput, const json::SharedArray& summarized) {
   std::vector<std::string> origins;
-  for (const auto& m : summarized) {
-    for (auto& o : messageTaint(m)) {
-      if (std::find(origins.begin(), origins.end(), o) == origins.end()) origins.push_back(o);
-    }
-  }
+  for (const auto& m : summarized) addTaintOrigins(origins, messageTaint(m));
+  return summaryMessage(compactOutput, origins);
+}
+
+json::object summaryMessage(const json::value& compactOutput,
+                            const std::vector<std::string>& origins) {
   json::value text = nullptr;
   if (const auto* o = compactOutput.if_object()) {
     if (const auto* c = o->if_contains("content")) text = *c;

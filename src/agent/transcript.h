@@ -27,6 +27,11 @@ std::string fence(const json::value& value, const std::vector<std::string>& orig
 // The message that replaces compacted history: the summary text (from the compaction step's
 // assistant message), fenced and marked tainted when any summarized message was tainted.
 json::object summaryMessage(const json::value& compactOutput, const json::SharedArray& summarized);
+// The same from the union of the summarized messages' taint origins.
+json::object summaryMessage(const json::value& compactOutput,
+                            const std::vector<std::string>& origins);
+// Adds to `origins` those of `more` it does not hold yet (first-seen order).
+void addTaintOrigins(std::vector<std::string>& origins, const std::vector<std::string>& more);
 
 // The taint origins a message carries ("taint" member), empty when none.
 std::vector<std::string> messageTaint(const json::value& message);

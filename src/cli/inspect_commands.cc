@@ -1,7 +1,9 @@
 // The subcommands that read the home's event store without running anything: ls, log, state.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -205,28 +207,46 @@ Action setupState(CLI::App& command, Session& session) {
       "kernel's sizes.");
   return [&session, args, kernelState] {
     requireExecution(session, args->id);
-    std::vector<kernel::Event> events = session.store(false).read(args->id);
-    std::vector<std::string> loops = agent::agentLoopsOf(events);
-    if (loops.empty() || *kernelState) {
-      kernel::Fold fold;
-      for (const auto& e : events) fold.apply(e);
-      json::value state = fold.state();
-      session.out() << (args->json ? json::toText(state) : prettyJson(state)) << std::endl;
+    // One streamed pass over the log (never all of it in memory): each agent loop's state is
+    // folded from its first step on; the kernel's fold is kept only while no agent step has
+    // appeared (or with --kernel).
+    std::optional<kernel::Fold> fold(std::in_place);
+    std::vector<std::pair<std::string, agent::AgentStateFolder>> loops;
+    session.store(false).scan(args->id, 1, [&](const kernel::Event& e) {
+      if (*kernelState) return fold->apply(e);
+      if (auto loop = agent::agentLoopOf(e)) {
+        auto known = [&](const auto& l) { return l.first == *loop; };
+        if (std::find_if(loops.begin(), loops.end(), known) == loops.end()) {
+          loops.emplace_back(*loop, agent::AgentStateFolder(*loop));
+        }
+        fold.reset();
+      }
+      if (fold) fold->apply(e);
+      for (auto& [name, folder] : loops) folder.apply(e);
+    });
+    if (fold) {
+      json::value state = fold->state();
+      writeJson(session.out(), state, !args->json);
+      session.out() << std::endl;
       return kExitOk;
     }
     json::array folded;
-    for (const auto& loop : loops) {
-      json::object state = agent::foldAgentState(events, loop);
+    for (auto& [loop, folder] : loops) {
+      json::object state = folder.take();
       int64_t bytes = static_cast<int64_t>(json::textBytes(state));
       if (!args->json) {
         session.out() << "agent loop \"" << loop << "\": folded state " << bytes
-                      << " bytes (what a resume reads)\n"
-                      << prettyJson(state) << "\n";
+                      << " bytes (what a resume reads)\n";
+        writeJson(session.out(), state, true);
+        session.out() << "\n";
+        continue;
       }
-      folded.push_back(json::object{{"loop", loop}, {"stateBytes", bytes}, {"state", state}});
+      folded.push_back(
+          json::object{{"loop", loop}, {"stateBytes", bytes}, {"state", std::move(state)}});
     }
     if (args->json) {
-      session.out() << json::toText(json::object{{"id", args->id}, {"loops", folded}}) << "\n";
+      writeJson(session.out(), json::object{{"id", args->id}, {"loops", std::move(folded)}}, false);
+      session.out() << "\n";
     }
     session.out().flush();
     return kExitOk;

@@ -1,11 +1,19 @@
 #include "text.h"
 
 #include <algorithm>
+#include <boost/json/serializer.hpp>
+#include <ostream>
 
 namespace loom::cli {
 namespace {
 
-void appendPretty(std::string& out, const json::value& v, int depth) {
+// Appends the pretty text of `v`; when `sink` is set, hands it what is written so far whenever
+// that passes 64 KiB.
+void appendPretty(std::string& out, const json::value& v, int depth, std::ostream* sink = nullptr) {
+  if (sink != nullptr && out.size() >= (64u << 10)) {
+    sink->write(out.data(), static_cast<std::streamsize>(out.size()));
+    out.clear();
+  }
   auto newline = [&](int level) {
     out += '\n';
     out.append(static_cast<std::size_t>(level) * 2, ' ');
@@ -18,7 +26,7 @@ void appendPretty(std::string& out, const json::value& v, int depth) {
       first = false;
       newline(depth + 1);
       out += json::toText(json::value(member.key())) + ": ";
-      appendPretty(out, member.value(), depth + 1);
+      appendPretty(out, member.value(), depth + 1, sink);
     }
     newline(depth);
     out += '}';
@@ -29,7 +37,7 @@ void appendPretty(std::string& out, const json::value& v, int depth) {
       if (!first) out += ',';
       first = false;
       newline(depth + 1);
-      appendPretty(out, element, depth + 1);
+      appendPretty(out, element, depth + 1, sink);
     }
     newline(depth);
     out += ']';
@@ -49,6 +57,22 @@ std::string prettyJson(const json::value& v) {
   std::string out;
   appendPretty(out, v, 0);
   return out;
+}
+
+void writeJson(std::ostream& out, const json::value& v, bool pretty) {
+  if (pretty) {
+    std::string buffer;
+    appendPretty(buffer, v, 0, &out);
+    out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    return;
+  }
+  boost::json::serializer serializer;
+  serializer.reset(&v);
+  char chunk[64 << 10];
+  while (!serializer.done()) {
+    auto text = serializer.read(chunk, sizeof chunk);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
 }
 
 std::string alignedTable(const std::vector<std::vector<std::string>>& rows) {

@@ -2,6 +2,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,9 @@ namespace loom::cli {
 
 // JSON text indented by two spaces per level, one member or element per line.
 std::string prettyJson(const json::value& v);
+// Writes `v` to `out` as it goes, pretty (prettyJson's layout) or compact (json::toText's),
+// without building the whole text first (a 10,000-turn agent state is tens of MB).
+void writeJson(std::ostream& out, const json::value& v, bool pretty);
 
 // Rows of cells as columns padded to their widest cell (two spaces between columns, no
 // trailing spaces), one line per row. Widths count UTF-8 code points.

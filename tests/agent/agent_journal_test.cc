@@ -1,5 +1,6 @@
 // Model-input journaling: "full" and "delta" logs rebuild exactly the inputs the model was
 // called with; delta logs grow linearly; the folded agent state has the documented shape.
+#include "agent/transcript.h"
 #include "agent_fixture.h"
 #include "loom/agent/model_input.h"
 #include "loom/kernel/fold.h"
@@ -43,6 +44,30 @@ TEST_F(JournalModes, FullAndDeltaRebuildTheSameInputsTheModelSaw) {
     for (const auto& [step, messages] : full) {
       EXPECT_EQ(messages, seenFull.at(step)) << step;
       EXPECT_EQ(messages, seenDelta.at(step)) << step;
+    }
+  }
+}
+
+// The state fold sizes the transcript without keeping it (TranscriptSizer): at every model
+// step, with and without compaction (which fences the summary of tainted messages), its size
+// is the size of the full rebuilt input.
+TEST_F(JournalModes, TheTranscriptSizerAgreesWithTheRebuiltInputsAtEveryStep) {
+  for (bool compaction : {false, true}) {
+    for (auto mode : {agent::ModelInputMode::kFull, agent::ModelInputMode::kDelta}) {
+      std::string id =
+          std::string(compaction ? "c" : "n") + (mode == agent::ModelInputMode::kFull ? "f" : "d");
+      runAndRebuild(mode, id, compaction);
+      agent::ModelInputRebuilder rebuilder("research");
+      agent::TranscriptSizer sizer("research");
+      int steps = 0;
+      for (const auto& e : store_.read(id)) {
+        const json::array* input = rebuilder.apply(e);
+        ASSERT_EQ(input != nullptr, sizer.apply(e));
+        if (input == nullptr) continue;
+        ++steps;
+        EXPECT_EQ(sizer.bytes(), agent::transcriptBytes(*input)) << rebuilder.lastModelStep();
+      }
+      EXPECT_EQ(steps, 16) << id;
     }
   }
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -60,27 +61,45 @@ class ModelInputJournal {
 // transcript and time linear in the log, whatever the number of turns.
 class ModelInputRebuilder {
  public:
-  explicit ModelInputRebuilder(std::string_view loop) : loop_(loop) {}
+  explicit ModelInputRebuilder(std::string_view loop);
+  ~ModelInputRebuilder();
+  ModelInputRebuilder(ModelInputRebuilder&&) noexcept;
+  ModelInputRebuilder& operator=(ModelInputRebuilder&&) noexcept;
 
   // Feeds the next event. Returns the rebuilt input when `e` is a model step of the loop
   // (valid until the next call), nullptr otherwise. Throws DataLossError naming the step when
   // a reference cannot be resolved (a step not recorded, sealed or erased before it).
   const json::array* apply(const kernel::Event& e);
   // The model step whose input apply() last returned, and that input; empty before the first.
-  const std::string& lastModelStep() const { return currentStep_; }
-  const json::array& lastInput() const { return current_; }
+  const std::string& lastModelStep() const;
+  const json::array& lastInput() const;
+
+  struct Impl;
 
  private:
-  json::array rebuild(const std::string& stepId, const json::object& input);
-  json::value resolve(const std::string& stepId, const json::value& entry) const;
-  json::array compact(const std::string& stepId, json::array base, const json::object& c) const;
-  const json::value& recorded(const std::string& stepId, const std::string& from) const;
+  std::unique_ptr<Impl> impl_;
+};
 
-  std::string loop_;
-  std::string currentStep_;
-  json::array current_;
-  // The outputs a delta may refer to: the last model step's and those recorded after it.
-  std::unordered_map<std::string, json::value> outputs_;
+// The byte size of each model step's input (what foldAgentState reports as transcriptBytes),
+// rebuilt by the same rules as ModelInputRebuilder but keeping only each message's size and
+// taint origins, never the messages: a 10,000-turn state fold does not hold a second copy of
+// every tool result. Throws DataLossError as ModelInputRebuilder does.
+class TranscriptSizer {
+ public:
+  explicit TranscriptSizer(std::string_view loop);
+  ~TranscriptSizer();
+  TranscriptSizer(TranscriptSizer&&) noexcept;
+  TranscriptSizer& operator=(TranscriptSizer&&) noexcept;
+
+  // Feeds the next event; true when it was a model step of the loop.
+  bool apply(const kernel::Event& e);
+  // UTF-8 bytes of the JSON text of the last model step's input; 0 before the first.
+  int64_t bytes() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 // The full input messages of every model step of agent loop `loop`, by step id. Keeps every
