@@ -230,9 +230,13 @@ Action setupState(CLI::App& command, Session& session) {
       session.out() << std::endl;
       return kExitOk;
     }
-    json::array folded;
+    // Built by moves (a json::object passed as a json::value, or put in an initializer list,
+    // can be copied: a second copy of every tool result).
+    json::value doc = json::object{};
+    doc.as_object()["id"] = args->id;
+    json::array& folded = doc.as_object()["loops"].emplace_array();
     for (auto& [loop, folder] : loops) {
-      json::object state = folder.take();
+      json::value state = folder.take();
       int64_t bytes = static_cast<int64_t>(json::textBytes(state));
       if (!args->json) {
         session.out() << "agent loop \"" << loop << "\": folded state " << bytes
@@ -241,11 +245,13 @@ Action setupState(CLI::App& command, Session& session) {
         session.out() << "\n";
         continue;
       }
-      folded.push_back(
-          json::object{{"loop", loop}, {"stateBytes", bytes}, {"state", std::move(state)}});
+      json::object& entry = folded.emplace_back(json::object{}).as_object();
+      entry["loop"] = loop;
+      entry["stateBytes"] = bytes;
+      entry["state"] = std::move(state);
     }
     if (args->json) {
-      writeJson(session.out(), json::object{{"id", args->id}, {"loops", std::move(folded)}}, false);
+      writeJson(session.out(), doc, false);
       session.out() << "\n";
     }
     session.out().flush();
