@@ -34,6 +34,14 @@ struct WriteRequest {
   std::exception_ptr error;
 };
 
+// The write path's transaction statements, prepared once (Db::prepare keys by address).
+constexpr const char* kBegin = "BEGIN IMMEDIATE";
+constexpr const char* kCommit = "COMMIT";
+constexpr const char* kRollback = "ROLLBACK";
+constexpr const char* kSavepoint = "SAVEPOINT request";
+constexpr const char* kRelease = "RELEASE request";
+constexpr const char* kRollbackTo = "ROLLBACK TO request";
+
 // Idle read connections kept for reuse; more are opened while calls overlap.
 constexpr std::size_t kMaxIdleReaders = 4;
 
@@ -60,6 +68,10 @@ struct SqliteEventStore::Impl {
                                                         : "PRAGMA synchronous = NORMAL",
                 "set synchronous");
     schema::prepareSchema(writer);
+    // Prepared now, not on first use: an error path must not fail to prepare its ROLLBACK.
+    for (const char* sql : {kBegin, kCommit, kRollback, kSavepoint, kRelease, kRollbackTo}) {
+      writer.prepare(sql);
+    }
   }
 
   // A read connection used by one call at a time, back to the pool when the lease ends.
@@ -74,9 +86,9 @@ struct SqliteEventStore::Impl {
   // Runs on the leader: one transaction for the whole group.
   void commitGroup(const std::vector<WriteRequest*>& group) {
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
-    if (writer.inTransaction()) writer.runNoThrow("ROLLBACK");
+    if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
-      writer.run("BEGIN IMMEDIATE", "begin write transaction");
+      writer.run(kBegin, "begin write transaction");
     } catch (...) {
       failGroup(group, std::current_exception());
       return;
@@ -98,7 +110,7 @@ struct SqliteEventStore::Impl {
       }
     }
     try {
-      writer.run("COMMIT", "commit write transaction");
+      writer.run(kCommit, "commit write transaction");
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
     } catch (...) {
       failGroup(group, std::current_exception());
@@ -109,7 +121,7 @@ struct SqliteEventStore::Impl {
   // `error` (its writes, if any, are gone with the transaction).
   void failGroup(const std::vector<WriteRequest*>& group, const std::exception_ptr& error) {
     // Rolling back is the only way on; a failure here is retried before the next BEGIN.
-    if (writer.inTransaction()) writer.runNoThrow("ROLLBACK");
+    if (writer.inTransaction()) writer.runNoThrow(kRollback);
     for (WriteRequest* r : group) {
       if (!r->error || r->wrote) r->error = error;
       r->wrote = false;
@@ -120,13 +132,13 @@ struct SqliteEventStore::Impl {
   // the rest of the group can still commit. Every transaction statement is prepared once.
   template <typename Write>
   void inSavepoint(Write&& write) {
-    writer.run("SAVEPOINT request", "begin savepoint");
+    writer.run(kSavepoint, "begin savepoint");
     try {
       write();
-      writer.run("RELEASE request", "release savepoint");
+      writer.run(kRelease, "release savepoint");
     } catch (...) {
-      if (!writer.inTransaction() || writer.runNoThrow("ROLLBACK TO request") != SQLITE_OK ||
-          writer.runNoThrow("RELEASE request") != SQLITE_OK) {
+      if (!writer.inTransaction() || writer.runNoThrow(kRollbackTo) != SQLITE_OK ||
+          writer.runNoThrow(kRelease) != SQLITE_OK) {
         groupBroken = true;  // this request's rows may still be there: nobody may commit
       }
       throw;

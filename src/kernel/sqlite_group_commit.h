@@ -94,13 +94,14 @@ class GroupCommitQueue {
     leading_ = true;  // stays set while leadership is handed on
     gather(lock, siblings);
     std::vector<Waiter*> group;
+    std::vector<Request*> requests;
+    group.reserve(std::min(queue_.size(), kMaxGroup));  // nothing throws once requests leave
+    requests.reserve(group.capacity());
     while (!queue_.empty() && group.size() < kMaxGroup) {
       group.push_back(queue_.front());
       queue_.pop_front();
     }
     lock.unlock();
-    std::vector<Request*> requests;
-    requests.reserve(group.size());
     for (Waiter* w : group) requests.push_back(w->request);
     Clock::time_point started = Clock::now();
     commitNoThrow(requests);

@@ -69,8 +69,19 @@ Statement& Db::prepare(const char* sql) {
 void Db::useWal() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busyTimeoutMillis_);
   for (;;) {
-    int rc = sqlite3_exec(db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
-    if (rc == SQLITE_OK) return;
+    std::string mode;
+    auto keep = [](void* out, int columns, char** values, char**) {
+      if (columns > 0 && values[0] != nullptr) *static_cast<std::string*>(out) = values[0];
+      return 0;
+    };
+    int rc = sqlite3_exec(db_, "PRAGMA journal_mode = WAL", keep, &mode, nullptr);
+    if (rc == SQLITE_OK) {
+      if (mode == "wal" || mode == "memory") return;  // an in-memory database has no WAL
+      throw FailedPreconditionError("sqlite database '" + path_ + "' stayed in journal mode '" +
+                                    mode +
+                                    "', not WAL, which Loom needs for readers beside a writer; "
+                                    "put the home on a local filesystem (not a network share)");
+    }
     int primary = rc & 0xff;
     bool busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
     if (!busy || std::chrono::steady_clock::now() >= deadline) fail(rc, "set WAL mode");
@@ -83,7 +94,13 @@ void Db::run(const char* sql, std::string_view op) {
   if (rc != SQLITE_OK) fail(rc, op);
 }
 
-int Db::runNoThrow(const char* sql) { return prepare(sql).runOnce(); }
+int Db::runNoThrow(const char* sql) {
+  try {
+    return prepare(sql).runOnce();
+  } catch (const std::exception&) {
+    return SQLITE_ERROR;  // could not even be prepared (out of memory): the caller's error stands
+  }
+}
 
 bool Db::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 

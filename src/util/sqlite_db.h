@@ -50,7 +50,8 @@ class Db {
   // Runs one statement that returns no rows (BEGIN, COMMIT, SAVEPOINT, ...) prepared once and
   // kept, not re-parsed per call as exec does: for the hot paths. `sql` as for prepare().
   void run(const char* sql, std::string_view op);
-  // run() returning the SQLite result code instead of throwing (for error paths).
+  // run() returning the SQLite result code instead of throwing, even when `sql` cannot be
+  // prepared (SQLITE_ERROR then), for error paths.
   int runNoThrow(const char* sql);
   // The statement for `sql`, prepared on first use and kept for the connection's life.
   // `sql` must outlive the Db, a literal or a static (the cache is keyed by its address).

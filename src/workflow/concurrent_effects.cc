@@ -1,11 +1,14 @@
 // ExecutionContext::effects: journaled effect calls run concurrently (the agent loop's
-// parallel tool calls). Workers only invoke the chain; the run's own thread claims step ids,
-// replays recorded calls and journals outcomes in call order, so the ExecutionContext itself
-// is only ever touched by one thread.
+// parallel tool calls). Workers only invoke the chain (reading the context's execution id and
+// subject, which no one changes while the run goes on); the run's own thread claims step ids,
+// replays recorded calls and journals outcomes in call order, so only it changes the
+// ExecutionContext.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
+#include <system_error>
 #include <thread>
 
 #include "execution_context.h"
@@ -26,36 +29,51 @@ struct Pending {
   std::exception_ptr error;
   int64_t startedAt = 0;
   int64_t endedAt = 0;
-  bool done = false;  // GUARDED_BY(Workers::mu)
+  enum class State { kWaiting, kDone, kSkipped };
+  State state = State::kWaiting;  // GUARDED_BY(Workers::mu_)
 };
 
 // Up to `width` threads taking the pending calls in order; joined on destruction (a call
-// already running is waited for; none is started after stop()).
+// already running is waited for). After stop() no call starts: the rest are marked skipped.
+// When a thread cannot be created, the ones that were run every call; when none can be,
+// the constructor throws and nothing ran.
 class Workers {
  public:
   template <typename Run>
   Workers(std::vector<Pending>& pending, int width, Run run) : pending_(pending) {
     for (int t = 0; t < width; ++t) {
-      threads_.emplace_back([this, run] {
-        for (std::size_t k; (k = next_.fetch_add(1)) < pending_.size() && !stopped_;) {
-          run(pending_[k]);
-          std::lock_guard lock(mu_);
-          pending_[k].done = true;
-          cv_.notify_all();
-        }
-      });
+      try {
+        threads_.emplace_back([this, run] { work(run); });
+      } catch (const std::system_error&) {
+        if (threads_.empty()) throw;
+        break;  // fewer threads: those started take every call
+      }
     }
   }
   ~Workers() {
-    stopped_ = true;
+    stop();
     for (auto& t : threads_) t.join();
   }
-  void waitFor(std::size_t k) {
+  void stop() { stopped_ = true; }
+  // Waits until call k has run (true) or was skipped after stop() (false).
+  bool waitFor(std::size_t k) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return pending_[k].done; });
+    cv_.wait(lock, [&] { return pending_[k].state != Pending::State::kWaiting; });
+    return pending_[k].state == Pending::State::kDone;
   }
 
  private:
+  template <typename Run>
+  void work(const Run& run) {
+    for (std::size_t k; (k = next_.fetch_add(1)) < pending_.size();) {
+      bool skip = stopped_;
+      if (!skip) run(pending_[k]);
+      std::lock_guard lock(mu_);
+      pending_[k].state = skip ? Pending::State::kSkipped : Pending::State::kDone;
+      cv_.notify_all();
+    }
+  }
+
   std::vector<Pending>& pending_;
   std::atomic<std::size_t> next_{0};
   std::atomic<bool> stopped_{false};
@@ -119,11 +137,23 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
   };
   int width = static_cast<int>(std::min<std::size_t>(std::max(maxConcurrent, 1), pending.size()));
   std::optional<Workers> workers;
-  if (width > 1) workers.emplace(pending, width, run);
+  if (width > 1) {
+    try {
+      workers.emplace(pending, width, run);
+    } catch (const std::system_error&) {
+      // No thread could be started: the calls run one after another below.
+    }
+  }
+  // A park (a call stopped by the kill switch, a result the content store could not take)
+  // ends the run after this batch: the calls already running still finish and are journaled,
+  // so none of them runs twice; calls not started yet are not started.
+  std::exception_ptr park;
   for (std::size_t k = 0; k < pending.size(); ++k) {
     Pending& p = pending[k];
     if (workers) {
-      workers->waitFor(k);
+      if (!workers->waitFor(k)) continue;  // skipped after the park
+    } else if (park) {
+      continue;
     } else {
       run(p);
     }
@@ -137,8 +167,12 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
       failStep(call, p.error);
     } catch (const StepFailedError&) {
       out[p.index].failure = std::current_exception();
+    } catch (const ParkRequest&) {
+      if (!park) park = std::current_exception();
+      if (workers) workers->stop();
     }
   }
+  if (park) std::rethrow_exception(park);
   return out;
 }
 

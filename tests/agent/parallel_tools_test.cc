@@ -6,6 +6,8 @@
 #include <mutex>
 
 #include "agent_fixture.h"
+#include "loom/effects/middleware.h"
+#include "loom/util/error.h"
 
 namespace loom::testing {
 namespace {
@@ -151,6 +153,59 @@ TEST_F(AgentFixture, AnApprovalAmongParallelCallsParksAfterTheCallsBeforeIt) {
   ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(toolCalls_["read"], 2);
   EXPECT_EQ(toolCalls_["send"], 1);
+}
+
+// Stops (as the kill switch does) every call of one effect while `stopped` is set.
+class StopOne : public effects::Middleware {
+ public:
+  StopOne(std::string effectId, std::atomic<bool>& stopped)
+      : effectId_(std::move(effectId)), stopped_(stopped) {}
+  std::string_view name() const override { return "stopOne"; }
+  json::value invoke(const effects::EffectContext& ctx, json::value input,
+                     const effects::Next& next) override {
+    if (ctx.effectId == effectId_ && stopped_) throw Error(ErrorCode::kStopped, "stopped");
+    return next(ctx, std::move(input));
+  }
+
+ private:
+  std::string effectId_;
+  std::atomic<bool>& stopped_;
+};
+
+// [send (stopped), charge, post]: the run parks for the stopped call, but the two calls that
+// ran beside it are journaled, so the resume after the stop is lifted runs only `send`; the
+// card is charged once.
+TEST_F(AgentFixture, AParkInAParallelBatchKeepsTheCallsThatRanBesideIt) {
+  for (const char* name : {"send", "charge", "post"}) {
+    addTool(name, [this, name](const json::value&) {
+      ++toolCalls_[name];
+      return json::value(name);
+    });
+  }
+  json::array calls{json::object{{"name", "send"}}, json::object{{"name", "charge"}},
+                    json::object{{"name", "post"}}};
+  setUpAgent(json::value{
+      {"turns", json::array{json::object{{"toolCalls", calls}}, json::object{{"answer", "ok"}}}}});
+  std::atomic<bool> stopped{true};
+  auto chain = std::make_shared<const effects::EffectChain>(
+      std::vector<std::shared_ptr<effects::Middleware>>{
+          std::make_shared<StopOne>("send", stopped)});
+  workflow::RuntimeOptions ro;
+  ro.clock = clock_;
+  workflow::WorkflowRuntime rt(store_, workflows_, tasks_, chain, ro);
+  auto r = rt.start("research", json::value("go"), {.id = "k"});
+  ASSERT_EQ(r.status, ExecutionStatus::kParked);
+  EXPECT_EQ(r.parkReason, "effectStopped");
+  EXPECT_EQ(toolCalls_["send"], 0);
+  int ranBeside = toolCalls_["charge"] + toolCalls_["post"];
+  std::vector<std::string> ids = stepIds("k");
+  EXPECT_EQ(static_cast<int>(ids.size()) - 1, ranBeside) << "every call that ran is journaled";
+  stopped = false;
+  r = rt.resume("k");
+  ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(toolCalls_["send"], 1);
+  EXPECT_EQ(toolCalls_["charge"], 1) << "the card was charged twice";
+  EXPECT_EQ(toolCalls_["post"], 1);
 }
 
 }  // namespace

@@ -53,9 +53,11 @@ class WorkflowContext {
   // without running; the rest run concurrently and are journaled in the order of `calls`
   // (a call that finished waits for those before it), so the log's order is deterministic and
   // a crash re-runs at most the calls not yet journaled. One outcome per call, in order: its
-  // output, or the StepFailedError it failed with. Anything else (a park, a store failure) is
-  // thrown once the calls before it are journaled. Unknown effect ids throw NotFoundError
-  // before anything runs.
+  // output, or the StepFailedError it failed with. A park (a call stopped by the kill switch)
+  // is thrown once every call already running has finished and been journaled (none starts
+  // after it, none that ran runs again); a store failure or conflict is thrown at once.
+  // Unknown effect ids throw NotFoundError before anything runs. Effects and middleware run
+  // on several threads at once (they must be thread-safe, as a shared chain already requires).
   struct EffectCall {
     std::string stepId;
     std::string effectId;
