@@ -102,7 +102,7 @@ class Loop {
       int width = static_cast<int>(std::clamp<int64_t>(options_.parallelToolCalls, 1, 64));
       auto outcomes = ctx_.effects(std::move(batch), width);
       for (std::size_t k = 0; k < outcomes.size(); ++k) {
-        writeBackOutcome(batchStepIds[k], batchCallIds[k], outcomes[k]);
+        writeBackOutcome(batchStepIds[k], batchCallIds[k], std::move(outcomes[k]));
       }
       batch.clear();
       batchStepIds.clear();
@@ -155,7 +155,7 @@ class Loop {
   }
 
   void writeBackOutcome(const std::string& stepId, const std::string& callId,
-                        const workflow::WorkflowContext::EffectOutcome& outcome) {
+                        workflow::WorkflowContext::EffectOutcome outcome) {
     if (outcome.failure) {
       try {
         std::rethrow_exception(outcome.failure);
@@ -166,7 +166,7 @@ class Loop {
     }
     journal_.noteAppended(
         json::object{{"role", "tool"}, {"toolCallId", callId}, {"fromStep", stepId}});
-    transcript_.append(writeBack(callId, outcome.output));
+    transcript_.append(writeBack(callId, std::move(outcome.output)));
   }
 
   void maybeCompact(int64_t turn) {

@@ -51,7 +51,7 @@ std::string fence(const json::value& value, const std::vector<std::string>& orig
          textOf(value) + "\n</untrusted-data>";
 }
 
-json::object writeBack(std::string_view toolCallId, const json::value& result) {
+json::object writeBack(std::string_view toolCallId, json::value result) {
   json::object m{{"role", "tool"}, {"toolCallId", toolCallId}};
   std::vector<std::string> origins = effects::taintOrigins(result);
   if (!origins.empty()) {
@@ -63,9 +63,9 @@ json::object writeBack(std::string_view toolCallId, const json::value& result) {
     for (auto& o : origins) taint.emplace_back(o);
     m["taint"] = std::move(taint);
   } else if (effects::isMediaResult(result)) {
-    m["content"] = result.at("parts");
+    m["content"] = std::move(result.as_object()["parts"]);
   } else {
-    m["content"] = result;
+    m["content"] = std::move(result);  // a recorded output the caller hands over: not copied
   }
   return m;
 }

@@ -16,7 +16,8 @@
 namespace loom::agent {
 
 // {"role":"tool","toolCallId":id,"content":<result, rendered>} (+ "taint" when fenced).
-json::object writeBack(std::string_view toolCallId, const json::value& result);
+// Takes `result` by value: a caller done with it moves it in (no copy of a large result).
+json::object writeBack(std::string_view toolCallId, json::value result);
 
 // The tool message for a call that produced no result (failed, denied, unknown tool).
 json::object toolErrorMessage(std::string_view toolCallId, json::value error);
