@@ -7,6 +7,7 @@
 // The same program is also a `loom` command line over its own workflows and agent, with that
 // Config in code as the default (or a --config loom.toml instead):
 //   embed loom [loom options] run helper --input '"How is churn?"'
+#include <atomic>
 #include <iostream>
 
 #include "loom/loom.h"
@@ -15,7 +16,9 @@ namespace {
 
 using loom::json::value;
 
-int lookups = 0;  // how often the lookup tool really ran
+// How often the lookup tool really ran. Atomic: the tool calls of one turn run concurrently
+// (agent.parallelToolCalls), so a tool must be thread-safe.
+std::atomic<int> lookups{0};
 
 void registerHello(loom::workflow::WorkflowRegistry& workflows,
                    loom::effects::TaskRegistry& tasks) {
@@ -122,7 +125,7 @@ int main(int argc, char** argv) {
     ok &= expect(done.status == loom::kernel::ExecutionStatus::kCompleted && lookups == 1,
                  "approved after a restart: " + loom::json::toText(done.output) + " (" +
                      std::to_string(done.replayedSteps) + " recorded steps replayed, lookup ran " +
-                     std::to_string(lookups) + " time)");
+                     std::to_string(lookups.load()) + " time)");
     return ok ? 0 : 1;
   } catch (const loom::Error& e) {
     std::cerr << "embed: " << e.what() << "\n";

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/agent_state.h"
@@ -24,7 +25,7 @@ class AgentFixture : public ::testing::Test {
     model_ = std::make_shared<RecordingModel>(scripted_);
     agent::registerModel(tasks_, model_);
     addTool("fetch_report", [this](const json::value& args) {
-      ++toolCalls_["fetch_report"];
+      countCall("fetch_report");
       std::string body(static_cast<std::size_t>(1500 + 10 * args.at("page").as_int64()), 'r');
       return json::value{{"page", args.at("page")}, {"body", body}};
     });
@@ -41,6 +42,13 @@ class AgentFixture : public ::testing::Test {
         def, [fn](const effects::EffectContext&, const json::value& args) { return fn(args); });
     tools_[name] = tool;
     agent::registerTool(tasks_, tool);
+  }
+
+  // Counts a call of tool `name`. Thread-safe: the calls of one turn run concurrently
+  // (agent.parallelToolCalls), so a tool must be; read toolCalls_ once the run has returned.
+  void countCall(const std::string& name) {
+    std::lock_guard lock(toolCallsMu_);
+    ++toolCalls_[name];
   }
 
   std::unique_ptr<workflow::WorkflowRuntime> runtime(kernel::EventStore& store) {
@@ -68,7 +76,8 @@ class AgentFixture : public ::testing::Test {
   std::shared_ptr<providers::ScriptedModel> scripted_;
   std::shared_ptr<RecordingModel> model_;
   std::map<std::string, std::shared_ptr<agent::FunctionTool>> tools_;
-  std::map<std::string, int> toolCalls_;
+  std::mutex toolCallsMu_;
+  std::map<std::string, int> toolCalls_;  // GUARDED_BY(toolCallsMu_) while a run goes on
   agent::AgentOptions options_;
 };
 

@@ -69,7 +69,7 @@ TEST_F(AgentFixture, ApprovalParksUntilSignalledAndDenialIsWrittenBack) {
   addTool(
       "send_email",
       [this](const json::value&) {
-        ++toolCalls_["send_email"];
+        countCall("send_email");
         return json::value("sent");
       },
       /*requiresApproval=*/true);

@@ -128,13 +128,13 @@ TEST_F(AgentFixture, ACrashDuringParallelCallsRerunsAtMostTheCallsNotJournaled) 
 // the approval; after it, the send and the last read run.
 TEST_F(AgentFixture, AnApprovalAmongParallelCallsParksAfterTheCallsBeforeIt) {
   addTool("read", [this](const json::value& a) {
-    ++toolCalls_["read"];
+    countCall("read");
     return json::value{{"page", a.at("page")}};
   });
   addTool(
       "send",
       [this](const json::value&) {
-        ++toolCalls_["send"];
+        countCall("send");
         return json::value("sent");
       },
       /*requiresApproval=*/true);
@@ -178,7 +178,7 @@ class StopOne : public effects::Middleware {
 TEST_F(AgentFixture, AParkInAParallelBatchKeepsTheCallsThatRanBesideIt) {
   for (const char* name : {"send", "charge", "post"}) {
     addTool(name, [this, name](const json::value&) {
-      ++toolCalls_[name];
+      countCall(name);
       return json::value(name);
     });
   }

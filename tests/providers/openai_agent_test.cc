@@ -3,7 +3,9 @@
 // model is told), usage in the journaled turn output, and the API key nowhere in the journal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/agent_state.h"
@@ -38,12 +40,14 @@ TEST(OpenAiAgent, ToolCallsIncludingInvalidArgumentsRunThroughTheLoop) {
   o.clock = clock;
   auto model = providers::registerOpenAiModel(tasks, o);
   std::vector<std::string> lookedUp;
+  std::mutex lookedUpMu;  // a turn's calls run concurrently
   agent::ToolDefinition lookupDef{
       "lookup", "Looks a word up",
       json::value{{"type", "object"}, {"properties", {{"q", {{"type", "string"}}}}}}};
   agent::registerTool(tasks,
                       std::make_shared<agent::FunctionTool>(
                           lookupDef, [&](const effects::EffectContext&, const json::value& a) {
+                            std::lock_guard lock(lookedUpMu);
                             lookedUp.emplace_back(a.at("q").as_string());
                             return json::value{{"found", a.at("q")}};
                           }));
@@ -61,6 +65,7 @@ TEST(OpenAiAgent, ToolCallsIncludingInvalidArgumentsRunThroughTheLoop) {
   auto r = runtime.start("research", json::value("find alpha, beta, gamma"), {.id = "oa"});
   ASSERT_EQ(r.status, kernel::ExecutionStatus::kCompleted) << json::toText(r.error);
   EXPECT_EQ(r.output.at("answer"), "alpha and gamma found");
+  std::sort(lookedUp.begin(), lookedUp.end());  // the turn's calls ran concurrently
   EXPECT_EQ(lookedUp, (std::vector<std::string>{"alpha", "gamma"}));
 
   // What the model read on turn 2: its own calls (the bad one with "{}"), then three results.
