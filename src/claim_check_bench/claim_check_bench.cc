@@ -14,6 +14,7 @@
 #include "loom/content/memory_content_store.h"
 #include "loom/providers/scripted_model.h"
 #include "loom/util/error.h"
+#include "util/markdown.h"
 
 namespace loom::claim_check_bench {
 namespace {
@@ -147,12 +148,6 @@ const std::map<std::pair<int64_t, std::string>, std::pair<double, double>>& reco
   return m;
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 }  // namespace
 
 std::string formatClaimCheckTable(const std::vector<ClaimCheckBenchRow>& rows) {
@@ -165,14 +160,14 @@ std::string formatClaimCheckTable(const std::vector<ClaimCheckBenchRow>& rows) {
     if (r.journal == "full") {
       auto it = recorded().find({r.turns, r.claimCheck});
       if (it != recorded().end()) {
-        recState = fixed(it->second.first, 1);
-        recLog = fixed(it->second.second, 0);
+        recState = fixedDecimals(it->second.first, 1);
+        recLog = fixedDecimals(it->second.second, 0);
       }
     }
     out += "| " + std::to_string(r.turns) + " | " + r.claimCheck + " | " + r.journal + " | " +
-           r.store + " | " + fixed(r.stateBytes / 1000.0, 1) + " | " +
-           fixed(r.logBytes / 1000.0, 0) + " | " + fixed(r.zstdStateRatio, 1) + " | " +
-           fixed(r.wallSeconds, 3) + " | " + recState + " | " + recLog + " |\n";
+           r.store + " | " + fixedDecimals(r.stateBytes / 1000.0, 1) + " | " +
+           fixedDecimals(r.logBytes / 1000.0, 0) + " | " + fixedDecimals(r.zstdStateRatio, 1) +
+           " | " + fixedDecimals(r.wallSeconds, 3) + " | " + recState + " | " + recLog + " |\n";
   }
   out += "\nOn/off state ratios (same journal, store and turns):\n";
   for (const auto& r : rows) {
@@ -182,13 +177,15 @@ std::string formatClaimCheckTable(const std::vector<ClaimCheckBenchRow>& rows) {
           on.store != r.store) {
         continue;
       }
-      out += "- " + std::to_string(r.turns) + " turns, " + r.journal + ", " + r.store + ", " +
-             on.claimCheck + ": state " +
-             fixed(static_cast<double>(r.stateBytes) / static_cast<double>(on.stateBytes), 1) +
-             "x smaller, log " +
-             fixed(static_cast<double>(r.logBytes) / static_cast<double>(on.logBytes), 1) +
-             "x smaller; log/state " +
-             fixed(static_cast<double>(on.logBytes) / static_cast<double>(on.stateBytes), 2) + "\n";
+      out +=
+          "- " + std::to_string(r.turns) + " turns, " + r.journal + ", " + r.store + ", " +
+          on.claimCheck + ": state " +
+          fixedDecimals(static_cast<double>(r.stateBytes) / static_cast<double>(on.stateBytes), 1) +
+          "x smaller, log " +
+          fixedDecimals(static_cast<double>(r.logBytes) / static_cast<double>(on.logBytes), 1) +
+          "x smaller; log/state " +
+          fixedDecimals(static_cast<double>(on.logBytes) / static_cast<double>(on.stateBytes), 2) +
+          "\n";
     }
   }
   return out;

@@ -216,11 +216,16 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
     return std::lexicographical_compare(a->rbegin(), a->rend(), b->rbegin(), b->rend());
   });
   std::atomic<int64_t> deleted{0}, retained{0}, missing{0};
+  // Only what this call deleted leaves the ledger. A missing blob may be a put still in flight
+  // (its ledger row is written first) and a retained one may be the subject's own run putting
+  // it again: both stay in the ledger, so a repeated erase deletes them once they land.
+  std::vector<char> deletedHere(order.size(), 0);
   const bool resumed = plan.resumesIntent.has_value();
   detail::forEachIndexInParallel(order.size(), options_.concurrency, [&](std::size_t i) {
     const std::string& address = *order[i];
     if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {
       ++deleted;
+      deletedHere[i] = 1;
     } else if (options_.content->has(address)) {
       ++retained;  // put again since the cutoff: another execution cites it now
     } else if (resumed) {
@@ -232,7 +237,13 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
   });
   result.contentDeleted = ContentDeleted{deleted.load(), retained.load(), missing.load()};
   result.keptCitedElsewhere = plan.keptAddresses;
-  if (options_.ledger != nullptr) options_.ledger->forget(subject, plan.addresses);
+  if (options_.ledger != nullptr) {
+    std::vector<std::string> forgotten;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (deletedHere[i]) forgotten.push_back(*order[i]);
+    }
+    options_.ledger->forget(subject, forgotten);
+  }
 
   detail::journal(options_.events, detail::kDeletedType,
                   json::object{{"subject", subject},

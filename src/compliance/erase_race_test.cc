@@ -3,10 +3,14 @@
 // - an erase of alice racing bob's first put of the same bytes (his envelope journaled after
 //   the erase scanned the logs) never deletes the blob bob's log cites: 0 losses in 100 rounds;
 // - a run of alice still in flight when she is erased records nothing more, and a repeated
-//   erase deletes the blob it wrote in between.
+//   erase deletes the blob it wrote in between;
+// - an erase that finds a blob missing because its put is still in flight (ledger row written,
+//   bytes not yet) keeps the ledger row, so a repeated erase deletes the blob once it lands.
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <future>
+#include <latch>
 #include <thread>
 
 #include "compliance/sealing_event_store.h"
@@ -15,6 +19,7 @@
 #include "loom/compliance/erase.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
+#include "loom/content/forwarding_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "sealing_test_util.h"
 
@@ -23,6 +28,20 @@ namespace {
 
 using sealing_test::ScratchHome;
 using sealing_test::testMasterKey;
+
+// Holds every put after the ledger recorded it and before the bytes reach the store, until
+// released: the window in which an erase sees the ledger row but no blob.
+class HeldPuts : public content::ForwardingContentStore {
+ public:
+  explicit HeldPuts(content::ContentStore& target) : ForwardingContentStore(target) {}
+  std::string put(std::string_view bytes, const std::optional<std::string>& subject) override {
+    entered.count_down();
+    release.wait();
+    return target().put(bytes, subject);
+  }
+  std::latch entered{1};
+  std::latch release{1};
+};
 
 class EraseRaceTest : public ::testing::Test {
  protected:
@@ -97,6 +116,27 @@ TEST_F(EraseRaceTest, D8_ARunInFlightRecordsNothingAfterTheEraseAndARepeatedEras
   EraseSubjectResult again = eraseSubject(options(), "alice");
   EXPECT_EQ(again.contentDeleted.deleted, 1) << "the blob written in between";
   EXPECT_FALSE(files_->has(late));
+}
+
+TEST_F(EraseRaceTest, D8_AnEraseThatFindsAPutInFlightMissingLetsARepeatedEraseDeleteIt) {
+  offloadAndJournal("a1", "alice", "{\"page\":1}");
+  auto held = std::make_shared<HeldPuts>(*files_);
+  LedgeredContentStore heldBlobs(held, ledger_);
+  std::string bytes = "{\"page\":2, \"secret\":\"ALICE\"}";
+  auto late = std::async(std::launch::async, [&] { return heldBlobs.put(bytes, "alice"); });
+  held->entered.wait();  // the ledger row is written; the blob is not
+
+  EraseSubjectResult erased = eraseSubject(options(), "alice");
+  EXPECT_EQ(erased.contentDeleted.deleted, 1);
+  EXPECT_EQ(erased.contentDeleted.missing, 1) << "the put still in flight";
+  held->release.count_down();
+  std::string address = late.get();
+  ASSERT_TRUE(files_->has(address)) << "the held put landed after the erase";
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the cutoff's millisecond
+  EraseSubjectResult again = eraseSubject(options(), "alice");
+  EXPECT_EQ(again.contentDeleted.deleted, 1) << "the blob that landed after the first erase";
+  EXPECT_FALSE(files_->has(address));
 }
 
 TEST_F(EraseRaceTest, D8_AnEraseKeepsWhatAnotherSubjectPutAndReportsItKept) {

@@ -17,6 +17,7 @@
 #include "loom/app/app.h"
 #include "loom/providers/subprocess_tool.h"
 #include "loom/util/error.h"
+#include "util/markdown.h"
 #include "util/unique_fd.h"
 
 namespace loom::long_run_bench {
@@ -234,12 +235,6 @@ LongRunBenchRow runRow(const LongRunBenchOptions& o, const Row& row) {
   return out;
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 double mb(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 }  // namespace
@@ -265,10 +260,12 @@ std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows) {
   for (const auto& r : rows) {
     double n = static_cast<double>(r.turns);
     out += "| " + std::to_string(r.turns) + " | " + r.tool + " | " + r.claimCheck + " | " +
-           fixed(r.runCpuSeconds * 1000 / n, 3) + " | " + fixed(r.runWallSeconds * 1000 / n, 3) +
-           " | " + fixed(mb(r.runPeakRssBytes), 1) + " | " + fixed(mb(r.logBytes), 2) + " | " +
-           fixed(r.resumeMillis, 1) + " (" + fixed(r.resumeBootMillis, 1) + ") | " +
-           fixed(r.stateMillis, 1) + " | " + fixed(mb(r.statePeakRssBytes), 1) + " |\n";
+           fixedDecimals(r.runCpuSeconds * 1000 / n, 3) + " | " +
+           fixedDecimals(r.runWallSeconds * 1000 / n, 3) + " | " +
+           fixedDecimals(mb(r.runPeakRssBytes), 1) + " | " + fixedDecimals(mb(r.logBytes), 2) +
+           " | " + fixedDecimals(r.resumeMillis, 1) + " (" + fixedDecimals(r.resumeBootMillis, 1) +
+           ") | " + fixedDecimals(r.stateMillis, 1) + " | " +
+           fixedDecimals(mb(r.statePeakRssBytes), 1) + " |\n";
   }
   return out;
 }

@@ -22,6 +22,14 @@ std::string writeConfig(const TempDir& dir, const std::string& home) {
       .string();
 }
 
+// Parks example.approval as `id` under a config file in `dir`; returns the file's path.
+std::string parkUnderConfig(const TempDir& dir, const std::string& home, const std::string& id) {
+  std::string config = writeConfig(dir, home);
+  Outcome run = runLoom({"run", "example.approval", "--id", id, "--config", config, "--json"}, dir);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  return config;
+}
+
 TEST(RunConfig, ASignalInALaterProcessIsRedactedByTheConfigTheRunRecorded) {
   TempDir dir;
   std::string home = dir / "home";
@@ -52,10 +60,7 @@ TEST(RunConfig, ASignalInALaterProcessIsRedactedByTheConfigTheRunRecorded) {
 TEST(RunConfig, AResumeRefusesWhenTheRecordedConfigIsGoneAndSaysWhatToDo) {
   TempDir dir;
   std::string home = dir / "home";
-  std::string config = writeConfig(dir, home);
-  Outcome run =
-      runLoom({"run", "example.approval", "--id", "c2", "--config", config, "--json"}, dir);
-  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::string config = parkUnderConfig(dir, home, "c2");
   std::filesystem::remove(config);
 
   Outcome resumed = runLoom({"--home", home, "resume", "c2"}, dir);
@@ -74,10 +79,7 @@ TEST(RunConfig, AResumeRefusesWhenTheRecordedConfigIsGoneAndSaysWhatToDo) {
 TEST(RunConfig, ARecordedConfigFileThatIsNotAPathIsCorruptNeverNoConfig) {
   TempDir dir;
   std::string home = dir / "home";
-  std::string config = writeConfig(dir, home);
-  Outcome run =
-      runLoom({"run", "example.approval", "--id", "c3", "--config", config, "--json"}, dir);
-  ASSERT_EQ(run.exitCode, 0) << run.err;
+  parkUnderConfig(dir, home, "c3");
   // Changed outside Loom (a row from before checksums: NULL passes the checksum check).
   std::string sql =
       "UPDATE events SET body = json_set(body, '$.configFile', 42), checksum = NULL "
