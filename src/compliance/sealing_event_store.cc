@@ -11,7 +11,24 @@ SealingEventStore::SealingEventStore(kernel::EventStore& inner, KeyStore& keys,
 
 int64_t SealingEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
                                   std::vector<kernel::Event> events) {
-  if (events.empty()) return target().append(executionId, expectedNextSeq, std::move(events));
+  return appendSealed(executionId, expectedNextSeq, std::move(events),
+                      [&](std::vector<kernel::Event> sealed) {
+                        return target().append(executionId, expectedNextSeq, std::move(sealed));
+                      });
+}
+
+int64_t SealingEventStore::appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
+                                        std::vector<kernel::Event> events) {
+  return appendSealed(lease.executionId, expectedNextSeq, std::move(events),
+                      [&](std::vector<kernel::Event> sealed) {
+                        return target().appendLeased(lease, expectedNextSeq, std::move(sealed));
+                      });
+}
+
+int64_t SealingEventStore::appendSealed(const std::string& executionId, int64_t expectedNextSeq,
+                                        std::vector<kernel::Event> events,
+                                        FunctionRef<int64_t(std::vector<kernel::Event>)> write) {
+  if (events.empty()) return write(std::move(events));
   for (const auto& e : events) {
     if (kernel::isSealed(e.data) || kernel::isErased(e.data)) {
       throw InvalidArgumentError("event " + std::string(kernel::eventTypeName(e.type)) + " for '" +
@@ -37,7 +54,7 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
       subject = info->subject;
     } else {
       // No such execution: the inner store refuses the append with the error it names.
-      return target().append(executionId, expectedNextSeq, std::move(events));
+      return write(std::move(events));
     }
     sealing.emplace();
     sealing->sealer = sealingSubject(subject, options_);
@@ -64,7 +81,7 @@ int64_t SealingEventStore::append(const std::string& executionId, int64_t expect
   }
   int64_t next = 0;
   try {
-    next = target().append(executionId, expectedNextSeq, std::move(events));
+    next = write(std::move(events));
   } catch (...) {
     forget(executionId);  // another writer, or a bad request: look the execution up again
     throw;

@@ -35,6 +35,7 @@
 #include "loom/kernel/forwarding_event_store.h"
 #include "loom/sweep/archive.h"
 #include "loom/sweep/sweep.h"
+#include "loom/util/function_ref.h"
 
 namespace loom::compliance {
 
@@ -49,6 +50,9 @@ class SealingEventStore : public kernel::ForwardingEventStore {
   // whose data already has the sealed or erased shape, and the key store's errors.
   int64_t append(const std::string& executionId, int64_t expectedNextSeq,
                  std::vector<kernel::Event> events) override;
+  // As append, written under `lease` (the inner store checks the fence).
+  int64_t appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
+                       std::vector<kernel::Event> events) override;
   // Visits unsealed events (erased ones as markers). Throws CorruptEventError naming the
   // execution and seq when a sealed payload does not authenticate under its existing key.
   void scan(const std::string& executionId, int64_t fromSeq,
@@ -60,6 +64,12 @@ class SealingEventStore : public kernel::ForwardingEventStore {
   const SealingOptions& options() const { return options_; }
 
  private:
+  // Seals `events` as append says, then hands them to `write` (the inner append, plain or
+  // under a lease).
+  int64_t appendSealed(const std::string& executionId, int64_t expectedNextSeq,
+                       std::vector<kernel::Event> events,
+                       FunctionRef<int64_t(std::vector<kernel::Event>)> write);
+
   // How one execution's events are sealed: by `sealer`'s `key`, or not at all (no sealer).
   struct Sealing {
     std::optional<std::string> sealer;

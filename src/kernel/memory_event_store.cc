@@ -2,12 +2,18 @@
 
 #include "append_plan.h"
 #include "kernel/filter.h"
+#include "lease_rules.h"
 
 namespace loom::kernel {
 
 int64_t MemoryEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
                                  std::vector<Event> events) {
   std::unique_lock lock(mu_);
+  return appendLocked(executionId, expectedNextSeq, std::move(events));
+}
+
+int64_t MemoryEventStore::appendLocked(const std::string& executionId, int64_t expectedNextSeq,
+                                       std::vector<Event> events) {
   auto it = logs_.find(executionId);
   std::optional<ExecutionInfo> current;
   if (it != logs_.end()) current = it->second.info;
@@ -61,6 +67,7 @@ std::vector<ExecutionInfo> MemoryEventStore::list(const ExecutionFilter& filter)
 
 bool MemoryEventStore::remove(const std::string& executionId) {
   std::unique_lock lock(mu_);
+  leases_.erase(executionId);
   return logs_.erase(executionId) > 0;
 }
 
@@ -80,6 +87,46 @@ std::vector<ControlEvent> MemoryEventStore::readControl(int64_t fromSeq) const {
     out.push_back(control_[i]);
   }
   return out;
+}
+
+std::optional<Lease> MemoryEventStore::leaseLocked(const std::string& executionId) const {
+  auto it = leases_.find(executionId);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second;
+}
+
+Lease MemoryEventStore::acquireLease(const LeaseRequest& request) {
+  std::unique_lock lock(mu_);
+  Lease granted = grantLease(leaseLocked(request.executionId), request, clock_->nowMillis());
+  leases_[request.executionId] = granted;
+  return granted;
+}
+
+Lease MemoryEventStore::renewLease(const Lease& lease, int64_t ttlMillis) {
+  std::unique_lock lock(mu_);
+  Lease renewed =
+      renewedLease(leaseLocked(lease.executionId), lease, ttlMillis, clock_->nowMillis());
+  leases_[lease.executionId] = renewed;
+  return renewed;
+}
+
+void MemoryEventStore::releaseLease(const Lease& lease) {
+  std::unique_lock lock(mu_);
+  if (isCurrentLease(leaseLocked(lease.executionId), lease)) {
+    leases_[lease.executionId].released = true;
+  }
+}
+
+std::optional<Lease> MemoryEventStore::currentLease(const std::string& executionId) const {
+  std::shared_lock lock(mu_);
+  return leaseLocked(executionId);
+}
+
+int64_t MemoryEventStore::appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                                       std::vector<Event> events) {
+  std::unique_lock lock(mu_);
+  requireCurrentLease(leaseLocked(lease.executionId), lease, "append");
+  return appendLocked(lease.executionId, expectedNextSeq, std::move(events));
 }
 
 }  // namespace loom::kernel

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "append_plan.h"
+#include "lease_rules.h"
 #include "log_check.h"
 #include "loom/util/error.h"
 #include "util/sqlite_db.h"
@@ -21,12 +22,15 @@ using sqlite::StatementUse;
 
 // One write handed to group commit, with its outcome.
 struct WriteRequest {
-  enum class Kind { kAppend, kControl, kRemove };
+  enum class Kind { kAppend, kControl, kRemove, kLease };
   Kind kind = Kind::kAppend;
   const std::string* executionId = nullptr;  // kAppend, kRemove
   int64_t expectedNextSeq = 0;               // kAppend, kControl
   std::vector<Event> events;                 // kAppend
+  const Lease* fence = nullptr;              // kAppend under a lease
   std::vector<ControlEvent> control;         // kControl
+  // kLease: reads and writes the leases table on the writer, at the group's time.
+  std::function<void(Db& writer, int64_t nowMillis)> leaseWrite;
   // Outcome, written by the leader before the caller wakes.
   int64_t nextSeq = 0;
   bool removed = false;
@@ -153,11 +157,16 @@ struct SqliteEventStore::Impl {
         return applyControl(r);
       case WriteRequest::Kind::kRemove:
         return applyRemove(r);
+      case WriteRequest::Kind::kLease:
+        inSavepoint([&] { r.leaseWrite(writer, options.clock->nowMillis()); });
+        r.wrote = true;
+        return;
     }
   }
 
   void applyAppend(WriteRequest& r) {
     // Read inside the write transaction: correct against other processes too.
+    if (r.fence) requireCurrentLease(schema::readLease(writer, *r.executionId), *r.fence, "append");
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
     inSavepoint([&] {
@@ -211,6 +220,7 @@ struct SqliteEventStore::Impl {
       meta->bind(1, std::string_view(*r.executionId));
       meta->step("remove execution metadata");
       r.removed = hadEvents || writer.changes() > 0;
+      schema::removeLease(writer, *r.executionId);
     });
     r.wrote = r.removed;
   }
@@ -332,6 +342,59 @@ std::vector<ControlEvent> SqliteEventStore::readControl(int64_t fromSeq) const {
     out.push_back(controlEventFromText(seq, select->text(1)));
   }
   return out;
+}
+
+Lease SqliteEventStore::acquireLease(const LeaseRequest& request) {
+  Lease granted;
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kLease;
+  r.leaseWrite = [&](Db& writer, int64_t now) {
+    granted = grantLease(schema::readLease(writer, request.executionId), request, now);
+    schema::writeLease(writer, granted);
+  };
+  impl_->submit(r);
+  return granted;
+}
+
+Lease SqliteEventStore::renewLease(const Lease& lease, int64_t ttlMillis) {
+  Lease renewed;
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kLease;
+  r.leaseWrite = [&](Db& writer, int64_t now) {
+    renewed = renewedLease(schema::readLease(writer, lease.executionId), lease, ttlMillis, now);
+    schema::writeLease(writer, renewed);
+  };
+  impl_->submit(r);
+  return renewed;
+}
+
+void SqliteEventStore::releaseLease(const Lease& lease) {
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kLease;
+  r.leaseWrite = [&](Db& writer, int64_t) {
+    auto current = schema::readLease(writer, lease.executionId);
+    if (!isCurrentLease(current, lease)) return;
+    current->released = true;
+    schema::writeLease(writer, *current);
+  };
+  impl_->submit(r);
+}
+
+std::optional<Lease> SqliteEventStore::currentLease(const std::string& executionId) const {
+  auto db = impl_->reader();
+  return schema::readLease(*db, executionId);
+}
+
+int64_t SqliteEventStore::appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                                       std::vector<Event> events) {
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kAppend;
+  r.executionId = &lease.executionId;
+  r.fence = &lease;
+  r.expectedNextSeq = expectedNextSeq;
+  r.events = std::move(events);
+  impl_->submit(r);
+  return r.nextSeq;
 }
 
 int64_t SqliteEventStore::commits() const { return impl_->commits.load(std::memory_order_relaxed); }

@@ -40,6 +40,17 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (execution_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS control (seq INTEGER PRIMARY KEY, body TEXT NOT NULL,
                                     checksum INTEGER);
+CREATE TABLE IF NOT EXISTS leases (
+  execution_id TEXT PRIMARY KEY,
+  owner_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  token INTEGER NOT NULL,
+  acquired_at INTEGER NOT NULL,
+  renewed_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  released INTEGER NOT NULL);
 )sql";
 
 // True when `table` has a column named `column`.
@@ -179,6 +190,50 @@ std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId) {
   select->bind(1, std::string_view(executionId));
   if (!select->step("read execution metadata")) return std::nullopt;
   return infoFromRow(*select);
+}
+
+std::optional<Lease> readLease(Db& db, const std::string& executionId) {
+  StatementUse select(
+      db.prepare("SELECT owner_id, host, pid, boot_id, token, acquired_at, renewed_at, "
+                 "expires_at, released FROM leases WHERE execution_id = ?1"));
+  select->bind(1, std::string_view(executionId));
+  if (!select->step("read a lease")) return std::nullopt;
+  Lease lease;
+  lease.executionId = executionId;
+  lease.owner.id = std::string(select->text(0));
+  lease.owner.host = std::string(select->text(1));
+  lease.owner.pid = select->int64(2);
+  lease.owner.bootId = std::string(select->text(3));
+  lease.token = select->int64(4);
+  lease.acquiredAtMillis = select->int64(5);
+  lease.renewedAtMillis = select->int64(6);
+  lease.expiresAtMillis = select->int64(7);
+  lease.released = select->int64(8) != 0;
+  return lease;
+}
+
+void writeLease(Db& db, const Lease& lease) {
+  StatementUse upsert(
+      db.prepare("INSERT OR REPLACE INTO leases (execution_id, owner_id, host, pid, boot_id, "
+                 "token, acquired_at, renewed_at, expires_at, released) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+  upsert->bind(1, std::string_view(lease.executionId));
+  upsert->bind(2, std::string_view(lease.owner.id));
+  upsert->bind(3, std::string_view(lease.owner.host));
+  upsert->bind(4, lease.owner.pid);
+  upsert->bind(5, std::string_view(lease.owner.bootId));
+  upsert->bind(6, lease.token);
+  upsert->bind(7, lease.acquiredAtMillis);
+  upsert->bind(8, lease.renewedAtMillis);
+  upsert->bind(9, lease.expiresAtMillis);
+  upsert->bind(10, int64_t{lease.released ? 1 : 0});
+  upsert->step("write a lease");
+}
+
+void removeLease(Db& db, const std::string& executionId) {
+  StatementUse remove(db.prepare("DELETE FROM leases WHERE execution_id = ?1"));
+  remove->bind(1, std::string_view(executionId));
+  remove->step("remove a lease");
 }
 
 }  // namespace loom::kernel::schema

@@ -5,6 +5,8 @@
 //              log_bytes, state_bytes, <the FoldSizes fields>)
 //   events(execution_id, seq, body, checksum, PK(execution_id, seq)) WITHOUT ROWID
 //   control(seq PK, body, checksum)
+//   leases(execution_id PK, owner_id, host, pid, boot_id, token, acquired_at, renewed_at,
+//          expires_at, released)           -- docs/spec/leases.md
 // checksum is log_check.h's rowChecksum of the row; NULL in rows written before it existed.
 // Thread-safety: free functions over a Db the caller uses exclusively.
 #pragma once
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "loom/kernel/execution_info.h"
+#include "loom/kernel/lease.h"
 #include "util/sqlite_db.h"
 
 namespace loom::kernel::schema {
@@ -42,5 +45,12 @@ void writeInfo(Db& db, const ExecutionInfo& info);
 
 // The metadata of `executionId` as `db` sees it; nullopt when it does not exist.
 std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId);
+
+// The lease row of `executionId`; nullopt when there is none.
+std::optional<Lease> readLease(Db& db, const std::string& executionId);
+// Inserts or replaces the lease row of lease.executionId.
+void writeLease(Db& db, const Lease& lease);
+// Deletes the lease row of `executionId` (with its log).
+void removeLease(Db& db, const std::string& executionId);
 
 }  // namespace loom::kernel::schema

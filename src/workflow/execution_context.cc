@@ -24,7 +24,9 @@ void ExecutionContext::append(Event event) {
       // replay state and for a retry after a conflict.
       std::vector<Event> batch;
       batch.push_back(event);
-      int64_t next = env_.store.append(executionId_, log_.nextSeq, std::move(batch));
+      int64_t next = env_.lease != nullptr
+                         ? env_.store.appendLeased(*env_.lease, log_.nextSeq, std::move(batch))
+                         : env_.store.append(executionId_, log_.nextSeq, std::move(batch));
       if (!trackState_) {
         log_.nextSeq = next;
         return;
@@ -35,6 +37,8 @@ void ExecutionContext::append(Event event) {
       log_.apply(std::move(event));
       if (!ended) maybeWriteSnapshot(env_.options, executionId_, log_);
       return;
+    } catch (const kernel::LeaseLostError&) {
+      throw;  // another runner took the execution over: record nothing more
     } catch (const ConflictError&) {
       bool onlySignals = true;
       env_.store.scan(executionId_, log_.nextSeq, [&](const Event& e) {

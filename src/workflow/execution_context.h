@@ -29,6 +29,7 @@ struct RunEnvironment {
   const effects::TaskRegistry& tasks;
   const effects::EffectChain& chain;
   const RuntimeOptions& options;
+  const kernel::Lease* lease = nullptr;  // the run's lease: every append is fenced by it
 };
 
 class ExecutionContext : public WorkflowContext {

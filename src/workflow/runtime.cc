@@ -6,6 +6,7 @@
 
 #include "content/claim_check_envelope.h"
 #include "execution_context.h"
+#include "lease_keeper.h"
 #include "loom/util/error.h"
 #include "replay_snapshot.h"
 #include "util/worker_pool.h"
@@ -78,7 +79,10 @@ class WorkflowRuntime::Impl {
        const effects::TaskRegistry& tasks, const effects::EffectChain& chain,
        RuntimeOptions options)
       : store_(store), workflows_(workflows), tasks_(tasks), chain_(chain),
-        options_(std::move(options)) {
+        options_(std::move(options)),
+        leases_(store, options_.leaseOwner.id.empty() ? kernel::processLeaseOwner()
+                                                      : options_.leaseOwner,
+                options_.leaseTtlMillis, [this](std::string_view m) { warn(options_, m); }) {
     if (options_.snapshotEveryEvents < 0) {
       throw InvalidArgumentError("snapshotEveryEvents is " +
                                  std::to_string(options_.snapshotEveryEvents) +
@@ -87,8 +91,21 @@ class WorkflowRuntime::Impl {
   }
 
   RunResult run(const std::string& id) {
+    for (int round = 0;; ++round) {
+      int64_t parkedAt = 0;
+      RunResult r = runOnce(id, parkedAt);
+      if (!parkedWhileSignalled(r, id, parkedAt, round)) return r;
+    }
+  }
+
+  // One run of `id` under its lease; `parkedAt` is where its log ended when it stopped.
+  RunResult runOnce(const std::string& id, int64_t& parkedAt) {
     auto guard = active_.enter(id);
     auto info = store_.info(id);
+    if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
+    if (kernel::isEnded(info->status)) return endedResult(*info, store_);
+    RunLease lease(leases_, id);  // before anything is read: a second runner stops here
+    info = store_.info(id);       // as it is now that nobody else can run it
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
     if (kernel::isEnded(info->status)) return endedResult(*info, store_);
     ReplayLog log = loadReplayLog(store_, options_, *info);
@@ -97,11 +114,24 @@ class WorkflowRuntime::Impl {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
                                     "', which this program does not register");
     }
-    return execute(*wf, id, log);
+    RunResult r = execute(*wf, id, log, lease.lease());
+    parkedAt = log.nextSeq;
+    return r;
   }
 
-  RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log) {
-    RunEnvironment env{store_, tasks_, chain_, options_};
+  // True when `r` parked and something (a signal) was appended after the park, before the
+  // lease was released: its sender found the lease held and left it to this runner, so the
+  // run goes on (a few rounds at most; a busier log is left to the next resume).
+  bool parkedWhileSignalled(const RunResult& r, const std::string& id, int64_t parkedAt,
+                            int round) const {
+    if (r.status != ExecutionStatus::kParked || round >= 3) return false;
+    auto now = store_.info(id);
+    return now && now->status == ExecutionStatus::kParked && now->nextSeq > parkedAt;
+  }
+
+  RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log,
+                    const kernel::Lease& lease) {
+    RunEnvironment env{store_, tasks_, chain_, options_, &lease};
     ExecutionContext ctx(env, id, log);
     RunResult r;
     r.id = id;
@@ -143,24 +173,35 @@ class WorkflowRuntime::Impl {
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     content::admitFromOutside(input, "the input of workflow '" + std::string(name) + "'");
     if (options_.journalFilter) input = options_.journalFilter(std::move(input));
+    int64_t parkedAt = 0;
+    RunResult r = startOnce(*wf, id, std::move(input), options, parkedAt);
+    if (parkedWhileSignalled(r, id, parkedAt, 0)) return run(id);
+    return r;
+  }
+
+  RunResult startOnce(const Workflow& wf, const std::string& id, json::value input,
+                      const RunOptions& options, int64_t& parkedAt) {
     auto guard = active_.enter(id);
     int64_t startedAt = now();
     try {
-      kernel::Event started = kernel::executionStarted(name, input, options.subject, startedAt);
+      kernel::Event started = kernel::executionStarted(wf.name, input, options.subject, startedAt);
       if (!options.configFile.empty()) started.data["configFile"] = options.configFile;
       store_.append(id, 1, {std::move(started)});
     } catch (const ConflictError&) {
       throw AlreadyExistsError("execution '" + id + "' already exists; to continue it run `loom "
                                "resume " + id + "`");
     }
+    RunLease lease(leases_, id);  // a resume that took it first runs it: LeaseHeldError here
     ReplayLog log;
-    log.workflow = std::string(name);
+    log.workflow = wf.name;
     log.input = std::move(input);
     log.subject = options.subject;
     log.startedAtMillis = startedAt;
     log.lastType = EventType::kExecutionStarted;
     log.nextSeq = 2;
-    return execute(*wf, id, log);
+    RunResult r = execute(wf, id, log, lease.lease());
+    parkedAt = log.nextSeq;
+    return r;
   }
 
   RunResult signal(const std::string& id, std::string_view name, json::value payload) {
@@ -182,10 +223,17 @@ class WorkflowRuntime::Impl {
       }
     }
     auto info = store_.info(id);
-    if (info && info->status == ExecutionStatus::kParked) return run(id);
+    if (info && info->status == ExecutionStatus::kParked) {
+      try {
+        return run(id);
+      } catch (const kernel::LeaseHeldError&) {
+        // Its runner is still letting go of it after parking: it sees the signal and goes on.
+      }
+    }
     RunResult r;  // running elsewhere: that runner absorbs the signal
     r.id = id;
     r.status = info ? info->status : ExecutionStatus::kRunning;
+    if (r.status == ExecutionStatus::kParked) r.status = ExecutionStatus::kRunning;
     return r;
   }
 
@@ -213,6 +261,7 @@ class WorkflowRuntime::Impl {
   const effects::EffectChain& chain_;
   RuntimeOptions options_;
   ActiveSet active_;
+  LeaseKeeper leases_;
   std::once_flag poolOnce_;
   std::unique_ptr<WorkerPool> pool_;  // created on first async use; destroyed first
 };

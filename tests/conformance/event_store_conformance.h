@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "loom/kernel/event_store.h"
+#include "loom/util/clock.h"
 #include "support/temp_dir.h"
 
 namespace loom::kernel::conformance {
@@ -25,9 +26,11 @@ using loom::testing::TempDir;
 
 struct EventStoreFactory {
   std::string name;  // test name suffix: letters, digits and underscores
-  // Makes an empty store. It may keep files under `scratchDir`, which is fresh for each test
-  // and removed after the store is destroyed.
-  std::function<std::unique_ptr<EventStore>(const std::filesystem::path& scratchDir)> make;
+  // Makes an empty store whose leases go by `clock`. It may keep files under `scratchDir`,
+  // which is fresh for each test and removed after the store is destroyed.
+  std::function<std::unique_ptr<EventStore>(const std::filesystem::path& scratchDir,
+                                            std::shared_ptr<const Clock> clock)>
+      make;
   // The store keeps another form than it reads back (a sealing store): its sizes are those of
   // the stored form, which the suite cannot see (that store's own tests check them).
   bool storesAnotherForm = false;
@@ -36,12 +39,15 @@ struct EventStoreFactory {
 // Gives each TEST_P of the suite a fresh, empty store of the parameter's implementation.
 class EventStoreConformance : public ::testing::TestWithParam<EventStoreFactory> {
  protected:
-  void SetUp() override { store_ = GetParam().make(scratch_.path()); }
+  void SetUp() override { store_ = GetParam().make(scratch_.path(), clock_); }
   void TearDown() override { store_.reset(); }
   EventStore& store() { return *store_; }
+  // The store's lease clock: it moves only when a test advances it.
+  const ManualClock& clock() const { return *clock_; }
 
  private:
   TempDir scratch_;  // declared first: outlives the store
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::unique_ptr<EventStore> store_;
 };
 

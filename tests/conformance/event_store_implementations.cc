@@ -12,37 +12,42 @@ namespace {
 // The sealing wrapper over a SQLite store, sealing every execution (sealSubjectless), with the
 // stores it wraps owned beside it.
 struct SealedParts {
-  explicit SealedParts(const std::filesystem::path& dir)
-      : rows(SqliteEventStoreOptions{(dir / "sealed.db").string(), Durability::kNormal}) {}
+  SealedParts(const std::filesystem::path& dir, std::shared_ptr<const Clock> clock)
+      : rows(SqliteEventStoreOptions{(dir / "sealed.db").string(), Durability::kNormal, 5000,
+                                     std::move(clock)}) {}
   SqliteEventStore rows;
   compliance::MemoryKeyStore keys;
 };
 class OwningSealingEventStore : private SealedParts, public compliance::SealingEventStore {
  public:
-  explicit OwningSealingEventStore(const std::filesystem::path& dir)
-      : SealedParts(dir),
+  OwningSealingEventStore(const std::filesystem::path& dir, std::shared_ptr<const Clock> clock)
+      : SealedParts(dir, std::move(clock)),
         compliance::SealingEventStore(rows, keys, compliance::SealingOptions{true}) {}
 };
 
 EventStoreFactory sealing() {
   return {"Sealing",
-          [](const std::filesystem::path& dir) -> std::unique_ptr<EventStore> {
-            return std::make_unique<OwningSealingEventStore>(dir);
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<EventStore> {
+            return std::make_unique<OwningSealingEventStore>(dir, std::move(clock));
           },
           /*storesAnotherForm=*/true};
 }
 
 EventStoreFactory memory() {
-  return {"Memory", [](const std::filesystem::path&) -> std::unique_ptr<EventStore> {
-            return std::make_unique<MemoryEventStore>();
+  return {"Memory",
+          [](const std::filesystem::path&,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<EventStore> {
+            return std::make_unique<MemoryEventStore>(std::move(clock));
           }};
 }
 
 EventStoreFactory sqlite(Durability durability) {
   return {"Sqlite_" + std::string(durabilityName(durability)),
-          [durability](const std::filesystem::path& dir) -> std::unique_ptr<EventStore> {
-            return std::make_unique<SqliteEventStore>(
-                SqliteEventStoreOptions{(dir / "events.db").string(), durability});
+          [durability](const std::filesystem::path& dir,
+                       std::shared_ptr<const Clock> clock) -> std::unique_ptr<EventStore> {
+            return std::make_unique<SqliteEventStore>(SqliteEventStoreOptions{
+                (dir / "events.db").string(), durability, 5000, std::move(clock)});
           }};
 }
 

@@ -47,15 +47,25 @@ class FaultyEventStore : public kernel::ForwardingEventStore {
     return next;
   }
 
+  // Appends under a lease count as appends (the runtime makes them).
   int64_t append(const std::string& id, int64_t expected,
                  std::vector<kernel::Event> events) override {
-    int64_t n = ++appends_;
-    if (failFrom_ > 0 && n >= failFrom_)
-      throw UnavailableError("injected: store died at append " + std::to_string(n));
+    countAppend();
     return ForwardingEventStore::append(id, expected, std::move(events));
+  }
+  int64_t appendLeased(const kernel::Lease& lease, int64_t expected,
+                       std::vector<kernel::Event> events) override {
+    countAppend();
+    return ForwardingEventStore::appendLeased(lease, expected, std::move(events));
   }
 
  private:
+  void countAppend() {
+    int64_t n = ++appends_;
+    if (failFrom_ > 0 && n >= failFrom_)
+      throw UnavailableError("injected: store died at append " + std::to_string(n));
+  }
+
   void die() {
     died_ = true;
     throw UnavailableError("injected: the process died at appendControl of " + dieAt_);

@@ -10,6 +10,8 @@
 //   store whose rows can change outside Loom (a file, a server), a log that breaks the reading
 //   rules of docs/spec/events.md: a missing row, a metadata row behind or ahead of its log, a
 //   second STEP_COMPLETED for one step, a row whose checksum does not match its bytes.
+// - Leases (lease.h, docs/spec/leases.md): acquisition, renewal and fencing are atomic with
+//   respect to appends, across processes sharing the store; times are the store's clock.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 
 #include "loom/kernel/event.h"
 #include "loom/kernel/execution_info.h"
+#include "loom/kernel/lease.h"
 
 namespace loom::kernel {
 
@@ -68,6 +71,25 @@ class EventStore {
   // event needs no particular type.
   virtual int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) = 0;
   virtual std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const = 0;
+
+  // Leases. acquireLease takes the lease as LeaseRequest says, with a token greater than
+  // every earlier token of the execution (which need not exist yet), and returns it; when a
+  // live lease is held (by anyone, this owner included) and its token is not breakToken, it
+  // throws LeaseHeldError carrying that lease and changes nothing. ttlMillis must be > 0.
+  virtual Lease acquireLease(const LeaseRequest& request) = 0;
+  // Extends `lease` to now + ttlMillis (a heartbeat) and returns it. Throws LeaseLostError
+  // when lease.token (with its owner) is no longer the execution's current lease.
+  virtual Lease renewLease(const Lease& lease, int64_t ttlMillis) = 0;
+  // Releases `lease` if it is still current; otherwise does nothing. Its token stays used.
+  virtual void releaseLease(const Lease& lease) = 0;
+  // The execution's current lease (it may be released or expired); nullopt: none recorded.
+  // remove() forgets an execution's lease with its log.
+  virtual std::optional<Lease> currentLease(const std::string& executionId) const = 0;
+  // append, fenced: throws LeaseLostError, writing nothing, unless `lease` (token and owner)
+  // is the current lease of lease.executionId; an expired lease nobody took over is still
+  // current. Writers that do not run the execution (a signal) append without a lease.
+  virtual int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                               std::vector<Event> events) = 0;
 };
 
 // Appends `event` at the end of the control log, whatever other writers append meanwhile: on a

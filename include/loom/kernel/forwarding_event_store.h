@@ -34,6 +34,20 @@ class ForwardingEventStore : public EventStore {
   std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const override {
     return target_.readControl(fromSeq);
   }
+  Lease acquireLease(const LeaseRequest& request) override {
+    return target_.acquireLease(request);
+  }
+  Lease renewLease(const Lease& lease, int64_t ttlMillis) override {
+    return target_.renewLease(lease, ttlMillis);
+  }
+  void releaseLease(const Lease& lease) override { target_.releaseLease(lease); }
+  std::optional<Lease> currentLease(const std::string& executionId) const override {
+    return target_.currentLease(executionId);
+  }
+  int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                       std::vector<Event> events) override {
+    return target_.appendLeased(lease, expectedNextSeq, std::move(events));
+  }
 
  protected:
   EventStore& target() const { return target_; }

@@ -11,11 +11,15 @@
 #include <shared_mutex>
 
 #include "loom/kernel/event_store.h"
+#include "loom/util/clock.h"
 
 namespace loom::kernel {
 
 class MemoryEventStore : public EventStore {
  public:
+  explicit MemoryEventStore(std::shared_ptr<const Clock> clock = systemClock())
+      : clock_(std::move(clock)) {}
+
   int64_t append(const std::string& executionId, int64_t expectedNextSeq,
                  std::vector<Event> events) override;
   void scan(const std::string& executionId, int64_t fromSeq,
@@ -25,6 +29,12 @@ class MemoryEventStore : public EventStore {
   bool remove(const std::string& executionId) override;
   int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) override;
   std::vector<ControlEvent> readControl(int64_t fromSeq) const override;
+  Lease acquireLease(const LeaseRequest& request) override;
+  Lease renewLease(const Lease& lease, int64_t ttlMillis) override;
+  void releaseLease(const Lease& lease) override;
+  std::optional<Lease> currentLease(const std::string& executionId) const override;
+  int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                       std::vector<Event> events) override;
 
  private:
   struct Log {
@@ -33,9 +43,15 @@ class MemoryEventStore : public EventStore {
     // and nothing can change a recorded event (read() copies for callers that want values).
     std::vector<std::shared_ptr<const Event>> events;
   };
+  int64_t appendLocked(const std::string& executionId, int64_t expectedNextSeq,
+                       std::vector<Event> events);  // REQUIRES(mu_) exclusively
+  std::optional<Lease> leaseLocked(const std::string& executionId) const;  // REQUIRES(mu_)
+
+  std::shared_ptr<const Clock> clock_;
   mutable std::shared_mutex mu_;
   std::map<std::string, Log> logs_;       // GUARDED_BY(mu_)
   std::vector<ControlEvent> control_;     // GUARDED_BY(mu_)
+  std::map<std::string, Lease> leases_;   // GUARDED_BY(mu_)
 };
 
 }  // namespace loom::kernel

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "loom/kernel/event_store.h"
+#include "loom/util/clock.h"
 
 namespace loom::kernel {
 
@@ -39,6 +40,9 @@ struct SqliteEventStoreOptions {
   // How long a statement waits for a lock held by another connection or process before the
   // call fails with UnavailableError.
   int busyTimeoutMillis = 5000;
+  // The time leases are granted and expire by (every process sharing the file reads its own
+  // clock: keep the machine's clock synchronised).
+  std::shared_ptr<const Clock> clock = systemClock();
 };
 
 class SqliteEventStore : public EventStore {
@@ -68,6 +72,13 @@ class SqliteEventStore : public EventStore {
   bool remove(const std::string& executionId) override;
   int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) override;
   std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const override;
+  // Lease writes go through group commit too (durable as appends are).
+  Lease acquireLease(const LeaseRequest& request) override;
+  Lease renewLease(const Lease& lease, int64_t ttlMillis) override;
+  void releaseLease(const Lease& lease) override;
+  std::optional<Lease> currentLease(const std::string& executionId) const override;
+  int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                       std::vector<Event> events) override;
 
   // Write transactions this store has committed (groups holding at least one write), since it
   // was opened. With group commit, concurrent appends make it smaller than their count.

@@ -5,9 +5,12 @@
 // not recorded. A crash re-runs at most the one step that was in flight.
 //
 // Thread-safety: all methods are thread-safe. One execution runs on one thread at a time in
-// this process (a second concurrent run of the same id is refused with FailedPrecondition);
-// across processes the store's optimistic concurrency makes a second runner fail with
-// ConflictError before it records anything twice. The async methods run on a worker pool.
+// this process (a second concurrent run of the same id is refused with FailedPrecondition).
+// Across processes, leases (docs/spec/leases.md): a run holds its execution's lease, renewed
+// in the background, and every append is fenced by it; a second runner is refused with
+// kernel::LeaseHeldError (naming the holder) before it reads or runs anything, and a runner
+// whose lease was taken over records nothing more (kernel::LeaseLostError). The async
+// methods run on a worker pool.
 //
 // Snapshots (docs/spec/snapshots.md): with a SnapshotStore, resume reads the newest snapshot
 // of the execution plus only the events after it; a snapshot that cannot be used is reported
@@ -58,6 +61,12 @@ struct RuntimeOptions {
   // step, a park, or its end), with the execution id: `loom resume --json` counts the
   // content-store calls made before it (replayContentStoreCalls).
   std::function<void(const std::string& executionId)> onReplayEnd;
+  // How long a run's lease holds without a heartbeat (renewed every third of it): after its
+  // process dies, another runner may take the execution over once this has passed (at once
+  // when that process ran on this host and is gone). Must be > 0.
+  int64_t leaseTtlMillis = 15'000;
+  // Who this runtime's runs are held by; an empty id: this process (kernel::processLeaseOwner).
+  kernel::LeaseOwner leaseOwner;
 };
 
 struct RunOptions {
@@ -95,10 +104,12 @@ class WorkflowRuntime {
   RunResult start(std::string_view name, json::value input, const RunOptions& options = {});
 
   // Continues an execution from its log. An ended execution returns its recorded result and
-  // runs nothing. Throws NotFoundError for an unknown id.
+  // runs nothing. Throws NotFoundError for an unknown id, kernel::LeaseHeldError when another
+  // runner holds its lease.
   RunResult resume(const std::string& executionId);
 
-  // Records signal `name` with `payload` for the execution, then resumes it if it is parked.
+  // Records signal `name` with `payload` for the execution, then resumes it if it is parked
+  // (when another runner holds it, that runner absorbs the signal: status running).
   // Throws FailedPreconditionError when the execution has ended.
   RunResult signal(const std::string& executionId, std::string_view name, json::value payload);
 

@@ -1,0 +1,79 @@
+// Leases (docs/spec/leases.md): who runs an execution. Whoever runs an execution holds its
+// lease and renews it before it expires; a second runner is refused before it runs anything
+// (LeaseHeldError names the holder); a lease whose holder died expires and is taken over; an
+// append under a lease that is no longer current (taken over, released) is refused
+// (LeaseLostError), so a runner that was presumed dead records nothing.
+//
+// Every acquisition gets a fencing token greater than every earlier token of that execution.
+// Times come from the store's clock (a server's for a shared store). Values; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "loom/util/error.h"
+
+namespace loom::kernel {
+
+// Who holds a lease: one runner (a process, or one runtime in it).
+struct LeaseOwner {
+  std::string id;      // unique per runner: never reused by another process
+  std::string host;    // the machine's host name
+  int64_t pid = 0;     // its process id on that host
+  std::string bootId;  // the host's boot (Linux boot_id): a pid means nothing across boots
+};
+
+struct Lease {
+  std::string executionId;
+  LeaseOwner owner;
+  int64_t token = 0;  // the fencing token of this acquisition
+  int64_t acquiredAtMillis = 0;
+  int64_t renewedAtMillis = 0;  // the owner's last heartbeat
+  int64_t expiresAtMillis = 0;
+  bool released = false;  // its owner let it go (the run ended or parked)
+
+  // True while it keeps every other runner out.
+  bool liveAt(int64_t nowMillis) const { return !released && expiresAtMillis > nowMillis; }
+};
+
+// A lease request: acquireLease takes execution `executionId`'s lease for `owner` until
+// now + ttlMillis when nobody holds it (never leased, released or expired), or when its
+// current token is `breakToken` (the caller proved that holder dead: see ownerIsDeadHere).
+struct LeaseRequest {
+  std::string executionId;
+  LeaseOwner owner;
+  int64_t ttlMillis = 0;
+  std::optional<int64_t> breakToken;
+};
+
+// Another runner holds the lease: nothing was run or written. Carries the lease it found and
+// the store's time when it looked, so the message says how long the lease still holds.
+class LeaseHeldError : public FailedPreconditionError {
+ public:
+  LeaseHeldError(Lease held, int64_t nowMillis);
+  const Lease& held() const { return held_; }
+
+ private:
+  Lease held_;
+};
+
+// An append or renewal under a lease that is no longer current: another runner took the
+// execution over (or the lease was released). Nothing was written; the runner must stop.
+class LeaseLostError : public ConflictError {
+ public:
+  using ConflictError::ConflictError;
+};
+
+// "process 4242 on host 'build-7' (lease renewed 2.1 s ago, expires in 12.9 s)".
+std::string describeHolder(const Lease& lease, int64_t nowMillis);
+
+// The owner this process presents: host name, pid, boot id and a random suffix.
+LeaseOwner processLeaseOwner();
+
+// True only when `owner` provably no longer runs: it ran on this host in this boot and its
+// pid is gone. A live pid (maybe reused) or another host is never "dead" here: wait for the
+// lease to expire.
+bool ownerIsDeadHere(const LeaseOwner& owner);
+
+}  // namespace loom::kernel

@@ -1,0 +1,30 @@
+// The lease rules every EventStore applies (one home; docs/spec/leases.md), over the lease a
+// store has recorded for an execution (nullopt: none) and the store's time. Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "loom/kernel/lease.h"
+
+namespace loom::kernel {
+
+// The lease `request` gets over `current` at `nowMillis`: a token one past current's. Throws
+// LeaseHeldError when current is live and its token is not request.breakToken, and
+// InvalidArgumentError for a request without an execution id, owner id or a positive ttl.
+Lease grantLease(const std::optional<Lease>& current, const LeaseRequest& request,
+                 int64_t nowMillis);
+
+// True when `lease` is `current`: same token and owner, not released.
+bool isCurrentLease(const std::optional<Lease>& current, const Lease& lease);
+
+// Throws LeaseLostError naming `doing` unless `lease` is `current` (same token and owner, not
+// released).
+void requireCurrentLease(const std::optional<Lease>& current, const Lease& lease,
+                         const char* doing);
+
+// `current` renewed until now + ttlMillis (after requireCurrentLease).
+Lease renewedLease(const std::optional<Lease>& current, const Lease& lease, int64_t ttlMillis,
+                   int64_t nowMillis);
+
+}  // namespace loom::kernel

@@ -1,0 +1,91 @@
+#include "lease_keeper.h"
+
+#include <chrono>
+#include <vector>
+
+#include "loom/util/error.h"
+
+namespace loom::workflow {
+
+LeaseKeeper::LeaseKeeper(kernel::EventStore& store, kernel::LeaseOwner owner, int64_t ttlMillis,
+                         std::function<void(std::string_view)> onWarn)
+    : store_(store), owner_(std::move(owner)), ttlMillis_(ttlMillis), onWarn_(std::move(onWarn)) {
+  if (ttlMillis_ <= 0) {
+    throw InvalidArgumentError("leaseTtlMillis is " + std::to_string(ttlMillis_) +
+                               "; a lease needs a positive ttl");
+  }
+}
+
+LeaseKeeper::~LeaseKeeper() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+kernel::Lease LeaseKeeper::take(const std::string& executionId) {
+  kernel::LeaseRequest request{executionId, owner_, ttlMillis_, std::nullopt};
+  kernel::Lease lease;
+  try {
+    lease = store_.acquireLease(request);
+  } catch (const kernel::LeaseHeldError& e) {
+    if (!kernel::ownerIsDeadHere(e.held().owner)) throw;
+    request.breakToken = e.held().token;  // its process is gone: no need to wait for expiry
+    lease = store_.acquireLease(request);
+  }
+  std::lock_guard lock(mu_);
+  held_[executionId] = lease;
+  if (!thread_.joinable()) thread_ = std::thread([this] { beat(); });
+  return lease;
+}
+
+void LeaseKeeper::drop(const kernel::Lease& lease) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = held_.find(lease.executionId);
+    if (it != held_.end() && it->second.token == lease.token) held_.erase(it);
+  }
+  try {
+    store_.releaseLease(lease);
+  } catch (const std::exception& e) {
+    onWarn_("could not release the lease of execution '" + lease.executionId +
+            "' (it expires in at most " + std::to_string(ttlMillis_ / 1000) + " s): " + e.what());
+  }
+}
+
+void LeaseKeeper::beat() {
+  const auto interval = std::chrono::milliseconds(std::max<int64_t>(1, ttlMillis_ / 3));
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, interval, [this] { return stopping_; });
+    if (stopping_) return;
+    std::vector<kernel::Lease> due;
+    for (const auto& [id, lease] : held_) due.push_back(lease);
+    lock.unlock();
+    for (const auto& lease : due) {
+      std::optional<kernel::Lease> renewed;
+      std::string lost;
+      try {
+        renewed = store_.renewLease(lease, ttlMillis_);
+      } catch (const kernel::LeaseLostError& e) {
+        lost = e.what();
+      } catch (const std::exception& e) {
+        onWarn_("could not renew the lease of execution '" + lease.executionId +
+                "' (retried in " + std::to_string(interval.count()) + " ms): " + e.what());
+      }
+      std::lock_guard relock(mu_);
+      auto it = held_.find(lease.executionId);
+      if (it == held_.end() || it->second.token != lease.token) continue;  // dropped meanwhile
+      if (renewed) it->second = *renewed;
+      if (!lost.empty()) {
+        held_.erase(it);
+        onWarn_(lost);
+      }
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace loom::workflow

@@ -1,0 +1,74 @@
+// The runtime's side of leases (docs/spec/leases.md): RunLease takes an execution's lease
+// before a run reads or runs anything, and LeaseKeeper renews every lease this runtime holds
+// on one background thread, every third of the ttl, until the run drops it (released at
+// once, so the next runner need not wait for it to expire).
+//
+// Taking a lease: a live lease held by another runner is a LeaseHeldError naming it; one held
+// by a process of this host that is gone (SIGKILL, a crash) is broken at once by its token.
+// A renewal that finds the lease taken over stops renewing it (the run's next append is then
+// refused with LeaseLostError); one the store cannot make now (busy, unavailable) is retried
+// at the next beat and reported through onWarn.
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "loom/kernel/event_store.h"
+
+namespace loom::workflow {
+
+class LeaseKeeper {
+ public:
+  // `store` must outlive the keeper. ttlMillis > 0.
+  LeaseKeeper(kernel::EventStore& store, kernel::LeaseOwner owner, int64_t ttlMillis,
+              std::function<void(std::string_view)> onWarn);
+  ~LeaseKeeper();
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+
+  // Takes execution `executionId`'s lease (see above) and starts renewing it.
+  kernel::Lease take(const std::string& executionId);
+  // Stops renewing `lease` and releases it; a release that fails only warns (it expires).
+  void drop(const kernel::Lease& lease);
+
+  const kernel::LeaseOwner& owner() const { return owner_; }
+
+ private:
+  void beat();
+
+  kernel::EventStore& store_;
+  const kernel::LeaseOwner owner_;
+  const int64_t ttlMillis_;
+  const std::function<void(std::string_view)> onWarn_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::map<std::string, kernel::Lease> held_;  // GUARDED_BY(mu_); by execution id
+  bool stopping_ = false;                      // GUARDED_BY(mu_)
+  std::thread thread_;                         // started on the first take
+};
+
+// Holds one run's lease for its scope.
+class RunLease {
+ public:
+  RunLease(LeaseKeeper& keeper, const std::string& executionId)
+      : keeper_(keeper), lease_(keeper.take(executionId)) {}
+  ~RunLease() { keeper_.drop(lease_); }
+  RunLease(const RunLease&) = delete;
+  RunLease& operator=(const RunLease&) = delete;
+
+  // Token and owner never change while held: what the run's appends are fenced with.
+  const kernel::Lease& lease() const { return lease_; }
+
+ private:
+  LeaseKeeper& keeper_;
+  kernel::Lease lease_;
+};
+
+}  // namespace loom::workflow

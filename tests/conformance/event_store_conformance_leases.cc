@@ -1,0 +1,178 @@
+// The EventStore conformance suite, leases (lease.h, docs/spec/leases.md): one holder at a
+// time, refusals that name the holder, expiry and takeover, heartbeats, fencing of appends by
+// a runner whose lease is gone, growing tokens, and racing acquisitions. Time is the suite's
+// ManualClock, which the store was made with.
+#include <atomic>
+#include <thread>
+
+#include "event_store_conformance.h"
+#include "loom/util/error.h"
+
+namespace loom::kernel::conformance {
+namespace {
+
+constexpr int64_t kTtl = 10'000;
+
+LeaseOwner owner(const std::string& name, int64_t pid) {
+  return LeaseOwner{name, "host-" + name, pid, "boot-1"};
+}
+
+LeaseRequest request(const std::string& id, const LeaseOwner& who, int64_t ttl = kTtl) {
+  return LeaseRequest{id, who, ttl, std::nullopt};
+}
+
+const LeaseOwner kA = owner("a", 101);
+const LeaseOwner kB = owner("b", 202);
+
+TEST_P(EventStoreConformance, ALeaseKeepsEveryOtherRunnerOutAndNamesItsHolder) {
+  int64_t t0 = clock().nowMillis();
+  Lease a = store().acquireLease(request("e1", kA));
+  EXPECT_EQ(a.executionId, "e1");
+  EXPECT_EQ(a.owner.id, "a");
+  EXPECT_GE(a.token, 1);
+  EXPECT_EQ(a.acquiredAtMillis, t0);
+  EXPECT_EQ(a.expiresAtMillis, t0 + kTtl);
+
+  clock().advance(4'000);
+  try {
+    store().acquireLease(request("e1", kB));
+    FAIL() << "a second runner got a live lease";
+  } catch (const LeaseHeldError& e) {
+    EXPECT_EQ(e.held().owner.id, "a");
+    EXPECT_EQ(e.held().token, a.token);
+    std::string m = e.what();
+    EXPECT_NE(m.find("process 101 on host 'host-a'"), std::string::npos) << m;
+    EXPECT_NE(m.find("expires in 6.0 s"), std::string::npos) << m;
+    EXPECT_NE(m.find("nothing was run"), std::string::npos) << m;
+  }
+  EXPECT_THROW(store().acquireLease(request("e1", kA)), LeaseHeldError)
+      << "held is held, for its own owner too";
+  Lease other = store().acquireLease(request("e2", kB));
+  EXPECT_EQ(other.owner.id, "b") << "leases are per execution";
+}
+
+TEST_P(EventStoreConformance, AnExpiredLeaseIsTakenOverWithAGreaterToken) {
+  Lease a = store().acquireLease(request("e1", kA));
+  clock().advance(kTtl);  // expiresAt == now: expired
+  Lease b = store().acquireLease(request("e1", kB));
+  EXPECT_GT(b.token, a.token);
+  EXPECT_EQ(store().currentLease("e1")->owner.id, "b");
+  EXPECT_THROW(store().renewLease(a, kTtl), LeaseLostError);
+}
+
+TEST_P(EventStoreConformance, AHeartbeatKeepsTheLeaseAlive) {
+  Lease a = store().acquireLease(request("e1", kA));
+  for (int i = 0; i < 5; ++i) {
+    clock().advance(kTtl / 2);
+    a = store().renewLease(a, kTtl);
+    EXPECT_EQ(a.renewedAtMillis, clock().nowMillis());
+    EXPECT_EQ(a.expiresAtMillis, clock().nowMillis() + kTtl);
+  }
+  EXPECT_THROW(store().acquireLease(request("e1", kB)), LeaseHeldError);
+  auto seen = store().currentLease("e1");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->renewedAtMillis, a.renewedAtMillis);
+  EXPECT_EQ(seen->owner.pid, 101);
+  EXPECT_EQ(seen->owner.host, "host-a");
+  EXPECT_EQ(seen->owner.bootId, "boot-1");
+}
+
+TEST_P(EventStoreConformance, AnAppendUnderALeaseTakenOverWritesNothing) {
+  Lease a = store().acquireLease(request("e1", kA));
+  EXPECT_EQ(store().appendLeased(a, 1, {started()}), 2);
+  clock().advance(kTtl + 1);
+  Lease b = store().acquireLease(request("e1", kB));
+  try {
+    store().appendLeased(a, 2, {step("s1")});
+    FAIL() << "a runner whose lease was taken over appended";
+  } catch (const LeaseLostError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("process 202 on host 'host-b' took it over"), std::string::npos) << m;
+    EXPECT_NE(m.find("Nothing was written"), std::string::npos) << m;
+  }
+  EXPECT_EQ(store().info("e1")->nextSeq, 2) << "the refused append wrote something";
+  EXPECT_EQ(store().appendLeased(b, 2, {step("s1")}), 3);
+  EXPECT_EQ(store().read("e1").size(), 2u);
+  // A writer that does not run the execution (a signal) appends without a lease.
+  EXPECT_EQ(store().append("e1", 3, {signalReceived("go", json::value(1), kT0)}), 4);
+}
+
+TEST_P(EventStoreConformance, AnExpiredLeaseNobodyTookOverStillFencesForItsOwner) {
+  Lease a = store().acquireLease(request("e1", kA));
+  clock().advance(kTtl * 3);
+  EXPECT_EQ(store().appendLeased(a, 1, {started()}), 2);
+  a = store().renewLease(a, kTtl);
+  EXPECT_TRUE(a.liveAt(clock().nowMillis()));
+}
+
+TEST_P(EventStoreConformance, AReleasedLeaseIsFreeAtOnceAndItsTokenIsNeverReused) {
+  Lease a = store().acquireLease(request("e1", kA));
+  store().releaseLease(a);
+  auto seen = store().currentLease("e1");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_TRUE(seen->released);
+  EXPECT_FALSE(seen->liveAt(clock().nowMillis()));
+  EXPECT_THROW(store().appendLeased(a, 1, {started()}), LeaseLostError);
+  EXPECT_THROW(store().renewLease(a, kTtl), LeaseLostError);
+
+  Lease b = store().acquireLease(request("e1", kB));
+  EXPECT_GT(b.token, a.token);
+  store().releaseLease(a);  // a stale release changes nothing
+  EXPECT_FALSE(store().currentLease("e1")->released);
+  EXPECT_EQ(store().currentLease("e1")->owner.id, "b");
+  store().releaseLease(b);
+  Lease again = store().acquireLease(request("e1", kA));
+  EXPECT_GT(again.token, b.token);
+}
+
+TEST_P(EventStoreConformance, ABreakTokenTakesOverOnlyTheHolderItNames) {
+  Lease a = store().acquireLease(request("e1", kA));
+  LeaseRequest breakA = request("e1", kB);
+  breakA.breakToken = a.token;
+  Lease b = store().acquireLease(breakA);
+  EXPECT_GT(b.token, a.token);
+  LeaseRequest stale = request("e1", owner("c", 303));
+  stale.breakToken = a.token;  // a is not the holder any more
+  EXPECT_THROW(store().acquireLease(stale), LeaseHeldError);
+  EXPECT_EQ(store().currentLease("e1")->owner.id, "b");
+}
+
+TEST_P(EventStoreConformance, RemoveForgetsTheLeaseWithTheLog) {
+  Lease a = store().acquireLease(request("e1", kA));
+  store().appendLeased(a, 1, {started()});
+  EXPECT_TRUE(store().remove("e1"));
+  EXPECT_FALSE(store().currentLease("e1").has_value());
+  EXPECT_THROW(store().appendLeased(a, 1, {started()}), LeaseLostError);
+  EXPECT_FALSE(store().currentLease("never").has_value());
+}
+
+TEST_P(EventStoreConformance, ALeaseRequestWithoutOwnerOrTtlIsRefused) {
+  EXPECT_THROW(store().acquireLease(request("e1", kA, 0)), InvalidArgumentError);
+  EXPECT_THROW(store().acquireLease(request("e1", LeaseOwner{})), InvalidArgumentError);
+  EXPECT_THROW(store().acquireLease(request("", kA)), InvalidArgumentError);
+  EXPECT_FALSE(store().currentLease("e1").has_value()) << "a refused request wrote a lease";
+}
+
+TEST_P(EventStoreConformance, RacingAcquisitionsGrantOneLease) {
+  for (int round = 0; round < 20; ++round) {
+    std::string id = "race" + std::to_string(round);
+    std::atomic<int> granted{0}, refused{0};
+    std::vector<std::thread> runners;
+    for (int i = 0; i < 6; ++i) {
+      runners.emplace_back([&, i] {
+        try {
+          store().acquireLease(request(id, owner("r" + std::to_string(i), 1000 + i)));
+          ++granted;
+        } catch (const LeaseHeldError&) {
+          ++refused;
+        }
+      });
+    }
+    for (auto& t : runners) t.join();
+    EXPECT_EQ(granted.load(), 1) << "round " << round;
+    EXPECT_EQ(refused.load(), 5) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace loom::kernel::conformance
