@@ -1,6 +1,7 @@
 // The subcommands that read the home's event store without running anything: ls, log, state.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,11 +29,55 @@ json::value timestampOrNull(const std::optional<int64_t>& millis) {
   return millis ? json::value(formatTimestamp(*millis)) : json::value(nullptr);
 }
 
-json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false) {
+// Who runs an execution whose status is running, as `loom ls` shows it: its lease holder
+// while that one is alive, orphaned (safe to resume) otherwise.
+struct Liveness {
+  bool orphaned = false;
+  std::optional<kernel::Lease> lease;  // the last holder, if any
+  int64_t nowMillis = 0;
+};
+
+std::optional<Liveness> livenessOf(const kernel::EventStore& store,
+                                   const kernel::ExecutionInfo& info) {
+  if (info.status != kernel::ExecutionStatus::kRunning) return std::nullopt;
+  Liveness l;
+  l.lease = store.currentLease(info.id);
+  l.nowMillis = systemClock()->nowMillis();
+  l.orphaned = kernel::isOrphaned(l.lease, l.nowMillis);
+  return l;
+}
+
+std::string statusText(const kernel::ExecutionInfo& info, const std::optional<Liveness>& live) {
+  if (live && live->orphaned) return "orphaned";
+  return std::string(kernel::statusName(info.status));
+}
+
+json::value ownerJson(const std::optional<Liveness>& live) {
+  if (!live || !live->lease) return nullptr;
+  const kernel::Lease& lease = *live->lease;
+  return json::object{{"host", lease.owner.host},
+                      {"pid", lease.owner.pid},
+                      {"heartbeatAt", formatTimestamp(lease.renewedAtMillis)},
+                      {"heartbeatAgeMs", live->nowMillis - lease.renewedAtMillis},
+                      {"leaseExpiresAt", formatTimestamp(lease.expiresAtMillis)}};
+}
+
+std::string ownerText(const std::optional<Liveness>& live) {
+  if (!live || !live->lease) return "-";
+  const kernel::Lease& lease = *live->lease;
+  char age[32];
+  std::snprintf(age, sizeof age, "%.1f s",
+                static_cast<double>(live->nowMillis - lease.renewedAtMillis) / 1000.0);
+  return (live->orphaned ? "was pid " : "pid ") + std::to_string(lease.owner.pid) + "@" +
+         lease.owner.host + ", beat " + age + " ago";
+}
+
+json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
+                      const std::optional<Liveness>& live = std::nullopt) {
   json::object o{
       {"id", info.id},
       {"workflow", info.workflow},
-      {"status", kernel::statusName(info.status)},
+      {"status", statusText(info, live)},
       {"subject", info.subject ? json::value(*info.subject) : json::value(nullptr)},
       {"steps", erased ? json::value(nullptr) : json::value(info.steps)},
       {"logBytes", info.logBytes},
@@ -41,6 +86,7 @@ json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false) {
       {"endedAt", timestampOrNull(info.endedAtMillis)},
   };
   if (erased) o["erased"] = true;
+  if (live) o["owner"] = ownerJson(live);
   return o;
 }
 
@@ -109,7 +155,14 @@ Action setupLs(CLI::App& command, Session& session) {
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended; an erased run adds \"erased\": true, with "
-                   "steps and stateBytes null)");
+                   "steps and stateBytes null). status is running, orphaned (nobody runs it: "
+                   "resume it), parked, completed or failed; a running or orphaned run adds "
+                   "\"owner\": {\"host\",\"pid\",\"heartbeatAt\",\"heartbeatAgeMs\","
+                   "\"leaseExpiresAt\"} (null when no lease was ever taken)");
+  command.footer(
+      "A run is orphaned when its process died (its lease expired, or its pid is gone on this\n"
+      "host): `loom resume ID` continues it. A running run's OWNER is the process holding its\n"
+      "lease and how long ago it last renewed it.");
   addConfigOption(command, session);
   return [&session, asJson] {
     kernel::EventStore& store = session.store(false);
@@ -117,7 +170,9 @@ Action setupLs(CLI::App& command, Session& session) {
     auto shreds = shredTimes(store);
     if (*asJson) {
       json::array all;
-      for (const auto& info : infos) all.push_back(infoJson(info, isErased(info, shreds)));
+      for (const auto& info : infos) {
+        all.push_back(infoJson(info, isErased(info, shreds), livenessOf(store, info)));
+      }
       session.out() << json::toText(all) << std::endl;
       return kExitOk;
     }
@@ -127,16 +182,17 @@ Action setupLs(CLI::App& command, Session& session) {
       return kExitOk;
     }
     std::vector<std::vector<std::string>> rows = {{"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS",
-                                                   "LOG BYTES", "STATE BYTES", "STARTED", "ENDED"}};
+                                                   "LOG BYTES", "STATE BYTES", "STARTED", "ENDED",
+                                                   "OWNER"}};
     for (const auto& info : infos) {
       bool erased = isErased(info, shreds);
-      rows.push_back({info.id, info.workflow,
-                      erased ? std::string("erased") : std::string(kernel::statusName(info.status)),
-                      info.subject.value_or("-"), erased ? "-" : std::to_string(info.steps),
-                      std::to_string(info.logBytes),
-                      erased ? "-" : std::to_string(info.stateBytes),
-                      formatTimestamp(info.startedAtMillis),
-                      info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-"});
+      auto live = livenessOf(store, info);
+      rows.push_back(
+          {info.id, info.workflow, erased ? std::string("erased") : statusText(info, live),
+           info.subject.value_or("-"), erased ? "-" : std::to_string(info.steps),
+           std::to_string(info.logBytes), erased ? "-" : std::to_string(info.stateBytes),
+           formatTimestamp(info.startedAtMillis),
+           info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-", ownerText(live)});
     }
     session.out() << alignedTable(rows) << std::flush;
     return kExitOk;

@@ -93,6 +93,10 @@ bool ownerIsDeadHere(const LeaseOwner& owner) {
   return ::kill(static_cast<pid_t>(owner.pid), 0) == -1 && errno == ESRCH;
 }
 
+bool isOrphaned(const std::optional<Lease>& lease, int64_t nowMillis) {
+  return !lease || !lease->liveAt(nowMillis) || ownerIsDeadHere(lease->owner);
+}
+
 Lease grantLease(const std::optional<Lease>& current, const LeaseRequest& request,
                  int64_t nowMillis) {
   if (request.executionId.empty()) throw InvalidArgumentError("a lease needs an execution id");

@@ -53,7 +53,8 @@ TEST_P(CrashTest, ResumeAfterSigkillRunsEveryStepOnceButTheOneInFlight) {
   ASSERT_EQ(listed.exitCode, 0) << listed.err;
   json::value executions = listed.json();
   ASSERT_EQ(executions.as_array().size(), 1u);
-  EXPECT_EQ(executions.at(0).at("status"), "running");
+  EXPECT_EQ(executions.at(0).at("status"), "orphaned") << "its process is gone: safe to resume";
+  EXPECT_EQ(executions.at(0).at("owner").at("pid"), run.pid());
   std::size_t linesAtKill = readLines(witness).size();
 
   Outcome resumed =

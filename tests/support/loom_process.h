@@ -36,6 +36,7 @@ class Child {
   // True once the child has ended (reaps it).
   bool exited();
   void kill(int signal);
+  pid_t pid() const { return pid_; }
   // Waits for the child to end (SIGKILLs it after `timeoutMs`, and the test fails).
   Outcome wait(int timeoutMs = 60'000);
 

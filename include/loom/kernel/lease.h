@@ -76,4 +76,8 @@ LeaseOwner processLeaseOwner();
 // lease to expire.
 bool ownerIsDeadHere(const LeaseOwner& owner);
 
+// True when nobody runs an execution whose status is running: no lease, a released or expired
+// one, or one whose owner is dead here. Such a run is orphaned: safe to resume.
+bool isOrphaned(const std::optional<Lease>& lease, int64_t nowMillis);
+
 }  // namespace loom::kernel

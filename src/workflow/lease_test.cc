@@ -1,0 +1,116 @@
+// The runtime under leases (docs/spec/leases.md), two runtimes standing for two processes
+// over one store: a second runner is refused before it runs anything; a runner whose lease
+// was taken over (it was presumed dead) records nothing more; a heartbeat keeps a long step's
+// lease alive; an ended or parked run lets its lease go.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <latch>
+
+#include "loom/kernel/memory_event_store.h"
+#include "loom/util/error.h"
+#include "loom/workflow/runtime.h"
+
+namespace loom::workflow {
+namespace {
+
+using kernel::ExecutionStatus;
+
+class LeaseTest : public ::testing::Test {
+ protected:
+  LeaseTest() {
+    workflows_.add("held", "", [this](WorkflowContext& ctx) {
+      ctx.step("first", [this] {
+        ++firstRuns_;
+        inFirst_.count_down();
+        finishFirst_.wait();
+        return json::value(1);
+      });
+      ctx.step("second", [this] {
+        ++secondRuns_;
+        return json::value(2);
+      });
+      return json::value("done");
+    });
+  }
+
+  std::unique_ptr<WorkflowRuntime> runtime(const std::string& owner, int64_t ttl = 15'000) {
+    RuntimeOptions options;
+    options.leaseOwner = kernel::LeaseOwner{owner, "host-" + owner, 1, "boot"};
+    options.leaseTtlMillis = ttl;
+    return std::make_unique<WorkflowRuntime>(store_, workflows_, tasks_, nullptr, options);
+  }
+
+  kernel::MemoryEventStore store_;
+  WorkflowRegistry workflows_;
+  effects::TaskRegistry tasks_;
+  std::atomic<int> firstRuns_{0}, secondRuns_{0};
+  std::latch inFirst_{1}, finishFirst_{1};
+};
+
+TEST_F(LeaseTest, ASecondRunnerIsRefusedBeforeItRunsAnything) {
+  auto a = runtime("a");
+  auto b = runtime("b");
+  auto running = std::async(std::launch::async, [&] { return a->start("held", {}, {"e1"}); });
+  inFirst_.wait();
+  try {
+    b->resume("e1");
+    FAIL() << "a second runner resumed a live run";
+  } catch (const kernel::LeaseHeldError& e) {
+    EXPECT_EQ(e.held().owner.id, "a");
+    EXPECT_NE(std::string(e.what()).find("on host 'host-a'"), std::string::npos) << e.what();
+  }
+  finishFirst_.count_down();
+  EXPECT_EQ(running.get().status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(firstRuns_.load(), 1);
+  EXPECT_EQ(secondRuns_.load(), 1);
+  EXPECT_TRUE(store_.currentLease("e1")->released) << "an ended run lets its lease go";
+
+  RunResult again = b->resume("e1");
+  EXPECT_EQ(again.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(again.effectsRun, 0);
+}
+
+TEST_F(LeaseTest, ARunnerWhoseLeaseWasTakenOverRecordsNothingMore) {
+  auto a = runtime("a");
+  auto running = std::async(std::launch::async, [&] { return a->start("held", {}, {"e1"}); });
+  inFirst_.wait();
+  // Presumed dead (say its host stopped answering): another runner breaks its lease.
+  kernel::Lease held = *store_.currentLease("e1");
+  store_.acquireLease({"e1", {"b", "host-b", 2, "boot"}, 15'000, held.token});
+  int64_t before = store_.info("e1")->nextSeq;
+  finishFirst_.count_down();
+  EXPECT_THROW(running.get(), kernel::LeaseLostError);
+  EXPECT_EQ(store_.info("e1")->nextSeq, before) << "the presumed-dead runner recorded its step";
+  EXPECT_EQ(store_.info("e1")->status, ExecutionStatus::kRunning);
+  EXPECT_EQ(secondRuns_.load(), 0) << "it went on after its step could not be recorded";
+}
+
+TEST_F(LeaseTest, AHeartbeatKeepsALongStepsLeaseAlive) {
+  auto a = runtime("a", 300);  // renewed every 100 ms
+  auto b = runtime("b", 300);
+  auto running = std::async(std::launch::async, [&] { return a->start("held", {}, {"e1"}); });
+  inFirst_.wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'200));  // four lease lifetimes
+  EXPECT_THROW(b->resume("e1"), kernel::LeaseHeldError);
+  finishFirst_.count_down();
+  EXPECT_EQ(running.get().status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(firstRuns_.load(), 1);
+}
+
+TEST_F(LeaseTest, AParkedRunLetsItsLeaseGo) {
+  workflows_.add("waits", "", [](WorkflowContext& ctx) { return ctx.awaitSignal("go"); });
+  auto a = runtime("a");
+  auto b = runtime("b");
+  EXPECT_EQ(a->start("waits", {}, {"w1"}).status, ExecutionStatus::kParked);
+  EXPECT_TRUE(store_.currentLease("w1")->released);
+  RunResult r = b->signal("w1", "go", json::value(7));
+  EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(r.output, json::value(7));
+}
+
+TEST_F(LeaseTest, ANonPositiveTtlIsRefused) { EXPECT_THROW(runtime("a", 0), InvalidArgumentError); }
+
+}  // namespace
+}  // namespace loom::workflow
