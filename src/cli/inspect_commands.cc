@@ -48,6 +48,8 @@ std::optional<Liveness> livenessOf(const kernel::EventStore& store,
 }
 
 std::string statusText(const kernel::ExecutionInfo& info, const std::optional<Liveness>& live) {
+  // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, no lease.
+  if (live && !live->lease && info.nextSeq == 2) return "submitted";
   if (live && live->orphaned) return "orphaned";
   return std::string(kernel::statusName(info.status));
 }
@@ -156,7 +158,8 @@ Action setupLs(CLI::App& command, Session& session) {
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended; an erased run adds \"erased\": true, with "
                    "steps and stateBytes null). status is running, orphaned (nobody runs it: "
-                   "resume it), parked, completed or failed; a running or orphaned run adds "
+                   "resume it), submitted (`loom run --submit`, not run yet), parked, completed "
+                   "or failed; a running or orphaned run adds "
                    "\"owner\": {\"host\",\"pid\",\"heartbeatAt\",\"heartbeatAgeMs\","
                    "\"leaseExpiresAt\"} (null when no lease was ever taken)");
   command.footer(

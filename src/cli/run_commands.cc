@@ -140,6 +140,7 @@ struct RunArgs {
   std::string prompt;
   std::string config;
   bool json = false;
+  bool submit = false;
 };
 
 // The prompt of an agent app's run: --prompt, else --input (an object's "prompt", or the
@@ -206,6 +207,9 @@ Action setupRun(CLI::App& command, Session& session) {
                        ": {\"id\",\"status\",\"output\"}, plus \"error\" "
                        "when failed, \"waitingFor\", \"parkReason\" (and \"parkDetail\") when "
                        "parked, \"modelCalls\" for an agent app");
+  command.add_flag("--submit", args->submit,
+                   "Record the execution and return without running it: `loom worker` runs it "
+                   "(or `loom resume ID`); prints {\"id\",\"status\":\"submitted\"} with --json");
   CLI::Option* config = addRunConfigOption(command, args->config);
   command.footer(workflowTable(session.workflows()) + "\n" + std::string(kAgentAppHelp) + "\n\n" +
                  std::string(kDurabilityHelp));
@@ -243,6 +247,17 @@ Action setupRun(CLI::App& command, Session& session) {
     }
     workflow::RunOptions options{.id = args->id, .configFile = session.configFile()};
     if (subject->count() > 0) options.subject = args->subject;
+    if (args->submit) {
+      auto result = session.runtime(true).submit(workflow, std::move(value), options);
+      if (args->json) {
+        session.out() << json::toText(json::object{{"id", result.id}, {"status", "submitted"}})
+                      << std::endl;
+      } else {
+        session.out() << "submitted " << result.id << "; `loom worker` runs it (or `loom resume "
+                      << result.id << "`)" << std::endl;
+      }
+      return kExitOk;
+    }
     auto result = session.runtime(true).start(workflow, std::move(value), options);
     return report(session, result, args->json, false);
   };

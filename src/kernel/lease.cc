@@ -41,6 +41,15 @@ std::string randomSuffix() {
   return hex;
 }
 
+// True when process `pid` has exited and waits to be reaped ("Z" in /proc/<pid>/stat).
+bool isZombie(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
 std::string leaseLostMessage(const Lease& lease, const char* doing,
                              const std::optional<Lease>& current) {
   std::string m = "execution '" + lease.executionId + "': cannot " + doing + ": its lease (token " +
@@ -90,7 +99,8 @@ bool ownerIsDeadHere(const LeaseOwner& owner) {
   if (owner.pid <= 0 || owner.bootId.empty() || owner.pid == ::getpid()) return false;
   LeaseOwner self = processLeaseOwner();
   if (owner.host != self.host || owner.bootId != self.bootId) return false;
-  return ::kill(static_cast<pid_t>(owner.pid), 0) == -1 && errno == ESRCH;
+  if (::kill(static_cast<pid_t>(owner.pid), 0) == -1) return errno == ESRCH;
+  return isZombie(owner.pid);  // dead, only not yet reaped by its parent
 }
 
 bool isOrphaned(const std::optional<Lease>& lease, int64_t nowMillis) {

@@ -164,34 +164,73 @@ class WorkflowRuntime::Impl {
   }
 
   RunResult start(std::string_view name, json::value input, const RunOptions& options) {
+    const Workflow& wf = admit(name, input, options);
+    std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
+    int64_t parkedAt = 0;
+    RunResult r = startOnce(wf, id, std::move(input), options, parkedAt);
+    if (parkedWhileSignalled(r, id, parkedAt, 0)) return run(id);
+    return r;
+  }
+
+  // Records the execution without running it: status running, no lease (a worker runs it).
+  RunResult submit(std::string_view name, json::value input, const RunOptions& options) {
+    const Workflow& wf = admit(name, input, options);
+    RunResult r;
+    r.id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
+    appendStarted(wf, r.id, std::move(input), options, now(), nullptr);
+    return r;
+  }
+
+  // The workflow `name` names, with `input` admitted and filtered as it is journaled.
+  const Workflow& admit(std::string_view name, json::value& input, const RunOptions& options) {
     const Workflow* wf = workflows_.find(name);
     if (wf == nullptr) {
       throw NotFoundError("no workflow '" + std::string(name) +
                           "' is registered (see `loom run --help` for the list)");
     }
     if (!options.id.empty()) validateExecutionId(options.id);
-    std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     content::admitFromOutside(input, "the input of workflow '" + std::string(name) + "'");
     if (options_.journalFilter) input = options_.journalFilter(std::move(input));
-    int64_t parkedAt = 0;
-    RunResult r = startOnce(*wf, id, std::move(input), options, parkedAt);
-    if (parkedWhileSignalled(r, id, parkedAt, 0)) return run(id);
-    return r;
+    return *wf;
+  }
+
+  void appendStarted(const Workflow& wf, const std::string& id, const json::value& input,
+                     const RunOptions& options, int64_t startedAt, const kernel::Lease* lease) {
+    try {
+      kernel::Event started = kernel::executionStarted(wf.name, input, options.subject, startedAt);
+      if (!options.configFile.empty()) started.data["configFile"] = options.configFile;
+      if (lease != nullptr) {
+        store_.appendLeased(*lease, 1, {std::move(started)});
+      } else {
+        store_.append(id, 1, {std::move(started)});
+      }
+    } catch (const kernel::LeaseLostError&) {
+      throw;
+    } catch (const ConflictError&) {
+      throw alreadyExists(id);
+    }
+  }
+
+  static AlreadyExistsError alreadyExists(const std::string& id) {
+    return AlreadyExistsError("execution '" + id +
+                              "' already exists; to continue it run `loom "
+                              "resume " +
+                              id + "`");
   }
 
   RunResult startOnce(const Workflow& wf, const std::string& id, json::value input,
                       const RunOptions& options, int64_t& parkedAt) {
     auto guard = active_.enter(id);
     int64_t startedAt = now();
+    // The lease first, so no worker takes the new execution for an orphan before it runs.
+    std::optional<RunLease> lease;
     try {
-      kernel::Event started = kernel::executionStarted(wf.name, input, options.subject, startedAt);
-      if (!options.configFile.empty()) started.data["configFile"] = options.configFile;
-      store_.append(id, 1, {std::move(started)});
-    } catch (const ConflictError&) {
-      throw AlreadyExistsError("execution '" + id + "' already exists; to continue it run `loom "
-                               "resume " + id + "`");
+      lease.emplace(leases_, id);
+    } catch (const kernel::LeaseHeldError&) {
+      if (store_.info(id)) throw alreadyExists(id);
+      throw;
     }
-    RunLease lease(leases_, id);  // a resume that took it first runs it: LeaseHeldError here
+    appendStarted(wf, id, input, options, startedAt, &lease->lease());
     ReplayLog log;
     log.workflow = wf.name;
     log.input = std::move(input);
@@ -199,7 +238,7 @@ class WorkflowRuntime::Impl {
     log.startedAtMillis = startedAt;
     log.lastType = EventType::kExecutionStarted;
     log.nextSeq = 2;
-    RunResult r = execute(wf, id, log, lease.lease());
+    RunResult r = execute(wf, id, log, lease->lease());
     parkedAt = log.nextSeq;
     return r;
   }
@@ -279,6 +318,11 @@ WorkflowRuntime::~WorkflowRuntime() = default;
 RunResult WorkflowRuntime::start(std::string_view name, json::value input,
                                  const RunOptions& options) {
   return impl_->start(name, std::move(input), options);
+}
+
+RunResult WorkflowRuntime::submit(std::string_view name, json::value input,
+                                  const RunOptions& options) {
+  return impl_->submit(name, std::move(input), options);
 }
 
 RunResult WorkflowRuntime::resume(const std::string& executionId) {

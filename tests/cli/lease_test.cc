@@ -117,3 +117,117 @@ TEST(Leases, TwoResumesRacingAfterASigkillRunNothingTwice) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// Waits until every execution of `home` has ended; false after 60 s.
+bool allEnded(const std::string& home, const TempDir& dir) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+    bool ended = listed.exitCode == 0;
+    json::value rows = ended ? listed.json() : json::array();
+    for (const auto& row : rows.as_array()) {
+      ended = ended && (row.at("status") == "completed" || row.at("status") == "failed");
+    }
+    if (ended) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(Workers, TwoWorkersRunSubmittedAndOrphanedRunsAndNothingTwice) {
+  TempDir dir;
+  std::string home = dir / "home";
+  constexpr int kSubmitted = 6;
+  for (int i = 0; i < kSubmitted; ++i) {
+    std::string id = "sub-" + std::to_string(i);
+    Outcome submitted = runLoom({"--home", home, "run", "example.steps", "--id", id, "--submit",
+                                 "--json", "--input", stepsInput(3, 30, dir / (id + ".txt"))},
+                                dir);
+    ASSERT_EQ(submitted.exitCode, 0) << submitted.err;
+    EXPECT_EQ(submitted.json().at("status"), "submitted");
+  }
+  std::string crashedWitness = dir / "crashed.txt";
+  {
+    Child run({"--home", home, "run", "example.steps", "--id", "crashed", "--input",
+               stepsInput(4, 50, crashedWitness)},
+              dir);
+    waitForLines(crashedWitness, 1, run);
+    run.kill(SIGKILL);
+    ASSERT_EQ(run.wait().termSignal, SIGKILL);
+  }
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  ASSERT_EQ(listed.exitCode, 0) << listed.err;
+  json::value rows = listed.json();
+  for (const auto& row : rows.as_array()) {
+    EXPECT_EQ(row.at("status"), row.at("id") == "crashed" ? "orphaned" : "submitted") << row;
+  }
+
+  Child first({"--home", home, "worker", "--concurrency", "2", "--poll-ms", "50"}, dir);
+  Child second({"--home", home, "worker", "--concurrency", "2", "--poll-ms", "50"}, dir);
+  EXPECT_TRUE(allEnded(home, dir)) << "the workers left runs unfinished";
+  first.kill(SIGTERM);
+  second.kill(SIGTERM);
+  Outcome a = first.wait(), b = second.wait();
+  EXPECT_EQ(a.exitCode, 0) << a.err;
+  EXPECT_EQ(b.exitCode, 0) << b.err;
+  EXPECT_NE((a.out + b.out).find("worker: crashed: completed"), std::string::npos)
+      << a.out << b.out;
+
+  for (int i = 0; i < kSubmitted; ++i) {
+    std::string id = "sub-" + std::to_string(i);
+    std::map<std::string, int> seen = countLines(dir / (id + ".txt"));
+    EXPECT_EQ(seen.size(), 3u) << id;
+    for (const auto& [step, times] : seen) EXPECT_EQ(times, 1) << id << " " << step;
+  }
+  int repeated = 0;
+  for (const auto& [step, times] : countLines(crashedWitness)) repeated += times - 1;
+  EXPECT_LE(repeated, 1) << "more than the step in flight at the crash ran again";
+  EXPECT_EQ(countLines(crashedWitness).size(), 4u);
+}
+
+TEST(Workers, ASigtermLetsTheRunsInFlightFinishWithinTheDrainDeadline) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string witness = dir / "w.txt";
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--id", "slow", "--submit", "--input",
+                     stepsInput(3, 300, witness)},
+                    dir)
+                .exitCode,
+            0);
+  Child worker({"--home", home, "worker", "--poll-ms", "50", "--drain-seconds", "30"}, dir);
+  waitForLines(witness, 1, worker);
+  worker.kill(SIGTERM);
+  Outcome stopped = worker.wait();
+  EXPECT_EQ(stopped.exitCode, 0) << stopped.err;
+  EXPECT_NE(stopped.out.find("worker: stopping: waiting up to 30 s for 1 run(s)"),
+            std::string::npos)
+      << stopped.out;
+  EXPECT_NE(stopped.out.find("worker: slow: completed"), std::string::npos) << stopped.out;
+  EXPECT_EQ(readLines(witness).size(), 3u);
+}
+
+TEST(Workers, ADrainDeadlineOfZeroStopsTheRunAndLeavesItResumable) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string witness = dir / "w.txt";
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--id", "cut", "--submit", "--input",
+                     stepsInput(4, 300, witness)},
+                    dir)
+                .exitCode,
+            0);
+  Child worker({"--home", home, "worker", "--poll-ms", "50", "--drain-seconds", "0"}, dir);
+  waitForLines(witness, 1, worker);
+  worker.kill(SIGTERM);
+  EXPECT_EQ(worker.wait().exitCode, 0);
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  EXPECT_EQ(listed.json().at(0).at("status"), "orphaned") << listed.out;
+  Outcome resumed = runLoom({"--home", home, "resume", "cut", "--json"}, dir);
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "completed");
+}
+
+}  // namespace
+}  // namespace loom::testing

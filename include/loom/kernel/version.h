@@ -5,7 +5,7 @@
 
 namespace loom {
 
-inline constexpr int KERNEL_ABI = 1;
+inline constexpr int KERNEL_ABI = 2;  // 2: leases in the EventStore SPI
 inline constexpr int EVENT_SCHEMA = 1;
 // The oldest EVENT_SCHEMA this build can read.
 inline constexpr int EVENT_SCHEMA_OLDEST_READABLE = 1;

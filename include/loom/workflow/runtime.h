@@ -103,6 +103,11 @@ class WorkflowRuntime {
   // AlreadyExistsError when options.id names an existing execution (use resume).
   RunResult start(std::string_view name, json::value input, const RunOptions& options = {});
 
+  // Records execution `name` with `input` (EXECUTION_STARTED) without running anything: it
+  // stays running with no lease, for `loom worker` (or a resume) to run. Same refusals as
+  // start. Returns status running, nothing run.
+  RunResult submit(std::string_view name, json::value input, const RunOptions& options = {});
+
   // Continues an execution from its log. An ended execution returns its recorded result and
   // runs nothing. Throws NotFoundError for an unknown id, kernel::LeaseHeldError when another
   // runner holds its lease.
