@@ -28,6 +28,8 @@ constexpr Subcommand kSubcommands[] = {
     {"resume", "Continue an execution from its log: recorded steps replay, the rest run",
      setupResume},
     {"signal", "Record a signal for an execution, then resume it if it is parked", setupSignal},
+    {"cancel", "End an execution: at once when nobody runs it, else at its runner's next step",
+     setupCancel},
     {"worker",
      "Run, until stopped, every execution nobody runs: orphaned by a crash, or submitted with "
      "`loom run --submit`",

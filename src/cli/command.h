@@ -161,6 +161,7 @@ std::span<const Subcommand> subcommands();
 Action setupRun(CLI::App& command, Session& session);
 Action setupResume(CLI::App& command, Session& session);
 Action setupSignal(CLI::App& command, Session& session);
+Action setupCancel(CLI::App& command, Session& session);  // run_commands.cc
 Action setupWorker(CLI::App& command, Session& session);  // worker_command.cc
 Action setupLs(CLI::App& command, Session& session);
 Action setupLog(CLI::App& command, Session& session);

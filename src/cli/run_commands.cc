@@ -18,7 +18,9 @@ constexpr std::string_view kJsonHelp = "Print exactly one JSON object instead of
 json::object resultJson(const workflow::RunResult& r, bool withCounts,
                         const agent_app::AgentApp* app) {
   json::object o{{"id", r.id}, {"status", kernel::statusName(r.status)}, {"output", r.output}};
-  if (r.status == ExecutionStatus::kFailed) o["error"] = r.error;
+  if (r.status == ExecutionStatus::kFailed || r.status == ExecutionStatus::kCancelled) {
+    o["error"] = r.error;
+  }
   if (r.status == ExecutionStatus::kParked) {
     o["waitingFor"] = r.waitingFor;
     o["parkReason"] = r.parkReason;
@@ -79,6 +81,9 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
       break;
     case ExecutionStatus::kFailed:
       out << "\nerror:    " << errorText(r.error) << "\n";
+      break;
+    case ExecutionStatus::kCancelled:
+      out << "\nreason:   " << json::toText(r.error.at("message")) << "\n";
       break;
     case ExecutionStatus::kRunning:
       out << " (another process is running it and will see the signal)\n";
@@ -314,6 +319,48 @@ static void requireAwaited(const kernel::EventStore& store, const std::string& i
                    "record it for a later wait");
 }
 
+Action setupCancel(CLI::App& command, Session& session) {
+  struct Args {
+    std::string id;
+    std::string reason = "cancelled by an operator";
+    std::string config;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ID", args->id, "The execution to cancel")->required()->type_name("");
+  command.add_option("--reason", args->reason, "Why, recorded in EXECUTION_CANCELLED")
+      ->type_name("TEXT");
+  command.add_flag("--json", args->json,
+                   std::string(kJsonHelp) +
+                       ": {\"id\",\"status\"}: \"cancelled\" (ended now) or \"running\" (its "
+                       "runner stops at its next step)");
+  CLI::Option* config = addRunConfigOption(command, args->config);
+  config->description("The loom.toml it runs under (default: the one its run recorded)");
+  command.footer(
+      "A run nobody runs (parked, orphaned, submitted) ends at once with status cancelled. A\n"
+      "run another process runs is sent the cancel signal: that runner stops at its next step\n"
+      "boundary (the step in flight finishes and is recorded) and records the cancellation;\n"
+      "`loom ls` shows it cancelled then. An ended run cannot be cancelled.");
+  return [&session, args, config] {
+    if (config->count() > 0) session.loadConfig(args->config, true);
+    session.loadWhatExecutionRan(args->id);
+    auto r = session.runtime(false).cancel(args->id, args->reason);
+    if (args->json) {
+      session.out() << json::toText(
+                           json::object{{"id", r.id}, {"status", kernel::statusName(r.status)}})
+                    << std::endl;
+    } else if (r.status == ExecutionStatus::kCancelled) {
+      session.out() << "cancelled " << r.id << std::endl;
+    } else {
+      session.out() << "cancel requested: " << r.id
+                    << " is running in another process, which stops it at its next step; "
+                       "`loom ls` shows it cancelled then"
+                    << std::endl;
+    }
+    return kExitOk;
+  };
+}
+
 Action setupSignal(CLI::App& command, Session& session) {
   struct Args {
     std::string id;
@@ -347,6 +394,12 @@ Action setupSignal(CLI::App& command, Session& session) {
       "  loom signal ID approve:<stepId> '{\"approved\": true}'\n"
       "(false, optionally with \"reason\", tells the model the call was denied).");
   return [&session, args, config] {
+    if (args->name.rfind("loom:", 0) == 0) {
+      throw UsageError(
+          "signal names starting with \"loom:\" are reserved for Loom; to cancel a "
+          "run use `loom cancel " +
+          args->id + "`");
+    }
     json::value payload = parseFlagJson(args->payload, "PAYLOAD");
     if (config->count() > 0) session.loadConfig(args->config, true);
     session.loadWhatExecutionRan(args->id);

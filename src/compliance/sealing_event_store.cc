@@ -64,7 +64,8 @@ int64_t SealingEventStore::appendSealed(const std::string& executionId, int64_t 
     if (sealing->sealer) sealing->key = keys_.getOrCreate(*sealing->sealer);
   }
   const bool ends = events.back().type == kernel::EventType::kExecutionCompleted ||
-                    events.back().type == kernel::EventType::kExecutionFailed;
+                    events.back().type == kernel::EventType::kExecutionFailed ||
+                    events.back().type == kernel::EventType::kExecutionCancelled;
   if (sealing->sealer) {
     int64_t seq = expectedNextSeq;
     for (auto& e : events) {

@@ -9,7 +9,7 @@
 namespace loom::kernel {
 namespace {
 
-constexpr std::array<std::pair<EventType, std::string_view>, 7> kTypeNames{{
+constexpr std::array<std::pair<EventType, std::string_view>, 8> kTypeNames{{
     {EventType::kExecutionStarted, "EXECUTION_STARTED"},
     {EventType::kStepCompleted, "STEP_COMPLETED"},
     {EventType::kStepFailed, "STEP_FAILED"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<EventType, std::string_view>, 7> kTypeNames{{
     {EventType::kSignalReceived, "SIGNAL_RECEIVED"},
     {EventType::kExecutionCompleted, "EXECUTION_COMPLETED"},
     {EventType::kExecutionFailed, "EXECUTION_FAILED"},
+    {EventType::kExecutionCancelled, "EXECUTION_CANCELLED"},
 }};
 
 constexpr std::array<std::string_view, 4> kControlEventTypes{
@@ -197,6 +198,9 @@ void validateEventData(EventType type, const json::object& data) {
     case EventType::kExecutionFailed:
       requireError(data);
       return;
+    case EventType::kExecutionCancelled:
+      requireString(data, "reason");
+      return;
   }
 }
 
@@ -324,6 +328,10 @@ Event executionCompleted(json::value output, int64_t atMillis) {
 
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis) {
   return make(EventType::kExecutionFailed, atMillis, {{"error", errorObject(code, message)}});
+}
+
+Event executionCancelled(std::string_view reason, int64_t atMillis) {
+  return make(EventType::kExecutionCancelled, atMillis, {{"reason", reason}});
 }
 
 bool isKnownControlEventType(std::string_view type) {

@@ -44,13 +44,15 @@ std::string_view statusName(ExecutionStatus status) {
     case ExecutionStatus::kParked: return "parked";
     case ExecutionStatus::kCompleted: return "completed";
     case ExecutionStatus::kFailed: return "failed";
+    case ExecutionStatus::kCancelled:
+      return "cancelled";
   }
   return "running";
 }
 
 std::optional<ExecutionStatus> statusFromName(std::string_view name) {
-  for (auto s : {ExecutionStatus::kRunning, ExecutionStatus::kParked,
-                 ExecutionStatus::kCompleted, ExecutionStatus::kFailed}) {
+  for (auto s : {ExecutionStatus::kRunning, ExecutionStatus::kParked, ExecutionStatus::kCompleted,
+                 ExecutionStatus::kFailed, ExecutionStatus::kCancelled}) {
     if (statusName(s) == name) return s;
   }
   return std::nullopt;
@@ -118,6 +120,12 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
       info.endedAtMillis = event.atMillis;
       info.sizes.resultBytes =
           opaque >= 0 ? opaque : static_cast<int64_t>(json::textBytes(d.at("error")));
+      break;
+    case EventType::kExecutionCancelled:
+      info.status = ExecutionStatus::kCancelled;
+      info.endedAtMillis = event.atMillis;
+      info.sizes.resultBytes =
+          opaque >= 0 ? opaque : static_cast<int64_t>(json::textBytes(cancelledResult(d)));
       break;
   }
   // The header changes only with status, input or result: skip re-measuring it on the hot

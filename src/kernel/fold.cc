@@ -28,6 +28,7 @@ void Fold::apply(const Event& event) {
     if (event.type == EventType::kExecutionParked) state_["status"] = "parked";
     if (event.type == EventType::kExecutionCompleted) state_["status"] = "completed";
     if (event.type == EventType::kExecutionFailed) state_["status"] = "failed";
+    if (event.type == EventType::kExecutionCancelled) state_["status"] = "cancelled";
     if (event.type == EventType::kStepCompleted || event.type == EventType::kStepFailed) {
       state_["status"] = statusName(progressed(state_["status"].get_string()));
     }
@@ -65,6 +66,10 @@ void Fold::apply(const Event& event) {
     case EventType::kExecutionFailed:
       state_["status"] = "failed";
       state_["result"] = d.at("error");
+      break;
+    case EventType::kExecutionCancelled:
+      state_["status"] = "cancelled";
+      state_["result"] = cancelledResult(d);
       break;
   }
 }

@@ -73,7 +73,8 @@ void addChecksumColumns(Db& db) {
   }
 }
 
-// Checks the recorded EVENT_SCHEMA, recording ours in a new database.
+// Checks the recorded EVENT_SCHEMA, recording ours in a new database (and in one of an older
+// schema this build reads).
 void checkEventSchema(Db& db) {
   StatementUse select(db.prepare("SELECT value FROM meta WHERE key = 'event_schema'"));
   if (!select->step("read meta.event_schema")) {
@@ -95,6 +96,13 @@ void checkEventSchema(Db& db) {
         std::to_string(version) + " but this build reads EVENT_SCHEMA " +
         std::to_string(EVENT_SCHEMA_OLDEST_READABLE) + " to " + std::to_string(EVENT_SCHEMA) +
         (version > EVENT_SCHEMA ? "; upgrade Loom to open it" : ""));
+  }
+  if (version < EVENT_SCHEMA) {
+    // Every older schema this build reads is a subset of ours: from now on this database may
+    // hold events of ours, so a build that knows only the older one must refuse it.
+    StatementUse update(db.prepare("UPDATE meta SET value = ?1 WHERE key = 'event_schema'"));
+    update->bind(1, std::string_view(std::to_string(EVENT_SCHEMA)));
+    update->step("upgrade meta.event_schema");
   }
 }
 

@@ -32,20 +32,16 @@ void ExecutionContext::append(Event event) {
         return;
       }
       event.seq = next - 1;
-      bool ended =
-          event.type == EventType::kExecutionCompleted || event.type == EventType::kExecutionFailed;
+      bool ended = event.type == EventType::kExecutionCompleted ||
+                   event.type == EventType::kExecutionFailed ||
+                   event.type == EventType::kExecutionCancelled;
       log_.apply(std::move(event));
       if (!ended) maybeWriteSnapshot(env_.options, executionId_, log_);
       return;
     } catch (const kernel::LeaseLostError&) {
       throw;  // another runner took the execution over: record nothing more
     } catch (const ConflictError&) {
-      bool onlySignals = true;
-      env_.store.scan(executionId_, log_.nextSeq, [&](const Event& e) {
-        refuseErased(executionId_, e);
-        if (e.type != EventType::kSignalReceived) onlySignals = false;
-        if (onlySignals) log_.apply(e);
-      });
+      bool onlySignals = absorbSignals();
       if (!onlySignals || round >= kMaxAbsorbed) {
         throw ConflictError("execution '" + executionId_ +
                             "' was appended to by another runner; it is running elsewhere "
@@ -54,6 +50,32 @@ void ExecutionContext::append(Event event) {
       }
     }
   }
+}
+
+bool ExecutionContext::absorbSignals() {
+  bool onlySignals = true;
+  env_.store.scan(executionId_, log_.nextSeq, [&](const Event& e) {
+    refuseErased(executionId_, e);
+    if (e.type != EventType::kSignalReceived) onlySignals = false;
+    if (onlySignals) log_.apply(e);
+  });
+  return onlySignals;
+}
+
+void ExecutionContext::stopIfCancelled() {
+  auto info = env_.store.info(executionId_);
+  if (info && info->nextSeq > log_.nextSeq && !absorbSignals()) {
+    throw ConflictError("execution '" + executionId_ +
+                        "' was appended to by another runner; it is running elsewhere (stop "
+                        "that runner, then `loom resume " +
+                        executionId_ + "`)");
+  }
+  auto it = log_.signals.find(kCancelSignal);
+  if (it == log_.signals.end() || it->second.empty()) return;
+  const json::value& payload = it->second.front();
+  const auto* reason = payload.is_object() ? payload.get_object().if_contains("reason") : nullptr;
+  throw CancelRequest{reason && reason->is_string() ? std::string(reason->get_string())
+                                                    : std::string("cancelled")};
 }
 
 json::value ExecutionContext::step(std::string_view stepId, FunctionRef<json::value()> fn) {
@@ -113,6 +135,7 @@ std::optional<json::value> ExecutionContext::beginStep(const StepCall& call, int
     }
     attempt = recorded.failedAttempts + 1;
   }
+  stopIfCancelled();  // before the step runs: a cancelled run starts nothing new
   endReplay();
   return std::nullopt;
 }
@@ -208,6 +231,7 @@ json::value ExecutionContext::park(std::string_view reason, std::string_view ste
   auto& cursor = signalCursor_[std::string(signalName)];
   auto it = log_.signals.find(signalName);
   if (it != log_.signals.end() && cursor < it->second.size()) return it->second[cursor++];
+  stopIfCancelled();
   endReplay();
   throw ParkRequest{std::string(reason), std::string(signalName), std::string(stepId)};
 }

@@ -24,6 +24,12 @@ struct ParkRequest {
   std::string detail;  // what happened, for a park caused by an error (contentStoreUnavailable)
 };
 
+// Thrown at a step boundary once the run has seen `loom cancel`'s signal: the runtime records
+// EXECUTION_CANCELLED and the run ends.
+struct CancelRequest {
+  std::string reason;
+};
+
 struct RunEnvironment {
   kernel::EventStore& store;
   const effects::TaskRegistry& tasks;
@@ -62,6 +68,11 @@ class ExecutionContext : public WorkflowContext {
   // log too (so it stays the state of the whole log) and a snapshot is written when due.
   void append(kernel::Event event);
 
+  // Throws CancelRequest when the log holds the cancel signal (kCancelSignal), checking the
+  // store for signals appended since the run last looked. Called before a step runs, before a
+  // park and before the workflow starts: the step boundaries where a run may stop.
+  void stopIfCancelled();
+
   int64_t replayedSteps() const { return replayedSteps_; }
   int64_t effectsRun() const { return effectsRun_; }
 
@@ -86,6 +97,9 @@ class ExecutionContext : public WorkflowContext {
                          int64_t endedAt);
   void recordFailure(const StepCall& call, std::string_view code, std::string_view message,
                      bool retryable);
+  // Adds the signals appended after log_.nextSeq to the replay log; false (adding nothing
+  // more) at the first event of another kind: another runner wrote to the log.
+  bool absorbSignals();
 
   const RunEnvironment& env_;
   std::string executionId_;

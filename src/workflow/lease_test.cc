@@ -114,3 +114,52 @@ TEST_F(LeaseTest, ANonPositiveTtlIsRefused) { EXPECT_THROW(runtime("a", 0), Inva
 
 }  // namespace
 }  // namespace loom::workflow
+
+namespace loom::workflow {
+namespace {
+
+TEST_F(LeaseTest, ACancelEndsAParkedRunAtOnce) {
+  workflows_.add("waits", "", [](WorkflowContext& ctx) { return ctx.awaitSignal("go"); });
+  auto a = runtime("a");
+  ASSERT_EQ(a->start("waits", {}, {"w1"}).status, ExecutionStatus::kParked);
+  RunResult cancelled = a->cancel("w1", "not needed");
+  EXPECT_EQ(cancelled.status, ExecutionStatus::kCancelled);
+  EXPECT_EQ(store_.info("w1")->status, ExecutionStatus::kCancelled);
+  EXPECT_EQ(store_.read("w1").back().type, kernel::EventType::kExecutionCancelled);
+  RunResult resumed = runtime("b")->resume("w1");
+  EXPECT_EQ(resumed.status, ExecutionStatus::kCancelled);
+  EXPECT_EQ(resumed.error.at("message"), json::value("not needed"));
+  EXPECT_THROW(a->cancel("w1", "again"), FailedPreconditionError);
+  EXPECT_THROW(a->cancel("nope", "x"), NotFoundError);
+  EXPECT_THROW(a->signal("w1", "go", json::value(1)), FailedPreconditionError);
+}
+
+TEST_F(LeaseTest, ACancelOfALiveRunStopsItAtItsNextStepBoundary) {
+  auto a = runtime("a");
+  auto b = runtime("b");
+  auto running = std::async(std::launch::async, [&] { return a->start("held", {}, {"e1"}); });
+  inFirst_.wait();
+  RunResult requested = b->cancel("e1", "operator said so");
+  EXPECT_EQ(requested.status, ExecutionStatus::kRunning) << "its runner has not stopped yet";
+  finishFirst_.count_down();
+  RunResult r = running.get();
+  EXPECT_EQ(r.status, ExecutionStatus::kCancelled);
+  EXPECT_EQ(r.error.at("message"), json::value("operator said so"));
+  EXPECT_EQ(firstRuns_.load(), 1);
+  EXPECT_EQ(secondRuns_.load(), 0) << "a step started after the cancel";
+  auto events = store_.read("e1");
+  EXPECT_EQ(events.back().type, kernel::EventType::kExecutionCancelled);
+  EXPECT_EQ(store_.info("e1")->steps, 1) << "the step in flight is recorded";
+}
+
+TEST_F(LeaseTest, ACancelledSubmittedRunNeverRuns) {
+  auto a = runtime("a");
+  RunResult submitted = a->submit("held", {}, {"s1"});
+  EXPECT_EQ(submitted.status, ExecutionStatus::kRunning);
+  EXPECT_EQ(a->cancel("s1", "changed my mind").status, ExecutionStatus::kCancelled);
+  EXPECT_EQ(runtime("b")->resume("s1").effectsRun, 0);
+  EXPECT_EQ(firstRuns_.load(), 0);
+}
+
+}  // namespace
+}  // namespace loom::workflow

@@ -48,6 +48,11 @@ class ActiveSet {
   std::set<std::string> ids_;  // GUARDED_BY(mu_)
 };
 
+// The RunResult error of a cancelled run: {"code": "cancelled", "message": reason}.
+json::value cancelledError(const json::value& reason) {
+  return json::object{{"code", "cancelled"}, {"message", reason}};
+}
+
 RunResult endedResult(const kernel::ExecutionInfo& info, const kernel::EventStore& store) {
   RunResult r;
   r.id = info.id;
@@ -57,6 +62,7 @@ RunResult endedResult(const kernel::ExecutionInfo& info, const kernel::EventStor
     refuseErased(info.id, e);
     if (e.type == EventType::kExecutionCompleted) r.output = e.data.at("output");
     if (e.type == EventType::kExecutionFailed) r.error = e.data.at("error");
+    if (e.type == EventType::kExecutionCancelled) r.error = cancelledError(e.data.at("reason"));
   });
   return r;
 }
@@ -151,6 +157,10 @@ class WorkflowRuntime::Impl {
       r.parkReason = park.reason;
       r.parkDetail = park.detail;
       r.waitingFor = park.waitingFor;
+    } catch (const CancelRequest& cancel) {
+      ctx.append(kernel::executionCancelled(cancel.reason, now()));
+      r.status = ExecutionStatus::kCancelled;
+      r.error = cancelledError(json::value(cancel.reason));
     } catch (const ConflictError&) {
       throw;  // another runner owns the log: record nothing
     } catch (const Error& e) {
@@ -276,6 +286,59 @@ class WorkflowRuntime::Impl {
     return r;
   }
 
+  // Ends a run that nobody runs (parked, orphaned, submitted) at once: EXECUTION_CANCELLED
+  // under its lease. A run another runner holds gets the cancel signal instead, and stops at
+  // its next step boundary (status running: it has not stopped yet).
+  RunResult cancel(const std::string& id, const std::string& reason) {
+    auto guard = active_.enter(id);
+    RunResult r;
+    r.id = id;
+    try {
+      RunLease lease(leases_, id);
+      for (int round = 0;; ++round) {
+        auto info = requireCancellable(id);
+        try {
+          store_.appendLeased(lease.lease(), info.nextSeq,
+                              {kernel::executionCancelled(reason, now())});
+          break;
+        } catch (const kernel::LeaseLostError&) {
+          throw;
+        } catch (const ConflictError&) {
+          if (round >= 100) throw;  // a signal landed meanwhile: look again
+        }
+      }
+      r.status = ExecutionStatus::kCancelled;
+      r.error = cancelledError(json::value(reason));
+      return r;
+    } catch (const kernel::LeaseHeldError&) {
+      // Running elsewhere: its runner sees the signal at its next step boundary.
+    }
+    for (int round = 0;; ++round) {
+      auto info = requireCancellable(id);
+      try {
+        store_.append(
+            id, info.nextSeq,
+            {kernel::signalReceived(kCancelSignal, json::object{{"reason", reason}}, now())});
+        break;
+      } catch (const ConflictError&) {
+        if (round >= 100) throw;
+      }
+    }
+    r.status = ExecutionStatus::kRunning;
+    return r;
+  }
+
+  kernel::ExecutionInfo requireCancellable(const std::string& id) const {
+    auto info = store_.info(id);
+    if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
+    if (kernel::isEnded(info->status)) {
+      throw FailedPreconditionError("execution '" + id + "' has " +
+                                    std::string(kernel::statusName(info->status)) +
+                                    "; there is nothing to cancel");
+    }
+    return *info;
+  }
+
   int64_t now() const { return options_.clock->nowMillis(); }
 
   void fail(ExecutionContext& ctx, RunResult& r, std::string_view code,
@@ -323,6 +386,10 @@ RunResult WorkflowRuntime::start(std::string_view name, json::value input,
 RunResult WorkflowRuntime::submit(std::string_view name, json::value input,
                                   const RunOptions& options) {
   return impl_->submit(name, std::move(input), options);
+}
+
+RunResult WorkflowRuntime::cancel(const std::string& executionId, const std::string& reason) {
+  return impl_->cancel(executionId, reason);
 }
 
 RunResult WorkflowRuntime::resume(const std::string& executionId) {

@@ -231,3 +231,57 @@ TEST(Workers, ADrainDeadlineOfZeroStopsTheRunAndLeavesItResumable) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(Cancel, AParkedRunEndsAtOnceAndStaysCancelled) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome run = runLoom({"--home", home, "run", "example.approval", "--id", "p", "--json"}, dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  ASSERT_EQ(run.json().at("status"), "parked");
+  Outcome cancelled =
+      runLoom({"--home", home, "cancel", "p", "--reason", "not needed", "--json"}, dir);
+  ASSERT_EQ(cancelled.exitCode, 0) << cancelled.err;
+  EXPECT_EQ(cancelled.json().at("status"), "cancelled");
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  EXPECT_EQ(listed.json().at(0).at("status"), "cancelled");
+  Outcome resumed = runLoom({"--home", home, "resume", "p", "--json"}, dir);
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "cancelled");
+  EXPECT_EQ(resumed.json().at("error").at("message"), "not needed");
+  Outcome again = runLoom({"--home", home, "cancel", "p"}, dir);
+  EXPECT_EQ(again.exitCode, 1);
+  EXPECT_NE(again.err.find("has cancelled; there is nothing to cancel"), std::string::npos)
+      << again.err;
+  Outcome reserved = runLoom({"--home", home, "signal", "p", "loom:cancel", "--force"}, dir);
+  EXPECT_EQ(reserved.exitCode, 2) << reserved.err;
+  EXPECT_NE(reserved.err.find("reserved for Loom"), std::string::npos) << reserved.err;
+}
+
+TEST(Cancel, ALiveRunStopsAtItsNextStepAndRecordsWhy) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string witness = dir / "w.txt";
+  Child run({"--home", home, "run", "example.steps", "--id", "live", "--input",
+             stepsInput(6, 150, witness)},
+            dir);
+  waitForLines(witness, 1, run);
+  Outcome requested = runLoom({"--home", home, "cancel", "live", "--reason", "enough"}, dir);
+  ASSERT_EQ(requested.exitCode, 0) << requested.err;
+  EXPECT_NE(requested.out.find("cancel requested: live is running in another process"),
+            std::string::npos)
+      << requested.out;
+  std::size_t linesAtCancel = readLines(witness).size();
+  Outcome ended = run.wait();
+  EXPECT_EQ(ended.exitCode, 0) << ended.err;
+  EXPECT_NE(ended.out.find("status:   cancelled"), std::string::npos) << ended.out;
+  EXPECT_NE(ended.out.find("reason:   \"enough\""), std::string::npos) << ended.out;
+  EXPECT_LE(readLines(witness).size(), linesAtCancel + 1) << "steps started after the cancel";
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  EXPECT_EQ(listed.json().at(0).at("status"), "cancelled");
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -81,6 +81,14 @@ TEST_P(EventStoreConformance, StatusFollowsTheLog) {
   store().append("bad", 1, {started(), executionFailed("internal", "boom", kT0 + 60)});
   EXPECT_EQ(ExecutionStatus::kFailed, status("bad"));
   EXPECT_EQ(std::optional<int64_t>(kT0 + 60), store().info("bad")->endedAtMillis);
+
+  store().append("stop", 1, {started(), executionCancelled("no longer needed", kT0 + 70)});
+  EXPECT_EQ(ExecutionStatus::kCancelled, status("stop"));
+  EXPECT_EQ(std::optional<int64_t>(kT0 + 70), store().info("stop")->endedAtMillis);
+  ExecutionFilter cancelled;
+  cancelled.status = ExecutionStatus::kCancelled;
+  ASSERT_EQ(store().list(cancelled).size(), 1u);
+  EXPECT_EQ(store().list(cancelled)[0].id, "stop");
 }
 
 TEST_P(EventStoreConformance, ListFiltersByEachFieldOrderedById) {
@@ -193,6 +201,11 @@ TEST_P(EventStoreConformance, LogAndStateSizesMatchTheLogExactly) {
   expectSizesMatchLog(store(), "fresh");
   store().append("parked", 1, {started(), executionParked("wait", "", "", kT0)});
   expectSizesMatchLog(store(), "parked");
+  store().append(
+      "cancelled", 1,
+      {started(), step("a"), signalReceived("loom:cancel", json::object{{"reason", "x"}}, kT0),
+       executionCancelled("stopped by Zoë ✋", kT0 + 1)});
+  expectSizesMatchLog(store(), "cancelled");
   Event nullSubject = started();
   nullSubject.data["subject"] = nullptr;
   store().append("null-subject", 1, {nullSubject, step("a")});

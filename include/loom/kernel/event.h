@@ -1,4 +1,4 @@
-// The events of an execution log and of the control log (EVENT_SCHEMA v1,
+// The events of an execution log and of the control log (EVENT_SCHEMA 2,
 // docs/spec/events.md). An Event is plain data; its JSON text is what stores keep and what
 // log size measures. Parsing validates every field a type requires, so a corrupt or unknown
 // row is a CorruptEventError naming the execution and seq, never silently skipped.
@@ -22,6 +22,7 @@ enum class EventType {
   kSignalReceived,      // name, payload
   kExecutionCompleted,  // output
   kExecutionFailed,     // error{code,message}
+  kExecutionCancelled,  // reason (`loom cancel`; EVENT_SCHEMA 2)
 };
 
 // "EXECUTION_STARTED", "STEP_COMPLETED", ...
@@ -101,6 +102,7 @@ Event executionParked(std::string_view reason, std::string_view waitingFor, std:
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis);
 Event executionCompleted(json::value output, int64_t atMillis);
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);
+Event executionCancelled(std::string_view reason, int64_t atMillis);
 
 // The control log holds system events that belong to no execution (erasure intents and
 // results, subject shreds, retention runs; kill-switch changes live in their own store). Same

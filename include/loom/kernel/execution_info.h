@@ -11,12 +11,13 @@
 
 namespace loom::kernel {
 
-enum class ExecutionStatus { kRunning, kParked, kCompleted, kFailed };
+enum class ExecutionStatus { kRunning, kParked, kCompleted, kFailed, kCancelled };
 
 std::string_view statusName(ExecutionStatus status);  // "running", "parked", ...
 std::optional<ExecutionStatus> statusFromName(std::string_view name);
 inline bool isEnded(ExecutionStatus s) {
-  return s == ExecutionStatus::kCompleted || s == ExecutionStatus::kFailed;
+  return s == ExecutionStatus::kCompleted || s == ExecutionStatus::kFailed ||
+         s == ExecutionStatus::kCancelled;
 }
 
 // Byte counts from which the size of the kernel's folded state (fold.h) is computed exactly
@@ -52,6 +53,11 @@ struct ExecutionInfo {
 // A sealed or erased event is measured without reading the fields it hides: the text length
 // of its "sealed" (or "erased") member stands in for them (docs/spec/events.md, "Sealed
 // events"); steps and signals are still counted.
+// The folded state's "result" of a cancelled execution: {"cancelled": reason}.
+inline json::object cancelledResult(const json::object& cancelledData) {
+  return json::object{{"cancelled", cancelledData.at("reason")}};
+}
+
 void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
                 int64_t outputBytes = -1);
 

@@ -82,7 +82,8 @@ struct RunResult {
   std::string id;
   kernel::ExecutionStatus status = kernel::ExecutionStatus::kRunning;
   json::value output;      // completed: the workflow's output
-  json::value error;       // failed: {code, message}
+  json::value
+      error;  // failed: {code, message}; cancelled: {"code": "cancelled", "message": reason}
   std::string waitingFor;  // parked: the signal it waits for
   std::string parkReason;  // parked: "signal", "effectStopped", "approval", ...
   std::string parkDetail;  // parked by an error (contentStoreUnavailable): what happened
@@ -118,6 +119,13 @@ class WorkflowRuntime {
   // Throws FailedPreconditionError when the execution has ended.
   RunResult signal(const std::string& executionId, std::string_view name, json::value payload);
 
+  // Cancels an execution (`loom cancel`): one nobody runs (parked, orphaned, submitted) ends
+  // at once, status cancelled (EXECUTION_CANCELLED with `reason`); one another runner holds is
+  // sent the cancel signal (kCancelSignal) and that runner stops at its next step boundary
+  // (returned status: running). Throws NotFoundError, or FailedPreconditionError when it has
+  // ended.
+  RunResult cancel(const std::string& executionId, const std::string& reason);
+
   std::future<RunResult> startAsync(std::string name, json::value input, RunOptions options);
   std::future<RunResult> resumeAsync(std::string executionId);
 
@@ -130,6 +138,11 @@ class WorkflowRuntime {
   std::shared_ptr<const effects::EffectChain> chain_;
   std::unique_ptr<Impl> impl_;
 };
+
+// The signal `loom cancel` records for a run another process is running (payload
+// {"reason"}): that runner stops at its next step boundary and records EXECUTION_CANCELLED.
+// Names starting with "loom:" are reserved for Loom.
+inline constexpr std::string_view kCancelSignal = "loom:cancel";
 
 // A fresh execution id: 26 characters, sortable by creation time, unique across processes.
 std::string newExecutionId(const Clock& clock);
