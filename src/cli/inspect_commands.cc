@@ -47,6 +47,17 @@ std::optional<Liveness> livenessOf(const kernel::EventStore& store,
   return l;
 }
 
+// A parked run's timer, when its last event can be read here (a sealed one without keys
+// cannot: ls shows the metadata only).
+std::optional<int64_t> wakeAtIfReadable(const kernel::EventStore& store,
+                                        const kernel::ExecutionInfo& info) {
+  try {
+    return kernel::timerWakeAt(store, info);
+  } catch (const kernel::SealedEventError&) {
+    return std::nullopt;
+  }
+}
+
 std::string statusText(const kernel::ExecutionInfo& info, const std::optional<Liveness>& live) {
   // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, no lease.
   if (live && !live->lease && info.nextSeq == 2) return "submitted";
@@ -75,7 +86,8 @@ std::string ownerText(const std::optional<Liveness>& live) {
 }
 
 json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
-                      const std::optional<Liveness>& live = std::nullopt) {
+                      const std::optional<Liveness>& live = std::nullopt,
+                      const std::optional<int64_t>& wakeAt = std::nullopt) {
   json::object o{
       {"id", info.id},
       {"workflow", info.workflow},
@@ -89,6 +101,7 @@ json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
   };
   if (erased) o["erased"] = true;
   if (live) o["owner"] = ownerJson(live);
+  if (wakeAt) o["wakeAt"] = formatTimestamp(*wakeAt);
   return o;
 }
 
@@ -161,7 +174,8 @@ Action setupLs(CLI::App& command, Session& session) {
                    "resume it), submitted (`loom run --submit`, not run yet), parked, completed "
                    "or failed; a running or orphaned run adds "
                    "\"owner\": {\"host\",\"pid\",\"heartbeatAt\",\"heartbeatAgeMs\","
-                   "\"leaseExpiresAt\"} (null when no lease was ever taken)");
+                   "\"leaseExpiresAt\"} (null when no lease was ever taken); a run parked on a "
+                   "durable timer adds \"wakeAt\"");
   command.footer(
       "A run is orphaned when its process died (its lease expired, or its pid is gone on this\n"
       "host): `loom resume ID` continues it. A running run's OWNER is the process holding its\n"
@@ -174,7 +188,9 @@ Action setupLs(CLI::App& command, Session& session) {
     if (*asJson) {
       json::array all;
       for (const auto& info : infos) {
-        all.push_back(infoJson(info, isErased(info, shreds), livenessOf(store, info)));
+        bool erased = isErased(info, shreds);
+        auto wake = erased ? std::nullopt : wakeAtIfReadable(store, info);
+        all.push_back(infoJson(info, erased, livenessOf(store, info), wake));
       }
       session.out() << json::toText(all) << std::endl;
       return kExitOk;

@@ -25,6 +25,7 @@ json::object resultJson(const workflow::RunResult& r, bool withCounts,
     o["waitingFor"] = r.waitingFor;
     o["parkReason"] = r.parkReason;
     if (!r.parkDetail.empty()) o["parkDetail"] = r.parkDetail;
+    if (r.wakeAtMillis) o["wakeAt"] = formatTimestamp(*r.wakeAtMillis);
   }
   if (withCounts) {
     o["replayedSteps"] = r.replayedSteps;
@@ -54,6 +55,10 @@ void printParked(std::ostream& out, const workflow::RunResult& r) {
     out << ", waiting for signal \"" << r.waitingFor << "\"";
     out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";
     out << "next:     loom signal " << r.id << " " << r.waitingFor << " '<JSON payload>'\n";
+  } else if (r.parkReason == "timer" && r.wakeAtMillis) {
+    out << ", sleeping until " << formatTimestamp(*r.wakeAtMillis) << " (timer)\n";
+    out << "next:     loom worker continues it then (or loom resume " << r.id
+        << " once it is due)\n";
   } else if (r.parkReason == "contentStoreUnavailable") {
     out << " (contentStoreUnavailable: " << r.parkDetail << ")\n";
     out << "next:     make room in the content store (or bring it back), then loom resume " << r.id

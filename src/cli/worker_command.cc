@@ -101,6 +101,14 @@ class Worker {
       if (out.size() >= free || busy(info.id, now)) return;
       if (kernel::isOrphaned(store_.currentLease(info.id), now)) out.push_back(info.id);
     });
+    filter.status = kernel::ExecutionStatus::kParked;  // durable timers that are due
+    kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
+      if (out.size() >= free || busy(info.id, now)) return;
+      auto wake = kernel::timerWakeAt(store_, info);
+      if (wake && *wake <= now && kernel::isOrphaned(store_.currentLease(info.id), now)) {
+        out.push_back(info.id);
+      }
+    });
     return out;
   }
 

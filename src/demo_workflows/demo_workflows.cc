@@ -123,6 +123,18 @@ json::value stepsWorkflow(workflow::WorkflowContext& ctx) {
   return in.steps;
 }
 
+// {"sleepMs": M}: one step, a durable timer of M ms, one step; output the time it woke.
+json::value timerWorkflow(workflow::WorkflowContext& ctx) {
+  const auto* o = ctx.input().if_object();
+  const auto* ms = o ? o->if_contains("sleepMs") : nullptr;
+  if (ms == nullptr || !ms->is_int64() || ms->get_int64() < 0) {
+    throw InvalidArgumentError("example.timer takes {\"sleepMs\": <milliseconds, >= 0>}");
+  }
+  ctx.step("before", [] { return json::value("slept from here"); });
+  ctx.sleep("nap", std::chrono::milliseconds(ms->get_int64()));
+  return ctx.step("after", [] { return json::value(json::object{{"woke", true}}); });
+}
+
 json::value approvalWorkflow(workflow::WorkflowContext& ctx) {
   ctx.step("request", [] { return json::value(json::object{{"requested", true}}); });
   json::value payload = ctx.awaitSignal("approve");
@@ -141,6 +153,9 @@ void registerDemoWorkflows(workflow::WorkflowRegistry& workflows, effects::TaskR
                 R"(N effect steps; input {"steps": N, "sleepMs": M, "witness": PATH}; )"
                 "output N",
                 stepsWorkflow);
+  workflows.add(std::string(kTimerWorkflow),
+                R"(a durable timer; input {"sleepMs": M}: parks with reason "timer" until due)",
+                timerWorkflow);
   workflows.add(std::string(kApprovalWorkflow),
                 R"(one step, then waits for signal "approve"; output {"approval": payload})",
                 approvalWorkflow);

@@ -16,6 +16,7 @@ namespace loom::demo_workflows {
 
 inline constexpr std::string_view kStepsWorkflow = "example.steps";
 inline constexpr std::string_view kApprovalWorkflow = "example.approval";
+inline constexpr std::string_view kTimerWorkflow = "example.timer";
 inline constexpr std::string_view kStepEffect = "example.step";
 
 // Throws AlreadyExistsError when one of the names is registered already.

@@ -309,12 +309,24 @@ Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string
 }
 
 Event executionParked(std::string_view reason, std::string_view waitingFor, std::string_view stepId,
-                      int64_t atMillis, std::string_view detail) {
+                      int64_t atMillis, std::string_view detail,
+                      std::optional<int64_t> wakeAtMillis) {
   json::object d{{"reason", reason}};
   if (!waitingFor.empty()) d["waitingFor"] = waitingFor;
   if (!stepId.empty()) d["stepId"] = stepId;
   if (!detail.empty()) d["detail"] = detail;
+  if (wakeAtMillis) d["wakeAt"] = formatTimestamp(*wakeAtMillis);
   return make(EventType::kExecutionParked, atMillis, std::move(d));
+}
+
+std::optional<int64_t> parkedWakeAt(const json::object& parkedData) {
+  const auto* wake = parkedData.if_contains("wakeAt");
+  if (wake == nullptr || !wake->is_string()) return std::nullopt;
+  try {
+    return parseTimestamp(std::string(wake->get_string()));
+  } catch (const InvalidArgumentError&) {
+    return std::nullopt;
+  }
 }
 
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis) {

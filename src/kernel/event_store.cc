@@ -35,4 +35,13 @@ void forEachExecution(const EventStore& store, ExecutionFilter filter,
   }
 }
 
+std::optional<int64_t> timerWakeAt(const EventStore& store, const ExecutionInfo& info) {
+  if (info.status != ExecutionStatus::kParked || info.nextSeq < 2) return std::nullopt;
+  std::optional<int64_t> wake;
+  store.scan(info.id, info.nextSeq - 1, [&](const Event& e) {
+    wake = e.type == EventType::kExecutionParked ? parkedWakeAt(e.data) : std::nullopt;
+  });
+  return wake;
+}
+
 }  // namespace loom::kernel

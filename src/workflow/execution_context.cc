@@ -222,6 +222,29 @@ void ExecutionContext::endReplay() {
   if (env_.options.onReplayEnd) env_.options.onReplayEnd(executionId_);
 }
 
+void ExecutionContext::sleepUntil(std::string_view stepId, int64_t wakeAtMillis) {
+  timer(stepId, [wakeAtMillis] { return wakeAtMillis; });
+}
+
+void ExecutionContext::sleep(std::string_view stepId, std::chrono::milliseconds duration) {
+  timer(stepId, [&] { return env_.options.clock->nowMillis() + duration.count(); });
+}
+
+void ExecutionContext::timer(std::string_view stepId, FunctionRef<int64_t()> wakeAt) {
+  json::value recorded = step(stepId, [&] { return json::value{{"wakeAt", wakeAt()}}; });
+  const auto* at = recorded.is_object() ? recorded.get_object().if_contains("wakeAt") : nullptr;
+  if (at == nullptr || !at->is_int64()) {
+    throw DataLossError("execution '" + executionId_ + "': the timer step '" + std::string(stepId) +
+                        "' recorded " + json::toText(recorded) +
+                        ", not {\"wakeAt\": <ms since the epoch>}");
+  }
+  int64_t wake = at->get_int64();
+  if (env_.options.clock->nowMillis() >= wake) return;
+  stopIfCancelled();
+  endReplay();
+  throw ParkRequest{"timer", "", std::string(stepId), "", wake};
+}
+
 json::value ExecutionContext::awaitSignal(std::string_view name) {
   return park("signal", "", name);
 }

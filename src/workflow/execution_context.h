@@ -22,6 +22,7 @@ struct ParkRequest {
   std::string waitingFor;
   std::string stepId;
   std::string detail;  // what happened, for a park caused by an error (contentStoreUnavailable)
+  std::optional<int64_t> wakeAtMillis;  // a timer's wake time
 };
 
 // Thrown at a step boundary once the run has seen `loom cancel`'s signal: the runtime records
@@ -54,6 +55,8 @@ class ExecutionContext : public WorkflowContext {
   json::value awaitSignal(std::string_view name) override;
   json::value park(std::string_view reason, std::string_view stepId,
                    std::string_view signalName) override;
+  void sleepUntil(std::string_view stepId, int64_t wakeAtMillis) override;
+  void sleep(std::string_view stepId, std::chrono::milliseconds duration) override;
   bool replaying() const override { return replaying_; }
   bool recorded(std::string_view stepId) const override {
     auto it = log_.steps.find(std::string(stepId));
@@ -100,6 +103,9 @@ class ExecutionContext : public WorkflowContext {
   // Adds the signals appended after log_.nextSeq to the replay log; false (adding nothing
   // more) at the first event of another kind: another runner wrote to the log.
   bool absorbSignals();
+  // The timer of step `stepId`: records what `wakeAt` returns the first time, then parks
+  // until that time.
+  void timer(std::string_view stepId, FunctionRef<int64_t()> wakeAt);
 
   const RunEnvironment& env_;
   std::string executionId_;

@@ -149,14 +149,15 @@ class WorkflowRuntime::Impl {
       r.status = ExecutionStatus::kCompleted;
     } catch (const ParkRequest& park) {
       if (!sameParking(log, park)) {
-        ctx.append(
-            kernel::executionParked(park.reason, park.waitingFor, park.stepId, now(), park.detail));
+        ctx.append(kernel::executionParked(park.reason, park.waitingFor, park.stepId, now(),
+                                           park.detail, park.wakeAtMillis));
       }
       if (writesSnapshots(options_)) writeSnapshot(options_, id, log);
       r.status = ExecutionStatus::kParked;
       r.parkReason = park.reason;
       r.parkDetail = park.detail;
       r.waitingFor = park.waitingFor;
+      r.wakeAtMillis = park.wakeAtMillis;
     } catch (const CancelRequest& cancel) {
       ctx.append(kernel::executionCancelled(cancel.reason, now()));
       r.status = ExecutionStatus::kCancelled;

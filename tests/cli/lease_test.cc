@@ -285,3 +285,30 @@ TEST(Cancel, ALiveRunStopsAtItsNextStepAndRecordsWhy) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(Timers, AWorkerWakesATimerOnlyOnceItIsDue) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome run = runLoom({"--home", home, "run", "example.timer", "--id", "t", "--input",
+                         "{\"sleepMs\":700}", "--json"},
+                        dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  json::value parked = run.json();
+  EXPECT_EQ(parked.at("status"), "parked");
+  EXPECT_EQ(parked.at("parkReason"), "timer");
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  EXPECT_EQ(listed.json().at(0).at("wakeAt"), parked.at("wakeAt"));
+
+  Outcome early = runLoom({"--home", home, "worker", "--once"}, dir);
+  ASSERT_EQ(early.exitCode, 0) << early.err;
+  EXPECT_EQ(early.out.find("worker: t:"), std::string::npos) << "woke early: " << early.out;
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  Outcome due = runLoom({"--home", home, "worker", "--once"}, dir);
+  EXPECT_NE(due.out.find("worker: t: completed"), std::string::npos) << due.out;
+}
+
+}  // namespace
+}  // namespace loom::testing

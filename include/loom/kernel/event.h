@@ -98,7 +98,10 @@ Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string
                  std::string_view code, std::string_view message, bool retryable,
                  int64_t atMillis);
 Event executionParked(std::string_view reason, std::string_view waitingFor, std::string_view stepId,
-                      int64_t atMillis, std::string_view detail = {});
+                      int64_t atMillis, std::string_view detail = {},
+                      std::optional<int64_t> wakeAtMillis = std::nullopt);
+// The wake time of an EXECUTION_PARKED of reason "timer" (its "wakeAt"); nullopt for others.
+std::optional<int64_t> parkedWakeAt(const json::object& parkedData);
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis);
 Event executionCompleted(json::value output, int64_t atMillis);
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);

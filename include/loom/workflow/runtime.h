@@ -87,6 +87,7 @@ struct RunResult {
   std::string waitingFor;  // parked: the signal it waits for
   std::string parkReason;  // parked: "signal", "effectStopped", "approval", ...
   std::string parkDetail;  // parked by an error (contentStoreUnavailable): what happened
+  std::optional<int64_t> wakeAtMillis;  // parked on a timer: when it is due
   int64_t replayedSteps = 0;  // recorded steps returned from the log by this call
   int64_t effectsRun = 0;     // steps actually executed by this call
 };

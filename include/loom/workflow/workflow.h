@@ -3,6 +3,7 @@
 // the top on every resume; recorded steps return their recorded values instead of running).
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <map>
@@ -82,6 +83,12 @@ class WorkflowContext {
   // `signalName`; returns the signal's payload once it has arrived. awaitSignal with a reason.
   virtual json::value park(std::string_view reason, std::string_view stepId,
                            std::string_view signalName) = 0;
+
+  // A durable timer: step `stepId` records the wake time (now + `duration` the first time; the
+  // recorded time on replay); until then the run parks with reason "timer" and returns once
+  // resumed after it (`loom worker` resumes it when due; a resume before it parks again).
+  virtual void sleepUntil(std::string_view stepId, int64_t wakeAtMillis) = 0;
+  virtual void sleep(std::string_view stepId, std::chrono::milliseconds duration) = 0;
 
   // True while the run is returning recorded values (no unrecorded step reached yet).
   virtual bool replaying() const = 0;
