@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.h"
+#include "compliance/erase_journal.h"
 #include "compliance/event_sealing.h"
 #include "loom/agent/agent_state.h"
 #include "loom/kernel/fold.h"
@@ -105,22 +106,8 @@ json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
   return o;
 }
 
-// When each subject was last shredded (SUBJECT_SHREDDED in the control log): an execution of
-// that subject started before it is erased, whatever its metadata still counts.
-std::map<std::string, int64_t> shredTimes(const kernel::EventStore& store) {
-  std::map<std::string, int64_t> at;
-  for (const auto& e : store.readControl(1)) {
-    if (e.type != "SUBJECT_SHREDDED") continue;
-    const auto* subject = e.data.if_contains("subject");
-    if (subject != nullptr && subject->is_string()) {
-      int64_t& t = at[std::string(subject->get_string())];
-      t = std::max(t, e.atMillis);
-    }
-  }
-  return at;
-}
-
-bool isErased(const kernel::ExecutionInfo& info, const std::map<std::string, int64_t>& shreds) {
+bool isErased(const kernel::ExecutionInfo& info,
+              const std::map<std::string, int64_t, std::less<>>& shreds) {
   if (!info.subject) return false;
   auto it = shreds.find(*info.subject);
   return it != shreds.end() && info.startedAtMillis <= it->second;
@@ -184,7 +171,7 @@ Action setupLs(CLI::App& command, Session& session) {
   return [&session, asJson] {
     kernel::EventStore& store = session.store(false);
     auto infos = store.list(kernel::ExecutionFilter{});
-    auto shreds = shredTimes(store);
+    auto shreds = compliance::detail::shredTimes(store);
     if (*asJson) {
       json::array all;
       for (const auto& info : infos) {

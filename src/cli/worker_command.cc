@@ -22,6 +22,8 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "command.h"
 #include "loom/kernel/event_store.h"
@@ -54,7 +56,7 @@ struct ChildCommand {
 // A file for a child's output, already unlinked: read back once the child has exited.
 UniqueFd scratchFile() {
   char path[] = "/tmp/loom-worker-XXXXXX";
-  int fd = ::mkstemp(path);
+  int fd = ::mkostemp(path, O_CLOEXEC);  // never inherited by another run's child
   if (fd < 0) throw UnavailableError("loom worker: cannot create a scratch file in /tmp");
   ::unlink(path);
   return UniqueFd(fd);
@@ -78,14 +80,35 @@ class Worker {
   int run() {
     say("worker: pid " + std::to_string(::getpid()) + ", up to " +
         std::to_string(args_.concurrency) + " runs at once");
+    int failedPolls = 0;
     while (!gStopRequested.load()) {
-      std::vector<std::string> claimed = claimRunnable();
+      std::vector<std::string> claimed;
+      try {
+        claimed = claimRunnable();
+        failedPolls = 0;
+      } catch (const std::exception& e) {
+        // The store is busy or unreadable now: say so, keep the runs going, look again later.
+        ++failedPolls;
+        say(std::string("worker: cannot list the runnable executions (retried in ") +
+            std::to_string(std::min(failedPolls, 30)) + " s): " + e.what());
+        waitFor(std::chrono::seconds(std::min(failedPolls, 30)));
+        continue;
+      }
       if (args_.once && claimed.empty() && active() == 0) break;
-      for (auto& id : claimed) start(std::move(id));
-      waitForPoll();
+      for (auto& id : claimed) {
+        if (gStopRequested.load()) break;  // stop claiming at once
+        start(std::move(id));
+      }
+      waitFor(std::chrono::milliseconds(args_.pollMillis));
     }
     drain();
     return kExitOk;
+  }
+
+  // Only reached with runs in flight when run() threw: they must not outlive their threads.
+  ~Worker() {
+    signalChildren(SIGKILL);
+    for (auto& t : threads_) t.thread.join();
   }
 
  private:
@@ -150,29 +173,19 @@ class Worker {
     }
   }
 
-  // Runs `loom resume ID --json` in a child and reports how it ended.
+  // Runs `loom resume ID --json` in a child and reports how it ended, as the store tells it.
   void resume(const std::string& id) {
     std::string outcome;
     bool failed = false;
     try {
-      UniqueFd out = scratchFile(), err = scratchFile();
+      UniqueFd err = scratchFile();
       std::vector<std::string> argv{child_.program};
       argv.insert(argv.end(), child_.globalArgs.begin(), child_.globalArgs.end());
       for (const char* a : {"resume", id.c_str(), "--json"}) argv.emplace_back(a);
-      int status = spawnAndWait(id, argv, out.get(), err.get());
-      std::optional<std::string> ended = statusOf(readBack(out.get(), 1 << 20));
-      if (WIFEXITED(status) && ended) {
-        outcome = *ended;  // completed, parked or failed: the run's own outcome
-      } else if (WIFSIGNALED(status)) {
-        outcome = "stopped by signal " + std::to_string(WTERMSIG(status)) + " (resumable)";
-        failed = !gStopRequested.load();
-      } else {
-        std::string message = readBack(err.get(), 4096);
-        failed = message.find("is being run by process") == std::string::npos;
-        outcome = failed ? "did not run: " + message : "taken by another runner";
-      }
+      int status = spawnAndWait(id, argv, err.get());
+      std::tie(outcome, failed) = outcomeOf(id, status, readBack(err.get(), 4096));
     } catch (const std::exception& e) {
-      outcome = std::string("could not start `loom resume`: ") + e.what();
+      outcome = std::string("could not run `loom resume`: ") + e.what();
       failed = true;
     }
     std::lock_guard lock(mu_);
@@ -188,11 +201,38 @@ class Worker {
     sayLocked("worker: " + id + ": " + outcome);
   }
 
-  int spawnAndWait(const std::string& id, const std::vector<std::string>& argv, int out, int err) {
+  // What the child's run came to: the execution's status now, or why it is still runnable.
+  // Returns {text, failed}; failed means "try again later".
+  std::pair<std::string, bool> outcomeOf(const std::string& id, int status,
+                                         const std::string& err) {
+    auto info = store_.info(id);
+    if (!info) return {"gone (removed while it ran)", false};
+    if (info->status != kernel::ExecutionStatus::kRunning) {
+      std::string text(kernel::statusName(info->status));
+      if (info->status == kernel::ExecutionStatus::kParked) {
+        if (auto wake = kernel::timerWakeAt(store_, *info)) {
+          text += " (timer until " + formatTimestamp(*wake) + ")";
+        }
+      }
+      return {text, false};
+    }
+    int64_t now = systemClock()->nowMillis();
+    auto lease = store_.currentLease(id);
+    if (!kernel::isOrphaned(lease, now)) {
+      return {"taken by another runner: " + kernel::describeHolder(*lease, now), false};
+    }
+    if (WIFSIGNALED(status)) {
+      return {"stopped by signal " + std::to_string(WTERMSIG(status)) + " (resumable)",
+              !gStopRequested.load()};
+    }
+    return {"did not finish: " + (err.empty() ? std::string("no message") : err), true};
+  }
+
+  int spawnAndWait(const std::string& id, const std::vector<std::string>& argv, int err) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out, 1);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, err, 2);
     std::vector<char*> cargv;
     for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -211,6 +251,7 @@ class Worker {
     {
       std::lock_guard lock(mu_);
       running_[id] = pid;
+      if (killing_ != 0) ::kill(-pid, killing_);  // spawned after drain signalled the others
     }
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -218,24 +259,8 @@ class Worker {
     return status;
   }
 
-  // The status a `loom resume --json` printed; nullopt when it printed none (it did not run).
-  static std::optional<std::string> statusOf(const std::string& jsonText) {
-    if (jsonText.empty()) return std::nullopt;
-    try {
-      json::value v = json::parse(jsonText, "the output of `loom resume --json`");
-      std::string status(v.at("status").as_string());
-      if (const auto* w = v.as_object().if_contains("waitingFor"); w && w->is_string()) {
-        if (!w->get_string().empty())
-          status += " (waiting for " + std::string(w->get_string()) + ")";
-      }
-      return status;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-
-  void waitForPoll() {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(args_.pollMillis);
+  void waitFor(std::chrono::milliseconds pause) {
+    auto until = std::chrono::steady_clock::now() + pause;
     while (!gStopRequested.load() && std::chrono::steady_clock::now() < until) {
       if (args_.once && active() == 0) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -259,12 +284,15 @@ class Worker {
     }
     signalChildren(SIGKILL);
     for (auto& t : threads_) t.thread.join();
+    threads_.clear();
   }
 
+  // Signals every child's process group (a child leads its own), and any spawned later.
   void signalChildren(int sig) {
     std::lock_guard lock(mu_);
+    killing_ = sig;
     for (const auto& [id, pid] : running_) {
-      if (pid > 0) ::kill(pid, sig);
+      if (pid > 0) ::kill(-pid, sig);
     }
   }
 
@@ -286,6 +314,7 @@ class Worker {
   std::mutex mu_;
   std::map<std::string, pid_t> running_;    // GUARDED_BY(mu_); 0 until spawned
   std::map<std::string, Backoff> backoff_;  // GUARDED_BY(mu_)
+  int killing_ = 0;                         // GUARDED_BY(mu_): the signal drain sent
   struct RunThread {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;  // set once its run is reported

@@ -1,5 +1,6 @@
 #include "loom/compliance/blob_ledger.h"
 
+#include "loom/util/clock.h"
 #include "util/sqlite_db.h"
 
 namespace loom::compliance {
@@ -8,11 +9,14 @@ namespace {
 constexpr int kBusyMillis = 5000;
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS subject_blobs (subject TEXT NOT NULL, address TEXT NOT NULL, "
-    "PRIMARY KEY (subject, address)) WITHOUT ROWID";
+    "put_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (subject, address)) WITHOUT ROWID";
+// Each put refreshes put_at: the row tells when the subject last put the blob.
 constexpr const char* kAdd =
-    "INSERT OR IGNORE INTO subject_blobs (subject, address) VALUES (?1, ?2)";
+    "INSERT INTO subject_blobs (subject, address, put_at) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (subject, address) DO UPDATE SET put_at = excluded.put_at";
 constexpr const char* kOf = "SELECT address FROM subject_blobs WHERE subject = ?1";
-constexpr const char* kNotOf = "SELECT DISTINCT address FROM subject_blobs WHERE subject <> ?1";
+constexpr const char* kNotOf =
+    "SELECT address, subject, put_at FROM subject_blobs WHERE subject <> ?1";
 constexpr const char* kForget = "DELETE FROM subject_blobs WHERE subject = ?1 AND address = ?2";
 
 // Runs without a subject are recorded under the empty subject (never a real one: erasure
@@ -26,6 +30,10 @@ std::string subjectKey(const std::optional<std::string>& subject) {
 BlobLedger::BlobLedger(std::string path)
     : db_(std::make_unique<sqlite::Db>(std::move(path), kBusyMillis)) {
   db_->exec(kSchema, "create the blob ledger");
+  if (!db_->hasColumn("subject_blobs", "put_at")) {  // a ledger from before put times
+    db_->exec("ALTER TABLE subject_blobs ADD COLUMN put_at INTEGER NOT NULL DEFAULT 0",
+              "add subject_blobs.put_at");
+  }
   // A row must be visible to an erasure in another process before the blob is stored; that is
   // the commit, not an fsync. Without one per put, a power loss may lose rows of blobs whose
   // envelopes never reached the log either (the log is fsynced after the put), which only
@@ -41,6 +49,7 @@ void BlobLedger::add(const std::optional<std::string>& subject, std::string_view
   std::string key = subjectKey(subject);
   add->bind(1, std::string_view(key));
   add->bind(2, address);
+  add->bind(3, systemClock()->nowMillis());
   add->step("record a put in the blob ledger");
 }
 
@@ -58,8 +67,21 @@ std::set<std::string, std::less<>> BlobLedger::addressesOf(const std::string& su
   return select(kOf, subject);
 }
 
-std::set<std::string, std::less<>> BlobLedger::addressesNotOf(const std::string& subject) const {
-  return select(kNotOf, subject);
+std::set<std::string, std::less<>> BlobLedger::addressesNotOf(
+    const std::string& subject,
+    const std::map<std::string, int64_t, std::less<>>& shreddedAt) const {
+  std::lock_guard lock(mu_);
+  sqlite::StatementUse select(db_->prepare(kNotOf));
+  select->bind(1, std::string_view(subject));
+  std::set<std::string, std::less<>> out;
+  while (select->step("read the blob ledger")) {
+    auto shred = shreddedAt.find(select->text(1));
+    // A put by an erased subject before its erasure protects nothing any more: that erasure
+    // dealt with it (or left it to a repeated erase of that subject).
+    if (shred != shreddedAt.end() && select->int64(2) <= shred->second) continue;
+    out.emplace(select->text(0));
+  }
+  return out;
 }
 
 void BlobLedger::forget(const std::string& subject, const std::vector<std::string>& addresses) {

@@ -138,7 +138,7 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
     for (const auto& a : options_.ledger->addressesOf(subject)) {
       refs.try_emplace(a, ClaimCheckRef{a, std::nullopt, std::nullopt});
     }
-    putByOthers = options_.ledger->addressesNotOf(subject);
+    putByOthers = options_.ledger->addressesNotOf(subject, detail::shredTimes(options_.events));
   }
   plan.citedBySubject = static_cast<int64_t>(refs.size());
   if (refs.empty()) return plan;
@@ -230,6 +230,7 @@ EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {
       ++retained;  // put again since the cutoff: another execution cites it now
     } else if (resumed) {
       ++deleted;  // gone already: the interrupted attempt of this erasure deleted it
+      deletedHere[i] = 1;
     } else {
       ++missing;  // not in this store: never stored here, or deleted before
     }

@@ -1,5 +1,7 @@
 #include "erase_journal.h"
 
+#include <algorithm>
+
 #include "loom/content/content_store.h"
 #include "loom/util/error.h"
 
@@ -60,6 +62,19 @@ int64_t journal(kernel::EventStore& events, std::string_view type, json::object 
                 int64_t atMillis) {
   return kernel::appendControlAtEnd(
       events, kernel::ControlEvent{0, std::string(type), atMillis, std::move(data)});
+}
+
+std::map<std::string, int64_t, std::less<>> shredTimes(const kernel::EventStore& events) {
+  std::map<std::string, int64_t, std::less<>> at;
+  for (const auto& e : events.readControl(1)) {
+    if (e.type != kShreddedType) continue;
+    const auto* subject = e.data.if_contains("subject");
+    if (subject != nullptr && subject->is_string()) {
+      int64_t& t = at[std::string(subject->get_string())];
+      t = std::max(t, e.atMillis);
+    }
+  }
+  return at;
 }
 
 }  // namespace loom::compliance::detail

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct ErasureRecord {
 // are missing or of the wrong kind.
 std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
                                            const std::string& subject);
+
+// When each subject was last shredded (its newest SUBJECT_SHREDDED), by subject.
+std::map<std::string, int64_t, std::less<>> shredTimes(const kernel::EventStore& events);
 
 // Appends one control event and returns its seq, re-reading the log's end and retrying when a
 // concurrent writer took the seq (ConflictError), up to a bound past which the conflict

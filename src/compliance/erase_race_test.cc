@@ -139,6 +139,20 @@ TEST_F(EraseRaceTest, D8_AnEraseThatFindsAPutInFlightMissingLetsARepeatedEraseDe
   EXPECT_FALSE(files_->has(address));
 }
 
+TEST_F(EraseRaceTest, D8_ABlobKeptForAnotherSubjectGoesWhenThatSubjectIsErasedToo) {
+  std::string shared = offloadAndJournal("a1", "alice", "{\"same\":\"bytes\"}");
+  offloadAndJournal("b1", "bob", "{\"same\":\"bytes\"}");
+  EraseSubjectResult alice = eraseSubject(options(), "alice");
+  EXPECT_EQ(alice.keptCitedElsewhere, std::vector<std::string>{shared}) << "bob's log cites it";
+  ASSERT_TRUE(files_->has(shared));
+  // alice's ledger row of it stays (she may still be putting it), but it was put before her
+  // erasure: it must not keep the blob once bob is erased as well.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EraseSubjectResult bob = eraseSubject(options(), "bob");
+  EXPECT_EQ(bob.contentDeleted.deleted, 1);
+  EXPECT_FALSE(files_->has(shared)) << "a blob both erased subjects put survived";
+}
+
 TEST_F(EraseRaceTest, D8_AnEraseKeepsWhatAnotherSubjectPutAndReportsItKept) {
   std::string shared = offloadAndJournal("a1", "alice", "{\"same\":true}");
   blobs_.put("{\"same\":true}", "bob");  // bob's run put it; his envelope is not journaled yet

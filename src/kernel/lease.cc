@@ -6,8 +6,12 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
+#include <vector>
 
 #include "lease_rules.h"
 
@@ -41,13 +45,29 @@ std::string randomSuffix() {
   return hex;
 }
 
-// True when process `pid` has exited and waits to be reaped ("Z" in /proc/<pid>/stat).
-bool isZombie(int64_t pid) {
+// The fields of /proc/<pid>/stat after the command name: [0] is the state (field 3), [19]
+// the start time (field 22). Empty when the process does not exist.
+std::vector<std::string> procStat(int64_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
   std::getline(in, stat);
   auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+  std::vector<std::string> fields;
+  if (close == std::string::npos) return fields;
+  std::istringstream rest(stat.substr(close + 1));
+  for (std::string f; rest >> f;) fields.push_back(f);
+  return fields;
+}
+
+int64_t startTicksOf(int64_t pid) {
+  auto fields = procStat(pid);
+  return fields.size() > 19 ? std::strtoll(fields[19].c_str(), nullptr, 10) : 0;
+}
+
+std::string pidNamespace() {
+  std::error_code ec;
+  auto ns = std::filesystem::read_symlink("/proc/self/ns/pid", ec);
+  return ec ? std::string() : ns.string();
 }
 
 std::string leaseLostMessage(const Lease& lease, const char* doing,
@@ -90,17 +110,29 @@ LeaseOwner processLeaseOwner() {
     owner.host = hostName();
     owner.pid = ::getpid();
     owner.bootId = bootId();
+    owner.pidNamespace = pidNamespace();
+    owner.startTicks = startTicksOf(owner.pid);
     owner.id = owner.host + ":" + std::to_string(owner.pid) + ":" + randomSuffix();
   }
   return owner;
 }
 
 bool ownerIsDeadHere(const LeaseOwner& owner) {
-  if (owner.pid <= 0 || owner.bootId.empty() || owner.pid == ::getpid()) return false;
+  if (owner.pid <= 0 || owner.bootId.empty() || owner.pidNamespace.empty() ||
+      owner.pid == ::getpid()) {
+    return false;
+  }
   LeaseOwner self = processLeaseOwner();
-  if (owner.host != self.host || owner.bootId != self.bootId) return false;
+  if (owner.host != self.host || owner.bootId != self.bootId ||
+      owner.pidNamespace != self.pidNamespace) {
+    return false;
+  }
   if (::kill(static_cast<pid_t>(owner.pid), 0) == -1) return errno == ESRCH;
-  return isZombie(owner.pid);  // dead, only not yet reaped by its parent
+  auto stat = procStat(owner.pid);
+  if (stat.empty()) return false;                     // cannot tell: wait for expiry
+  if (stat[0] == "Z") return true;                    // exited, not yet reaped by its parent
+  return owner.startTicks > 0 && stat.size() > 19 &&  // the pid was reused
+         std::strtoll(stat[19].c_str(), nullptr, 10) != owner.startTicks;
 }
 
 bool isOrphaned(const std::optional<Lease>& lease, int64_t nowMillis) {

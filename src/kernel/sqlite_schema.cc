@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS leases (
   host TEXT NOT NULL,
   pid INTEGER NOT NULL,
   boot_id TEXT NOT NULL,
+  pid_namespace TEXT NOT NULL,
+  start_ticks INTEGER NOT NULL,
   token INTEGER NOT NULL,
   acquired_at INTEGER NOT NULL,
   renewed_at INTEGER NOT NULL,
@@ -53,22 +55,13 @@ CREATE TABLE IF NOT EXISTS leases (
   released INTEGER NOT NULL);
 )sql";
 
-// True when `table` has a column named `column`.
-bool hasColumn(Db& db, const char* pragma, std::string_view column) {
-  StatementUse info(db.prepare(pragma));
-  while (info->step("read table columns")) {
-    if (info->text(1) == column) return true;
-  }
-  return false;
-}
-
 // Databases written before rows carried a checksum get the column; their old rows keep NULL
 // there and stay readable.
 void addChecksumColumns(Db& db) {
-  if (!hasColumn(db, "PRAGMA table_info(events)", "checksum")) {
+  if (!db.hasColumn("events", "checksum")) {
     db.exec("ALTER TABLE events ADD COLUMN checksum INTEGER", "add events.checksum");
   }
-  if (!hasColumn(db, "PRAGMA table_info(control)", "checksum")) {
+  if (!db.hasColumn("control", "checksum")) {
     db.exec("ALTER TABLE control ADD COLUMN checksum INTEGER", "add control.checksum");
   }
 }
@@ -203,7 +196,8 @@ std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId) {
 std::optional<Lease> readLease(Db& db, const std::string& executionId) {
   StatementUse select(
       db.prepare("SELECT owner_id, host, pid, boot_id, token, acquired_at, renewed_at, "
-                 "expires_at, released FROM leases WHERE execution_id = ?1"));
+                 "expires_at, released, pid_namespace, start_ticks FROM leases "
+                 "WHERE execution_id = ?1"));
   select->bind(1, std::string_view(executionId));
   if (!select->step("read a lease")) return std::nullopt;
   Lease lease;
@@ -217,14 +211,16 @@ std::optional<Lease> readLease(Db& db, const std::string& executionId) {
   lease.renewedAtMillis = select->int64(6);
   lease.expiresAtMillis = select->int64(7);
   lease.released = select->int64(8) != 0;
+  lease.owner.pidNamespace = std::string(select->text(9));
+  lease.owner.startTicks = select->int64(10);
   return lease;
 }
 
 void writeLease(Db& db, const Lease& lease) {
   StatementUse upsert(
       db.prepare("INSERT OR REPLACE INTO leases (execution_id, owner_id, host, pid, boot_id, "
-                 "token, acquired_at, renewed_at, expires_at, released) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+                 "token, acquired_at, renewed_at, expires_at, released, pid_namespace, "
+                 "start_ticks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
   upsert->bind(1, std::string_view(lease.executionId));
   upsert->bind(2, std::string_view(lease.owner.id));
   upsert->bind(3, std::string_view(lease.owner.host));
@@ -235,6 +231,8 @@ void writeLease(Db& db, const Lease& lease) {
   upsert->bind(8, lease.renewedAtMillis);
   upsert->bind(9, lease.expiresAtMillis);
   upsert->bind(10, int64_t{lease.released ? 1 : 0});
+  upsert->bind(11, std::string_view(lease.owner.pidNamespace));
+  upsert->bind(12, lease.owner.startTicks);
   upsert->step("write a lease");
 }
 

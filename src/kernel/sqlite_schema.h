@@ -5,8 +5,8 @@
 //              log_bytes, state_bytes, <the FoldSizes fields>)
 //   events(execution_id, seq, body, checksum, PK(execution_id, seq)) WITHOUT ROWID
 //   control(seq PK, body, checksum)
-//   leases(execution_id PK, owner_id, host, pid, boot_id, token, acquired_at, renewed_at,
-//          expires_at, released)           -- docs/spec/leases.md
+//   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
+//          acquired_at, renewed_at, expires_at, released)  -- docs/spec/leases.md
 // checksum is log_check.h's rowChecksum of the row; NULL in rows written before it existed.
 // Thread-safety: free functions over a Db the caller uses exclusively.
 #pragma once

@@ -102,6 +102,22 @@ int Db::runNoThrow(const char* sql) {
   }
 }
 
+bool Db::hasColumn(std::string_view table, std::string_view column) {
+  std::string sql = "PRAGMA table_info(" + std::string(table) + ")";
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    throw InternalError("sqlite database '" + path_ + "': cannot read the columns of " +
+                        std::string(table) + ": " + sqlite3_errmsg(db_));
+  }
+  bool found = false;
+  while (!found && sqlite3_step(raw) == SQLITE_ROW) {
+    const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(raw, 1));
+    found = name != nullptr && column == name;
+  }
+  sqlite3_finalize(raw);
+  return found;
+}
+
 bool Db::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 ReadTransaction::~ReadTransaction() {

@@ -62,6 +62,8 @@ class Db {
   void useWal();
   // True while an explicit transaction is open (sqlite3_get_autocommit is 0).
   bool inTransaction() const;
+  // True when table `table` has a column named `column` (for schema upgrades).
+  bool hasColumn(std::string_view table, std::string_view column);
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t changes() const;
 

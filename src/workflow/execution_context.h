@@ -76,6 +76,15 @@ class ExecutionContext : public WorkflowContext {
   // park and before the workflow starts: the step boundaries where a run may stop.
   void stopIfCancelled();
 
+  // True when the log holds a signal `name` that the run has not consumed yet.
+  bool hasUnreadSignal(std::string_view name) const {
+    if (name.empty()) return false;
+    auto it = log_.signals.find(name);
+    auto cursor = signalCursor_.find(name);
+    std::size_t read = cursor == signalCursor_.end() ? 0 : cursor->second;
+    return it != log_.signals.end() && it->second.size() > read;
+  }
+
   int64_t replayedSteps() const { return replayedSteps_; }
   int64_t effectsRun() const { return effectsRun_; }
 

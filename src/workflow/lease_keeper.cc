@@ -37,7 +37,7 @@ kernel::Lease LeaseKeeper::take(const std::string& executionId) {
   }
   std::lock_guard lock(mu_);
   held_[executionId] = lease;
-  if (!thread_.joinable()) thread_ = std::thread([this] { beat(); });
+  if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { beat(); });
   return lease;
 }
 
@@ -64,28 +64,41 @@ void LeaseKeeper::beat() {
     std::vector<kernel::Lease> due;
     for (const auto& [id, lease] : held_) due.push_back(lease);
     lock.unlock();
-    for (const auto& lease : due) {
-      std::optional<kernel::Lease> renewed;
-      std::string lost;
+    std::vector<std::string> warnings;  // reported with no lock held
+    for (const auto& lease : due) renewOne(lease, interval, warnings);
+    for (const auto& w : warnings) {
       try {
-        renewed = store_.renewLease(lease, ttlMillis_);
-      } catch (const kernel::LeaseLostError& e) {
-        lost = e.what();
-      } catch (const std::exception& e) {
-        onWarn_("could not renew the lease of execution '" + lease.executionId +
-                "' (retried in " + std::to_string(interval.count()) + " ms): " + e.what());
-      }
-      std::lock_guard relock(mu_);
-      auto it = held_.find(lease.executionId);
-      if (it == held_.end() || it->second.token != lease.token) continue;  // dropped meanwhile
-      if (renewed) it->second = *renewed;
-      if (!lost.empty()) {
-        held_.erase(it);
-        onWarn_(lost);
+        onWarn_(w);
+      } catch (...) {
+        // A warning that cannot be written must not end the heartbeat (or the process).
       }
     }
     lock.lock();
   }
+}
+
+void LeaseKeeper::renewOne(const kernel::Lease& lease, std::chrono::milliseconds interval,
+                           std::vector<std::string>& warnings) {
+  std::optional<kernel::Lease> renewed;
+  bool lost = false;
+  try {
+    renewed = store_.renewLease(lease, ttlMillis_);
+  } catch (const kernel::LeaseLostError& e) {
+    lost = true;
+    warnings.push_back(e.what());
+  } catch (const std::exception& e) {
+    warnings.push_back("could not renew the lease of execution '" + lease.executionId +
+                       "' (retried in " + std::to_string(interval.count()) + " ms): " + e.what());
+  } catch (...) {
+    warnings.push_back("could not renew the lease of execution '" + lease.executionId +
+                       "' (an unknown error; retried in " + std::to_string(interval.count()) +
+                       " ms)");
+  }
+  std::lock_guard relock(mu_);
+  auto it = held_.find(lease.executionId);
+  if (it == held_.end() || it->second.token != lease.token) return;  // dropped meanwhile
+  if (renewed) it->second = *renewed;
+  if (lost) held_.erase(it);
 }
 
 }  // namespace loom::workflow

@@ -11,6 +11,7 @@
 // Thread-safety: thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "loom/kernel/event_store.h"
 
@@ -42,6 +44,9 @@ class LeaseKeeper {
 
  private:
   void beat();
+  // One renewal of `lease`; what to report goes to `warnings` (onWarn runs with no lock).
+  void renewOne(const kernel::Lease& lease, std::chrono::milliseconds interval,
+                std::vector<std::string>& warnings);
 
   kernel::EventStore& store_;
   const kernel::LeaseOwner owner_;

@@ -97,10 +97,18 @@ class WorkflowRuntime::Impl {
   }
 
   RunResult run(const std::string& id) {
+    std::optional<RunResult> parked;  // what this process did, if it goes on for a signal
     for (int round = 0;; ++round) {
       int64_t parkedAt = 0;
-      RunResult r = runOnce(id, parkedAt);
+      RunResult r;
+      try {
+        r = runOnce(id, parkedAt);
+      } catch (const kernel::LeaseHeldError&) {
+        if (!parked) throw;
+        return *parked;  // the signal's sender took the run over first: it goes on there
+      }
       if (!parkedWhileSignalled(r, id, parkedAt, round)) return r;
+      parked = r;
     }
   }
 
@@ -120,9 +128,7 @@ class WorkflowRuntime::Impl {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
                                     "', which this program does not register");
     }
-    RunResult r = execute(*wf, id, log, lease.lease());
-    parkedAt = log.nextSeq;
-    return r;
+    return execute(*wf, id, log, lease.lease(), parkedAt);
   }
 
   // True when `r` parked and something (a signal) was appended after the park, before the
@@ -135,8 +141,11 @@ class WorkflowRuntime::Impl {
     return now && now->status == ExecutionStatus::kParked && now->nextSeq > parkedAt;
   }
 
+  // Runs `wf` under `lease`. `parkedAt` gets where the log ended when the run stopped, or 0
+  // when it parked although the signal it waits for is already in the log (absorbed while its
+  // EXECUTION_PARKED was being appended): the run must go on.
   RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log,
-                    const kernel::Lease& lease) {
+                    const kernel::Lease& lease, int64_t& parkedAt) {
     RunEnvironment env{store_, tasks_, chain_, options_, &lease};
     ExecutionContext ctx(env, id, log);
     RunResult r;
@@ -153,6 +162,7 @@ class WorkflowRuntime::Impl {
                                            park.detail, park.wakeAtMillis));
       }
       if (writesSnapshots(options_)) writeSnapshot(options_, id, log);
+      parkedAt = ctx.hasUnreadSignal(park.waitingFor) ? 0 : log.nextSeq;
       r.status = ExecutionStatus::kParked;
       r.parkReason = park.reason;
       r.parkDetail = park.detail;
@@ -179,8 +189,12 @@ class WorkflowRuntime::Impl {
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     int64_t parkedAt = 0;
     RunResult r = startOnce(wf, id, std::move(input), options, parkedAt);
-    if (parkedWhileSignalled(r, id, parkedAt, 0)) return run(id);
-    return r;
+    if (!parkedWhileSignalled(r, id, parkedAt, 0)) return r;
+    try {
+      return run(id);
+    } catch (const kernel::LeaseHeldError&) {
+      return r;  // the signal's sender took the run over first: it goes on there
+    }
   }
 
   // Records the execution without running it: status running, no lease (a worker runs it).
@@ -237,9 +251,11 @@ class WorkflowRuntime::Impl {
     std::optional<RunLease> lease;
     try {
       lease.emplace(leases_, id);
-    } catch (const kernel::LeaseHeldError&) {
-      if (store_.info(id)) throw alreadyExists(id);
-      throw;
+    } catch (const kernel::LeaseHeldError& e) {
+      if (!store_.info(id)) throw;
+      throw AlreadyExistsError("execution '" + id + "' already exists and is being run by " +
+                               kernel::describeHolder(e.held(), systemClock()->nowMillis()) +
+                               "; pick another --id");
     }
     appendStarted(wf, id, input, options, startedAt, &lease->lease());
     ReplayLog log;
@@ -249,9 +265,7 @@ class WorkflowRuntime::Impl {
     log.startedAtMillis = startedAt;
     log.lastType = EventType::kExecutionStarted;
     log.nextSeq = 2;
-    RunResult r = execute(wf, id, log, lease->lease());
-    parkedAt = log.nextSeq;
-    return r;
+    return execute(wf, id, log, lease->lease(), parkedAt);
   }
 
   RunResult signal(const std::string& id, std::string_view name, json::value payload) {
@@ -273,7 +287,11 @@ class WorkflowRuntime::Impl {
       }
     }
     auto info = store_.info(id);
-    if (info && info->status == ExecutionStatus::kParked) {
+    // A parked run goes on here; so does one nobody runs any more (orphaned, submitted).
+    bool nobodyRunsIt = info && info->status == ExecutionStatus::kRunning &&
+                        kernel::isOrphaned(store_.currentLease(id),
+                                           systemClock()->nowMillis());  // leases: wall time
+    if (info && (info->status == ExecutionStatus::kParked || nobodyRunsIt)) {
       try {
         return run(id);
       } catch (const kernel::LeaseHeldError&) {

@@ -312,3 +312,26 @@ TEST(Timers, AWorkerWakesATimerOnlyOnceItIsDue) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(Leases, ASignalToAnOrphanedRunContinuesItInTheSignallingProcess) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string witness = dir / "w.txt";
+  Child run(
+      {"--home", home, "run", "example.steps", "--id", "o", "--input", stepsInput(3, 100, witness)},
+      dir);
+  waitForLines(witness, 1, run);
+  run.kill(SIGKILL);
+  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+  Outcome signalled =
+      runLoom({"--home", home, "signal", "o", "note", "1", "--force", "--json"}, dir);
+  ASSERT_EQ(signalled.exitCode, 0) << signalled.err;
+  EXPECT_EQ(signalled.json().at("status"), "completed") << "nobody else would have run it";
+  EXPECT_EQ(countLines(witness).size(), 3u);
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kTtl = 10'000;
 
 LeaseOwner owner(const std::string& name, int64_t pid) {
-  return LeaseOwner{name, "host-" + name, pid, "boot-1"};
+  return LeaseOwner{name, "host-" + name, pid, "boot-1", "pid:[4026531836]", 1234 + pid};
 }
 
 LeaseRequest request(const std::string& id, const LeaseOwner& who, int64_t ttl = kTtl) {
@@ -75,6 +75,8 @@ TEST_P(EventStoreConformance, AHeartbeatKeepsTheLeaseAlive) {
   EXPECT_EQ(seen->owner.pid, 101);
   EXPECT_EQ(seen->owner.host, "host-a");
   EXPECT_EQ(seen->owner.bootId, "boot-1");
+  EXPECT_EQ(seen->owner.pidNamespace, "pid:[4026531836]");
+  EXPECT_EQ(seen->owner.startTicks, 1335);
 }
 
 TEST_P(EventStoreConformance, AnAppendUnderALeaseTakenOverWritesNothing) {

@@ -9,6 +9,8 @@
 // Thread-safety: thread-safe (one connection under a mutex).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,8 +40,11 @@ class BlobLedger {
   void add(const std::optional<std::string>& subject, std::string_view address);
   // Addresses `subject` put.
   std::set<std::string, std::less<>> addressesOf(const std::string& subject) const;
-  // Addresses anyone other than `subject` put (other subjects and runs without one).
-  std::set<std::string, std::less<>> addressesNotOf(const std::string& subject) const;
+  // Addresses anyone other than `subject` put (other subjects and runs without one), except
+  // puts by a subject of `shreddedAt` made before it was shredded (at that time).
+  std::set<std::string, std::less<>> addressesNotOf(
+      const std::string& subject,
+      const std::map<std::string, int64_t, std::less<>>& shreddedAt = {}) const;
   // Forgets that `subject` put `addresses` (after erasure deleted them).
   void forget(const std::string& subject, const std::vector<std::string>& addresses);
 

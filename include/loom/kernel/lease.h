@@ -22,6 +22,11 @@ struct LeaseOwner {
   std::string host;    // the machine's host name
   int64_t pid = 0;     // its process id on that host
   std::string bootId;  // the host's boot (Linux boot_id): a pid means nothing across boots
+  // Where the pid means something: the pid namespace ("pid:[4026531836]") and the process's
+  // start time (clock ticks since boot, /proc/<pid>/stat field 22), so neither another
+  // container's pid nor a reused pid is taken for the owner.
+  std::string pidNamespace;
+  int64_t startTicks = 0;
 };
 
 struct Lease {
@@ -71,9 +76,9 @@ std::string describeHolder(const Lease& lease, int64_t nowMillis);
 // The owner this process presents: host name, pid, boot id and a random suffix.
 LeaseOwner processLeaseOwner();
 
-// True only when `owner` provably no longer runs: it ran on this host in this boot and its
-// pid is gone. A live pid (maybe reused) or another host is never "dead" here: wait for the
-// lease to expire.
+// True only when `owner` provably no longer runs: it ran on this host, in this boot and in
+// this pid namespace, and its pid is gone, a zombie, or now a process started at another
+// time. Another host, boot or namespace is never "dead" here: wait for the lease to expire.
 bool ownerIsDeadHere(const LeaseOwner& owner);
 
 // True when nobody runs an execution whose status is running: no lease, a released or expired
