@@ -132,7 +132,7 @@ class Loop {
       }
       if (def->requiresApproval) {
         flush();
-        if (!approved(stepId, callId)) continue;
+        if (!approved(stepId, callId, *def)) continue;
       }
       batch.push_back({stepId, tool, std::move(arguments)});
       batchStepIds.push_back(stepId);
@@ -143,14 +143,39 @@ class Loop {
 
   // Parks until `loom signal <id> approve:<stepId> {"approved": bool}`; a denial is written
   // back as the tool's result.
-  bool approved(const std::string& stepId, const std::string& callId) {
-    json::value decision = ctx_.park("approval", stepId, "approve:" + stepId);
+  // With def.approvalTimeoutMillis, a call nobody decided on in time gets onApprovalTimeout.
+  bool approved(const std::string& stepId, const std::string& callId, const ToolDefinition& def) {
+    std::string signal = "approve:" + stepId;
+    json::value decision;
+    if (def.approvalTimeoutMillis > 0) {
+      auto given = ctx_.parkUntil("approval", stepId, signal, stepId + ":approvalDeadline",
+                                  std::chrono::milliseconds(def.approvalTimeoutMillis));
+      if (!given) return onApprovalTimeout(stepId, callId, def);
+      decision = std::move(*given);
+    } else {
+      decision = ctx_.park("approval", stepId, signal);
+    }
     const auto* o = decision.if_object();
     const auto* ok = o ? o->if_contains("approved") : nullptr;
     if (ok && ok->is_bool() && ok->get_bool()) return true;
     json::object denial{{"denied", true}, {"reason", "a person denied this tool call"}};
     if (o && o->contains("reason")) denial["reason"] = o->at("reason");
     append(toolErrorMessage(callId, std::move(denial)));
+    return false;
+  }
+
+  bool onApprovalTimeout(const std::string& stepId, const std::string& callId,
+                         const ToolDefinition& def) {
+    std::string waited = std::to_string(def.approvalTimeoutMillis / 1000) + " s";
+    if (def.onApprovalTimeout == "approve") return true;
+    if (def.onApprovalTimeout == "fail") {
+      throw FailedPreconditionError("tool call '" + stepId + "' (" + def.name +
+                                    ") waited for approval longer than " + waited +
+                                    " (onApprovalTimeout = \"fail\")");
+    }
+    append(toolErrorMessage(
+        callId, json::object{{"denied", true},
+                             {"reason", "nobody approved this tool call within " + waited}}));
     return false;
   }
 

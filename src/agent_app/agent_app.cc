@@ -144,6 +144,8 @@ agent::ToolDefinition definitionOf(const app::ToolSection& t) {
   d.inputSchema = t.inputSchema;
   d.returnsMedia = t.returnsMedia;
   d.requiresApproval = t.requiresApproval;
+  d.approvalTimeoutMillis = t.approvalTimeoutMillis;
+  d.onApprovalTimeout = t.onApprovalTimeout;
   return d;
 }
 

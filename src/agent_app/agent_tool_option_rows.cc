@@ -1,5 +1,6 @@
 // The rows of an agent app's [[tools]] and [[tools.mcp]], their entries and their checks.
 #include "agent_app/agent_app_option_rows.h"
+#include "loom/util/clock.h"
 
 namespace loom::agent_app {
 namespace {
@@ -18,6 +19,17 @@ void checkTool(const ToolSection& tool, const std::string& path, ConfigIssues& i
   }
   if (!tool.inputSchema.is_null() && !tool.inputSchema.is_object()) {
     issues.push_back({path + ".inputSchema", "expected a JSON Schema object"});
+  }
+  if (tool.onApprovalTimeout != "deny" && tool.onApprovalTimeout != "approve" &&
+      tool.onApprovalTimeout != "fail") {
+    issues.push_back({path + ".onApprovalTimeout", "'" + tool.onApprovalTimeout +
+                                                       "' is not one of \"deny\", \"approve\", "
+                                                       "\"fail\""});
+  }
+  if (tool.approvalTimeoutMillis > 0 && !tool.requiresApproval) {
+    issues.push_back({path + ".approvalTimeout",
+                      "set, but the tool does not require approval; add requiresApproval = "
+                      "true or remove it"});
   }
 }
 
@@ -60,6 +72,14 @@ void addToolEntry(Config& c, const OptionEntry& entry, const std::string& path,
     if (key == "timeoutMillis") tool.timeoutMillis = std::get<int64_t>(value);
     if (key == "untrusted") tool.untrusted = std::get<bool>(value);
     if (key == "requiresApproval") tool.requiresApproval = std::get<bool>(value);
+    if (key == "approvalTimeout") {
+      try {
+        tool.approvalTimeoutMillis = parseDurationMillis(std::get<std::string>(value));
+      } catch (const InvalidArgumentError& e) {
+        issues.push_back({path + ".approvalTimeout", e.what()});
+      }
+    }
+    if (key == "onApprovalTimeout") tool.onApprovalTimeout = std::get<std::string>(value);
     if (key == "returnsMedia") tool.returnsMedia = std::get<bool>(value);
     if (key == "inputSchema") {
       tool.inputSchema = json::parse(std::get<std::string>(value), path + ".inputSchema");
@@ -167,6 +187,16 @@ void addToolRows(std::vector<OptionRow>& rows) {
                  "The run parks before each call (reason `approval`) until `loom signal <id> "
                  "approve:<stepId> '{\"approved\": true}'`; `false` tells the model it was denied.",
                  "false");
+  addAgentAppRow(rows, "tools[].approvalTimeout", OptionType::kString,
+                 "With requiresApproval: how long a call waits for the decision (\"30s\", "
+                 "\"15m\", \"24h\", \"7d\"); the run parks with that wake time and `loom "
+                 "worker` (or a resume) applies onApprovalTimeout once it has passed. Unset: it "
+                 "waits for ever.");
+  addAgentAppRow(rows, "tools[].onApprovalTimeout", OptionType::kString,
+                 "What a call nobody decided on in time gets: `deny` (the model is told it "
+                 "timed out), `approve` (it runs) or `fail` (the run fails). The decision is "
+                 "recorded, so a signal arriving later changes nothing.",
+                 "\"deny\"");
   addAgentAppRow(rows, "tools[].returnsMedia", OptionType::kBoolean,
                  "Results are `{\"parts\": [...]}` media parts, rendered into the model message. "
                  "execution.claimCheck leaves such a media result inline; any other result of "

@@ -91,4 +91,22 @@ int64_t parseTimestamp(const std::string& text) {
   return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
 }
 
+int64_t parseDurationMillis(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::string_view unit = text.substr(digits);
+  int64_t scale = unit == "ms"  ? 1
+                  : unit == "s" ? 1'000
+                  : unit == "m" ? 60'000
+                  : unit == "h" ? 3'600'000
+                  : unit == "d" ? 86'400'000
+                                : 0;
+  if (digits == 0 || digits > 9 || scale == 0) {
+    throw InvalidArgumentError("'" + std::string(text) +
+                               "' is not a duration: write a whole number and a unit, e.g. "
+                               "\"500ms\", \"30s\", \"15m\", \"24h\" or \"7d\"");
+  }
+  return std::stoll(std::string(text.substr(0, digits))) * scale;
+}
+
 }  // namespace loom

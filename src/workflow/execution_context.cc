@@ -230,7 +230,7 @@ void ExecutionContext::sleep(std::string_view stepId, std::chrono::milliseconds 
   timer(stepId, [&] { return env_.options.clock->nowMillis() + duration.count(); });
 }
 
-void ExecutionContext::timer(std::string_view stepId, FunctionRef<int64_t()> wakeAt) {
+int64_t ExecutionContext::recordWakeAt(std::string_view stepId, FunctionRef<int64_t()> wakeAt) {
   json::value recorded = step(stepId, [&] { return json::value{{"wakeAt", wakeAt()}}; });
   const auto* at = recorded.is_object() ? recorded.get_object().if_contains("wakeAt") : nullptr;
   if (at == nullptr || !at->is_int64()) {
@@ -238,7 +238,35 @@ void ExecutionContext::timer(std::string_view stepId, FunctionRef<int64_t()> wak
                         "' recorded " + json::toText(recorded) +
                         ", not {\"wakeAt\": <ms since the epoch>}");
   }
-  int64_t wake = at->get_int64();
+  return at->get_int64();
+}
+
+std::optional<json::value> ExecutionContext::parkUntil(std::string_view reason,
+                                                       std::string_view stepId,
+                                                       std::string_view signalName,
+                                                       std::string_view deadlineStepId,
+                                                       std::chrono::milliseconds timeout) {
+  int64_t wake = recordWakeAt(deadlineStepId,
+                              [&] { return env_.options.clock->nowMillis() + timeout.count(); });
+  std::string timedOut = std::string(deadlineStepId) + ":timedOut";
+  if (recorded(timedOut)) {  // decided before: a signal that came later changes nothing
+    step(timedOut, [] { return json::value(true); });
+    return std::nullopt;
+  }
+  auto& cursor = signalCursor_[std::string(signalName)];
+  auto it = log_.signals.find(signalName);
+  if (it != log_.signals.end() && cursor < it->second.size()) return it->second[cursor++];
+  if (env_.options.clock->nowMillis() >= wake) {
+    step(timedOut, [] { return json::value(true); });
+    return std::nullopt;
+  }
+  stopIfCancelled();
+  endReplay();
+  throw ParkRequest{std::string(reason), std::string(signalName), std::string(stepId), "", wake};
+}
+
+void ExecutionContext::timer(std::string_view stepId, FunctionRef<int64_t()> wakeAt) {
+  int64_t wake = recordWakeAt(stepId, wakeAt);
   if (env_.options.clock->nowMillis() >= wake) return;
   stopIfCancelled();
   endReplay();

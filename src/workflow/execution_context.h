@@ -55,6 +55,9 @@ class ExecutionContext : public WorkflowContext {
   json::value awaitSignal(std::string_view name) override;
   json::value park(std::string_view reason, std::string_view stepId,
                    std::string_view signalName) override;
+  std::optional<json::value> parkUntil(std::string_view reason, std::string_view stepId,
+                                       std::string_view signalName, std::string_view deadlineStepId,
+                                       std::chrono::milliseconds timeout) override;
   void sleepUntil(std::string_view stepId, int64_t wakeAtMillis) override;
   void sleep(std::string_view stepId, std::chrono::milliseconds duration) override;
   bool replaying() const override { return replaying_; }
@@ -115,6 +118,8 @@ class ExecutionContext : public WorkflowContext {
   // The timer of step `stepId`: records what `wakeAt` returns the first time, then parks
   // until that time.
   void timer(std::string_view stepId, FunctionRef<int64_t()> wakeAt);
+  // Records (first time) or replays the wake time of timer step `stepId`.
+  int64_t recordWakeAt(std::string_view stepId, FunctionRef<int64_t()> wakeAt);
 
   const RunEnvironment& env_;
   std::string executionId_;

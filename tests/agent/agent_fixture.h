@@ -37,7 +37,11 @@ class AgentFixture : public ::testing::Test {
 
   void addTool(const std::string& name, std::function<json::value(const json::value&)> fn,
                bool requiresApproval = false) {
-    agent::ToolDefinition def{name, "test tool " + name, nullptr, false, requiresApproval};
+    addTool(agent::ToolDefinition{name, "test tool " + name, nullptr, false, requiresApproval},
+            std::move(fn));
+  }
+  void addTool(agent::ToolDefinition def, std::function<json::value(const json::value&)> fn) {
+    std::string name = def.name;
     auto tool = std::make_shared<agent::FunctionTool>(
         def, [fn](const effects::EffectContext&, const json::value& args) { return fn(args); });
     tools_[name] = tool;

@@ -254,3 +254,71 @@ TEST_F(AgentFixture, StateGrowthWarningFiresOnceAndDoesNotStopTheRun) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// A send_email tool that needs approval within a minute, with `onTimeout`.
+class ApprovalTimeoutTest : public AgentFixture, public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    agent::ToolDefinition def{"send_email", "sends", nullptr, false, true};
+    def.approvalTimeoutMillis = 60'000;
+    def.onApprovalTimeout = GetParam();
+    addTool(def, [this](const json::value&) {
+      countCall("send_email");
+      return json::value("sent");
+    });
+    setUpAgent(json::value{
+        {"turns",
+         json::array{json::object{{"toolCalls", json::array{json::object{{"name", "send_email"}}}}},
+                     json::object{{"answer", "ok"}}}}});
+  }
+};
+
+TEST_P(ApprovalTimeoutTest, ACallNobodyDecidesOnInTimeGetsWhatTheToolSays) {
+  std::string action = GetParam();
+  int64_t t0 = clock_->nowMillis();
+  auto r = runtime(store_)->start("research", json::value("go"), {.id = "t"});
+  ASSERT_EQ(r.status, ExecutionStatus::kParked);
+  EXPECT_EQ(r.parkReason, "approval");
+  EXPECT_EQ(r.wakeAtMillis, std::optional<int64_t>(t0 + 60'000));
+  clock_->advance(59'000);
+  EXPECT_EQ(runtime(store_)->resume("t").status, ExecutionStatus::kParked) << "not due yet";
+
+  clock_->advance(1'000);
+  r = runtime(store_)->resume("t");
+  if (action == "fail") {
+    ASSERT_EQ(r.status, ExecutionStatus::kFailed);
+    EXPECT_NE(json::toText(r.error).find("waited for approval longer than 60 s"), std::string::npos)
+        << json::toText(r.error);
+    EXPECT_EQ(toolCalls_["send_email"], 0);
+    return;
+  }
+  ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(toolCalls_["send_email"], action == "approve" ? 1 : 0);
+  if (action == "deny") {
+    const auto& last = model_->requests.at("research#turn:2:model");
+    EXPECT_EQ(last.back().at("content").at("reason").as_string(),
+              "nobody approved this tool call within 60 s");
+  }
+  // Replayed: the recorded time-out holds.
+  workflow::RunResult again = runtime(store_)->resume("t");
+  EXPECT_EQ(again.effectsRun, 0);
+}
+
+TEST_P(ApprovalTimeoutTest, ADecisionInTimeIsTaken) {
+  auto r = runtime(store_)->start("research", json::value("go"), {.id = "d"});
+  ASSERT_EQ(r.status, ExecutionStatus::kParked);
+  clock_->advance(30'000);
+  r = runtime(store_)->signal("d", "approve:research#turn:1:tool:0",
+                              json::value{{"approved", true}});
+  EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(toolCalls_["send_email"], 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(OnTimeout, ApprovalTimeoutTest,
+                         ::testing::Values("deny", "approve", "fail"));
+
+}  // namespace
+}  // namespace loom::testing

@@ -111,3 +111,30 @@ TEST(ConfigCheckTest, MissingFileAndMissingSubcommand) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(ConfigCheckTest, AnApprovalTimeoutIsADurationAndItsActionOneOfThree) {
+  TempDir dir;
+  std::string file = writeFile(dir, "app.toml", R"(
+[agent]
+name = "mailer"
+prompt = "x"
+[[tools]]
+name = "send"
+command = ["/bin/true"]
+requiresApproval = true
+approvalTimeout = "a day"
+onApprovalTimeout = "maybe"
+)");
+  Outcome o = runLoom({"config", "check", file}, dir);
+  EXPECT_EQ(o.exitCode, 1);
+  EXPECT_NE(o.out.find("tools[0].approvalTimeout: 'a day' is not a duration"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("tools[0].onApprovalTimeout: 'maybe' is not one of"), std::string::npos)
+      << o.out;
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -19,6 +19,11 @@ struct ToolDefinition {
   json::value inputSchema;       // JSON Schema of the arguments; null = any object
   bool returnsMedia = false;     // results are {"parts": [...]} rendered as message parts
   bool requiresApproval = false; // the loop parks before running it until a person approves
+  // With requiresApproval: how long a call waits for the decision (0: for ever), and what a
+  // call nobody decided on in time gets: "deny" (the model is told), "approve" or "fail" (the
+  // run fails).
+  int64_t approvalTimeoutMillis = 0;
+  std::string onApprovalTimeout = "deny";
 };
 
 class Tool {

@@ -140,6 +140,8 @@ struct ToolSection {
   int64_t timeoutMillis = 30'000;
   bool untrusted = false;         // results are recorded tainted ("tool:<name>")
   bool requiresApproval = false;  // the run parks before each call until a person approves
+  int64_t approvalTimeoutMillis = 0;       // tools[].approvalTimeout ("24h"); 0: wait for ever
+  std::string onApprovalTimeout = "deny";  // "deny", "approve" or "fail"
   bool returnsMedia = false;
   json::value inputSchema;  // JSON Schema of the arguments; null: any object
   // Its environment: the parent's less every secret variable (child_environment.h), or with

@@ -100,7 +100,8 @@ Event stepFailed(std::string_view stepId, std::string_view taskKind, std::string
 Event executionParked(std::string_view reason, std::string_view waitingFor, std::string_view stepId,
                       int64_t atMillis, std::string_view detail = {},
                       std::optional<int64_t> wakeAtMillis = std::nullopt);
-// The wake time of an EXECUTION_PARKED of reason "timer" (its "wakeAt"); nullopt for others.
+// The wake time of an EXECUTION_PARKED (its "wakeAt": a timer, an approval's time-out);
+// nullopt when it has none.
 std::optional<int64_t> parkedWakeAt(const json::object& parkedData);
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis);
 Event executionCompleted(json::value output, int64_t atMillis);

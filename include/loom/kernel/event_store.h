@@ -105,9 +105,9 @@ inline constexpr std::size_t kDefaultPage = 256;
 void forEachExecution(const EventStore& store, ExecutionFilter filter,
                       const std::function<void(const ExecutionInfo&)>& visit);
 
-// When a parked execution's durable timer is due: the "wakeAt" of its last event when that is
-// an EXECUTION_PARKED of reason "timer"; nullopt otherwise (not parked, or parked for
-// something else, or a signal arrived after it). Reads one event.
+// When a parked execution is due to go on: the "wakeAt" of its last event when that is an
+// EXECUTION_PARKED with one (a durable timer, an approval with a timeout); nullopt otherwise
+// (not parked, parked with no wake time, or a signal arrived after it). Reads one event.
 std::optional<int64_t> timerWakeAt(const EventStore& store, const ExecutionInfo& info);
 
 }  // namespace loom::kernel

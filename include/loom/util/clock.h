@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace loom {
 
@@ -40,5 +41,8 @@ class ManualClock : public Clock {
 std::string formatTimestamp(int64_t millis);
 // Inverse of formatTimestamp; throws InvalidArgumentError on text it did not write.
 int64_t parseTimestamp(const std::string& text);
+// A duration as configuration spells it: a whole number and a unit, "500ms", "30s", "15m",
+// "24h" or "7d", in milliseconds. Throws InvalidArgumentError naming the accepted forms.
+int64_t parseDurationMillis(std::string_view text);
 
 }  // namespace loom

@@ -84,6 +84,16 @@ class WorkflowContext {
   virtual json::value park(std::string_view reason, std::string_view stepId,
                            std::string_view signalName) = 0;
 
+  // park() with a deadline: the payload of signal `signalName` if it arrives before `timeout`
+  // has passed (counted from the first call: step `deadlineStepId` records the time); nullopt
+  // once it has passed without one. The time-out is recorded (step "<deadlineStepId>:timedOut"),
+  // so a signal arriving later changes nothing on replay. Until then the run parks for
+  // `reason` with that wake time (`loom worker` resumes it when it is due).
+  virtual std::optional<json::value> parkUntil(std::string_view reason, std::string_view stepId,
+                                               std::string_view signalName,
+                                               std::string_view deadlineStepId,
+                                               std::chrono::milliseconds timeout) = 0;
+
   // A durable timer: step `stepId` records the wake time (now + `duration` the first time; the
   // recorded time on replay); until then the run parks with reason "timer" and returns once
   // resumed after it (`loom worker` resumes it when due; a resume before it parks again).
