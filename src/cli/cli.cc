@@ -178,6 +178,7 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
 
 int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
          std::shared_ptr<const app::Config> config) {
+  dieWithWorkerIfAsked();
   try {
     Session session(workflows, tasks, std::cout, std::move(config));
     Program program;

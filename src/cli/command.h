@@ -163,6 +163,9 @@ Action setupResume(CLI::App& command, Session& session);
 Action setupSignal(CLI::App& command, Session& session);
 Action setupCancel(CLI::App& command, Session& session);  // run_commands.cc
 Action setupWorker(CLI::App& command, Session& session);  // worker_command.cc
+// In a run's child process of `loom worker`: dies with the worker (PR_SET_PDEATHSIG). Called
+// first thing by main(); does nothing in any other process.
+void dieWithWorkerIfAsked();
 Action setupLs(CLI::App& command, Session& session);
 Action setupLog(CLI::App& command, Session& session);
 Action setupState(CLI::App& command, Session& session);

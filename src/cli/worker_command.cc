@@ -9,12 +9,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <map>
@@ -37,6 +39,9 @@ namespace loom::cli {
 namespace {
 
 std::atomic<bool> gStopRequested{false};
+
+// Set in a run's child: the worker's pid, so the child dies with the worker.
+constexpr const char* kWorkerPidEnv = "LOOM_WORKER_PID";
 
 void requestStop(int) { gStopRequested.store(true); }
 
@@ -243,8 +248,15 @@ class Worker {
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
+    // The environment as it is, plus the worker's pid: the child dies with the worker, so a
+    // worker's runs are orphaned with it and another worker takes them over.
+    std::string workerPid = std::string(kWorkerPidEnv) + "=" + std::to_string(::getpid());
+    std::vector<char*> envp;
+    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+    envp.push_back(workerPid.data());
+    envp.push_back(nullptr);
     pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, cargv.data(), environ);
+    int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, cargv.data(), envp.data());
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) throw UnavailableError(argv[0] + ": " + std::strerror(rc));
@@ -330,6 +342,15 @@ std::string thisProgram() {
 }
 
 }  // namespace
+
+void dieWithWorkerIfAsked() {
+  const char* worker = std::getenv(kWorkerPidEnv);
+  if (worker == nullptr) return;
+  pid_t parent = static_cast<pid_t>(std::strtol(worker, nullptr, 10));
+  ::unsetenv(kWorkerPidEnv);  // not for the tools this run starts
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(kExitFailure);  // the worker died before this line
+}
 
 Action setupWorker(CLI::App& command, Session& session) {
   auto args = std::make_shared<WorkerArgs>();

@@ -121,6 +121,16 @@ TEST(Leases, TwoResumesRacingAfterASigkillRunNothingTwice) {
 namespace loom::testing {
 namespace {
 
+// `loom run example.steps --submit` of `id`; the status it printed (or its error).
+std::string submitSteps(const std::string& home, const std::string& id, const std::string& input,
+                        const TempDir& dir) {
+  Outcome o = runLoom(
+      {"--home", home, "run", "example.steps", "--id", id, "--submit", "--json", "--input", input},
+      dir);
+  if (o.exitCode != 0) return o.err;
+  return std::string(o.json().at("status").as_string());
+}
+
 // Waits until every execution of `home` has ended; false after 60 s.
 bool allEnded(const std::string& home, const TempDir& dir) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -143,11 +153,7 @@ TEST(Workers, TwoWorkersRunSubmittedAndOrphanedRunsAndNothingTwice) {
   constexpr int kSubmitted = 6;
   for (int i = 0; i < kSubmitted; ++i) {
     std::string id = "sub-" + std::to_string(i);
-    Outcome submitted = runLoom({"--home", home, "run", "example.steps", "--id", id, "--submit",
-                                 "--json", "--input", stepsInput(3, 30, dir / (id + ".txt"))},
-                                dir);
-    ASSERT_EQ(submitted.exitCode, 0) << submitted.err;
-    EXPECT_EQ(submitted.json().at("status"), "submitted");
+    EXPECT_EQ(submitSteps(home, id, stepsInput(3, 30, dir / (id + ".txt")), dir), "submitted");
   }
   std::string crashedWitness = dir / "crashed.txt";
   {
@@ -192,11 +198,7 @@ TEST(Workers, ASigtermLetsTheRunsInFlightFinishWithinTheDrainDeadline) {
   TempDir dir;
   std::string home = dir / "home";
   std::string witness = dir / "w.txt";
-  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--id", "slow", "--submit", "--input",
-                     stepsInput(3, 300, witness)},
-                    dir)
-                .exitCode,
-            0);
+  ASSERT_EQ(submitSteps(home, "slow", stepsInput(3, 300, witness), dir), "submitted");
   Child worker({"--home", home, "worker", "--poll-ms", "50", "--drain-seconds", "30"}, dir);
   waitForLines(witness, 1, worker);
   worker.kill(SIGTERM);
@@ -213,11 +215,7 @@ TEST(Workers, ADrainDeadlineOfZeroStopsTheRunAndLeavesItResumable) {
   TempDir dir;
   std::string home = dir / "home";
   std::string witness = dir / "w.txt";
-  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--id", "cut", "--submit", "--input",
-                     stepsInput(4, 300, witness)},
-                    dir)
-                .exitCode,
-            0);
+  ASSERT_EQ(submitSteps(home, "cut", stepsInput(4, 300, witness), dir), "submitted");
   Child worker({"--home", home, "worker", "--poll-ms", "50", "--drain-seconds", "0"}, dir);
   waitForLines(witness, 1, worker);
   worker.kill(SIGTERM);
@@ -331,6 +329,46 @@ TEST(Leases, ASignalToAnOrphanedRunContinuesItInTheSignallingProcess) {
   ASSERT_EQ(signalled.exitCode, 0) << signalled.err;
   EXPECT_EQ(signalled.json().at("status"), "completed") << "nobody else would have run it";
   EXPECT_EQ(countLines(witness).size(), 3u);
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(Workers, SigkilledWorkersRunsAreTakenOverAndEveryRunCompletes) {
+  constexpr int kRuns = 4, kSteps = 4;
+  TempDir dir;
+  std::string home = dir / "home";
+  for (int i = 0; i < kRuns; ++i) {
+    std::string id = "k" + std::to_string(i);
+    ASSERT_EQ(submitSteps(home, id, stepsInput(kSteps, 120, dir / (id + ".txt")), dir),
+              "submitted");
+  }
+  Child survivor({"--home", home, "worker", "--concurrency", "4", "--poll-ms", "50"}, dir);
+  int kills = 0;
+  for (int round = 0; round < 3; ++round) {  // a worker killed mid-run, again and again
+    Child victim({"--home", home, "worker", "--concurrency", "4", "--poll-ms", "20"}, dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    victim.kill(SIGKILL);
+    victim.wait();
+    ++kills;
+  }
+  EXPECT_TRUE(allEnded(home, dir)) << "runs of the killed workers were left unfinished";
+  survivor.kill(SIGTERM);
+  EXPECT_EQ(survivor.wait().exitCode, 0);
+  for (int i = 0; i < kRuns; ++i) {
+    std::string id = "k" + std::to_string(i);
+    std::map<std::string, int> seen = countLines(dir / (id + ".txt"));
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(kSteps)) << id;
+    int repeated = 0;
+    for (const auto& [step, times] : seen) repeated += times - 1;
+    EXPECT_LE(repeated, kills) << id << ": more than one in-flight step per kill ran again";
+  }
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  json::value rows = listed.json();
+  for (const auto& row : rows.as_array()) EXPECT_EQ(row.at("status"), "completed") << row;
 }
 
 }  // namespace
