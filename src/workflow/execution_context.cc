@@ -63,7 +63,14 @@ bool ExecutionContext::absorbSignals() {
 }
 
 void ExecutionContext::stopIfCancelled() {
-  auto info = env_.store.info(executionId_);
+  // A cancel sent while a step ran is absorbed when that step's append meets it; the store is
+  // read only for one that came between appends, at most every kCancelPoll (not per step).
+  auto now = std::chrono::steady_clock::now();
+  std::optional<kernel::ExecutionInfo> info;
+  if (now - lastCancelPoll_ >= kCancelPoll) {
+    lastCancelPoll_ = now;
+    info = env_.store.info(executionId_);
+  }
   if (info && info->nextSeq > log_.nextSeq && !absorbSignals()) {
     throw ConflictError("execution '" + executionId_ +
                         "' was appended to by another runner; it is running elsewhere (stop "

@@ -2,6 +2,7 @@
 // through the middleware chain and journals them. Internal to the runtime.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <unordered_set>
@@ -75,8 +76,9 @@ class ExecutionContext : public WorkflowContext {
   void append(kernel::Event event);
 
   // Throws CancelRequest when the log holds the cancel signal (kCancelSignal), checking the
-  // store for signals appended since the run last looked. Called before a step runs, before a
-  // park and before the workflow starts: the step boundaries where a run may stop.
+  // store for signals appended since the run last looked (at most every 250 ms). Called before a
+  // step runs, before a park and before the workflow starts: the step boundaries where a run may
+  // stop.
   void stopIfCancelled();
 
   // True when the log holds a signal `name` that the run has not consumed yet.
@@ -132,6 +134,8 @@ class ExecutionContext : public WorkflowContext {
   bool trackState_ = false;
   int64_t replayedSteps_ = 0;
   int64_t effectsRun_ = 0;
+  static constexpr std::chrono::milliseconds kCancelPoll{250};
+  std::chrono::steady_clock::time_point lastCancelPoll_{};  // stopIfCancelled's last store read
 };
 
 }  // namespace loom::workflow
