@@ -94,6 +94,11 @@ class Worker {
       } catch (const std::exception& e) {
         // The store is busy or unreadable now: say so, keep the runs going, look again later.
         ++failedPolls;
+        if (args_.once) {  // a one-shot run reports it and fails, after the runs in flight
+          say(std::string("worker: cannot list the runnable executions: ") + e.what());
+          drain();
+          return kExitFailure;
+        }
         say(std::string("worker: cannot list the runnable executions (retried in ") +
             std::to_string(std::min(failedPolls, 30)) + " s): " + e.what());
         waitFor(std::chrono::seconds(std::min(failedPolls, 30)));
@@ -132,7 +137,14 @@ class Worker {
     filter.status = kernel::ExecutionStatus::kParked;  // durable timers that are due
     kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
       if (out.size() >= free || busy(info.id, now)) return;
-      auto wake = kernel::timerWakeAt(store_, info);
+      std::optional<int64_t> wake;
+      try {
+        wake = kernel::timerWakeAt(store_, info);
+      } catch (const kernel::SealedEventError&) {
+        // Sealed, and this worker has no keys: it cannot tell, so it leaves the run parked
+        // (and the other executions still run). `loom worker` needs the home's key to wake it.
+        return;
+      }
       if (wake && *wake <= now && kernel::isOrphaned(store_.currentLease(info.id), now)) {
         out.push_back(info.id);
       }

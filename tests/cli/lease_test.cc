@@ -373,3 +373,53 @@ TEST(Workers, SigkilledWorkersRunsAreTakenOverAndEveryRunCompletes) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// A sealed agent run parked for an approval with a 1 s deadline: a worker without the key
+// leaves it parked (it cannot read it) and goes on with the rest; with the key, once the
+// deadline has passed, the call is denied as onApprovalTimeout says and the run completes.
+TEST(Timers, AnApprovalDeadlineFiresInAWorkerThatHoldsTheKeyOnly) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome key = runLoom({"keys", "new-master"}, dir);
+  ASSERT_EQ(key.exitCode, 0) << key.err;
+  std::vector<std::string> withKey{"LOOM_MASTER_KEY=" + key.out.substr(0, 64)};
+  dir.write("s.json",
+            R"({"turns":[{"toolCalls":[{"name":"send","arguments":{}}]},{"answer":"ok"}]})");
+  std::string app = dir.write("app.toml", R"([agent]
+name = "gate"
+prompt = "go"
+[model]
+kind = "scripted"
+script = "s.json"
+[compliance.erase]
+[security.keys]
+env = "LOOM_MASTER_KEY"
+[[tools]]
+name = "send"
+command = ["/bin/cat"]
+requiresApproval = true
+approvalTimeout = "1s"
+)")
+                        .string();
+  Outcome parked = runLoom({"--home", home, "run", app, "--subject", "bob", "--id", "g", "--json"},
+                           dir, withKey);
+  ASSERT_EQ(parked.exitCode, 0) << parked.err;
+  EXPECT_EQ(parked.json().at("parkReason"), "approval");
+  EXPECT_TRUE(parked.json().as_object().contains("wakeAt"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'100));
+
+  Outcome keyless = runLoom({"--home", home, "worker", "--once"}, dir, {"LOOM_MASTER_KEY="});
+  EXPECT_EQ(keyless.exitCode, 0) << keyless.err;
+  EXPECT_EQ(keyless.out.find("worker: g:"), std::string::npos) << keyless.out;
+  Outcome keyed = runLoom({"--home", home, "worker", "--once"}, dir, withKey);
+  EXPECT_NE(keyed.out.find("worker: g: completed"), std::string::npos) << keyed.out << keyed.err;
+  Outcome state = runLoom({"--home", home, "log", "g", "--json"}, dir, withKey);
+  EXPECT_NE(state.out.find("nobody approved this tool call within 1 s"), std::string::npos)
+      << state.out;
+}
+
+}  // namespace
+}  // namespace loom::testing
