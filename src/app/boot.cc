@@ -192,6 +192,8 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   workflow::RuntimeOptions runtimeOptions;
   runtimeOptions.clock = options.clock;
   runtimeOptions.workers = options.workers;
+  runtimeOptions.retry = config->execution.retry;
+  runtimeOptions.leaseTtlMillis = config->execution.leaseTtlMillis;
   runtimeOptions.snapshots = app->snapshots_.get();
   runtimeOptions.onReplayEnd = options.onReplayEnd;
   auto onWarn = config->observability.onWarn;

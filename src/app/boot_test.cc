@@ -157,7 +157,7 @@ void runLeakyWorkflow(const std::filesystem::path& home, bool redact,
         json::object{{"echo", in}, {"token", "tok_abcdefgh"}, {"literal-secret-123", "as a key"}});
   });
   tasks.add({"failing", "tool"}, [](const effects::EffectContext&, json::value) -> json::value {
-    throw UnavailableError("upstream rejected literal-secret-123");
+    throw FailedPreconditionError("upstream rejected literal-secret-123");
   });
   workflow::WorkflowRegistry workflows;
   workflows.add("leaky", "", [](workflow::WorkflowContext& ctx) {

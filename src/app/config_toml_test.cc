@@ -127,6 +127,15 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"afterDays = 3", "storage.retention.afterDays"},
       {"archive = true", "storage.retention.archive"},
       {"onWarn = \"x\"", "observability.onWarn"},
+      {"retry = { maxAttempts = 3 }", "execution.retry"},
+      {"maxAttempts = 3", "execution.retry.maxAttempts"},
+      {"initialIntervalMs = 10", "execution.retry.initialIntervalMs"},
+      {"maxIntervalMs = 10", "execution.retry.maxIntervalMs"},
+      {"multiplier = 3", "execution.retry.multiplier"},
+      {"jitter = 0.5", "execution.retry.jitter"},
+      {"effects = {}", "execution.retry.effects"},
+      {"waitInlineUpToMs = 0", "execution.retry.waitInlineUpToMs"},
+      {"leaseTtlMs = 5000", "execution.leaseTtlMs"},
   };
   for (const auto& [toml, grouped] : flat) {
     ConfigIssue issue = onlyIssue(toml);

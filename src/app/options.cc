@@ -15,6 +15,7 @@
 #include "loom/middleware/middleware_factory.h"
 #include "loom/middleware/retry_config.h"
 #include "loom/middleware/timeout_config.h"
+#include "run_ownership_option_rows.h"
 
 namespace loom::app {
 namespace {
@@ -120,6 +121,7 @@ std::vector<OptionRow> buildTable() {
         r, [](auto& c) -> auto& { return c.execution.journal.modelInput; });
   }
   addClaimCheckRows(rows);
+  addRunOwnershipRows(rows);
 
   // security ----------------------------------------------------------------------------
   row("security", OptionType::kGroup, "Secrets, the master key and encryption at rest.");

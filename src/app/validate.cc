@@ -1,4 +1,5 @@
 #include "app/options.h"
+#include "app/run_ownership_option_rows.h"
 #include "compliance/boot_rules.h"
 #include "loom/app/config.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
@@ -122,6 +123,7 @@ ConfigIssues validateConfig(const Config& config, const middleware::KnownTasks& 
     ConfigIssues cc = middleware::validateClaimCheckConfig(*config.execution.claimCheck, tasks);
     issues.insert(issues.end(), cc.begin(), cc.end());
   }
+  validateRunOwnership(config, tasks, issues);
   validateOptionSections(config, issues);
   validateCompliance(config, issues);
   return issues;

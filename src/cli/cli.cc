@@ -28,6 +28,7 @@ constexpr Subcommand kSubcommands[] = {
     {"resume", "Continue an execution from its log: recorded steps replay, the rest run",
      setupResume},
     {"signal", "Record a signal for an execution, then resume it if it is parked", setupSignal},
+    {"retry", "Run again now the failed step of a retrying execution (see `loom ls`)", setupRetry},
     {"cancel", "End an execution: at once when nobody runs it, else at its runner's next step",
      setupCancel},
     {"worker",

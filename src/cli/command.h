@@ -161,7 +161,8 @@ std::span<const Subcommand> subcommands();
 Action setupRun(CLI::App& command, Session& session);
 Action setupResume(CLI::App& command, Session& session);
 Action setupSignal(CLI::App& command, Session& session);
-Action setupCancel(CLI::App& command, Session& session);  // run_commands.cc
+Action setupCancel(CLI::App& command, Session& session);
+Action setupRetry(CLI::App& command, Session& session);   // run_commands.cc  // run_commands.cc
 Action setupWorker(CLI::App& command, Session& session);  // worker_command.cc
 // In a run's child process of `loom worker`: dies with the worker (PR_SET_PDEATHSIG). Called
 // first thing by main(); does nothing in any other process.

@@ -48,21 +48,23 @@ std::optional<Liveness> livenessOf(const kernel::EventStore& store,
   return l;
 }
 
-// A parked run's timer, when its last event can be read here (a sealed one without keys
+// Why a parked run waits, when its last event can be read here (a sealed one without keys
 // cannot: ls shows the metadata only).
-std::optional<int64_t> wakeAtIfReadable(const kernel::EventStore& store,
-                                        const kernel::ExecutionInfo& info) {
+std::optional<kernel::ParkState> parkIfReadable(const kernel::EventStore& store,
+                                                const kernel::ExecutionInfo& info) {
   try {
-    return kernel::timerWakeAt(store, info);
+    return kernel::currentPark(store, info);
   } catch (const kernel::SealedEventError&) {
     return std::nullopt;
   }
 }
 
-std::string statusText(const kernel::ExecutionInfo& info, const std::optional<Liveness>& live) {
+std::string statusText(const kernel::ExecutionInfo& info, const std::optional<Liveness>& live,
+                       const std::optional<kernel::ParkState>& park) {
   // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, no lease.
   if (live && !live->lease && info.nextSeq == 2) return "submitted";
   if (live && live->orphaned) return "orphaned";
+  if (park && park->awaitsRetry()) return "retrying";
   return std::string(kernel::statusName(info.status));
 }
 
@@ -88,11 +90,11 @@ std::string ownerText(const std::optional<Liveness>& live) {
 
 json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
                       const std::optional<Liveness>& live = std::nullopt,
-                      const std::optional<int64_t>& wakeAt = std::nullopt) {
+                      const std::optional<kernel::ParkState>& park = std::nullopt) {
   json::object o{
       {"id", info.id},
       {"workflow", info.workflow},
-      {"status", statusText(info, live)},
+      {"status", statusText(info, live, park)},
       {"subject", info.subject ? json::value(*info.subject) : json::value(nullptr)},
       {"steps", erased ? json::value(nullptr) : json::value(info.steps)},
       {"logBytes", info.logBytes},
@@ -102,7 +104,15 @@ json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
   };
   if (erased) o["erased"] = true;
   if (live) o["owner"] = ownerJson(live);
-  if (wakeAt) o["wakeAt"] = formatTimestamp(*wakeAt);
+  if (park) {
+    o["parkReason"] = park->reason;
+    if (park->awaitsRetry()) {
+      if (park->wakeAtMillis) o["nextAttemptAt"] = formatTimestamp(*park->wakeAtMillis);
+      o["lastError"] = park->detail;
+    } else if (park->wakeAtMillis) {
+      o["wakeAt"] = formatTimestamp(*park->wakeAtMillis);
+    }
+  }
   return o;
 }
 
@@ -158,15 +168,18 @@ Action setupLs(CLI::App& command, Session& session) {
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended; an erased run adds \"erased\": true, with "
                    "steps and stateBytes null). status is running, orphaned (nobody runs it: "
-                   "resume it), submitted (`loom run --submit`, not run yet), parked, completed "
-                   "or failed; a running or orphaned run adds "
+                   "resume it), submitted (`loom run --submit`, not run yet), parked, completed, "
+                   "retrying (a step waits for its next attempt), cancelled or failed; a "
+                   "running or orphaned run adds "
                    "\"owner\": {\"host\",\"pid\",\"heartbeatAt\",\"heartbeatAgeMs\","
-                   "\"leaseExpiresAt\"} (null when no lease was ever taken); a run parked on a "
-                   "durable timer adds \"wakeAt\"");
+                   "\"leaseExpiresAt\"} (null when no lease was ever taken); a parked or "
+                   "retrying run adds \"parkReason\", and \"wakeAt\" (a durable timer, an "
+                   "approval deadline) or \"nextAttemptAt\" and \"lastError\" (retrying)");
   command.footer(
       "A run is orphaned when its process died (its lease expired, or its pid is gone on this\n"
       "host): `loom resume ID` continues it. A running run's OWNER is the process holding its\n"
-      "lease and how long ago it last renewed it.");
+      "lease and how long ago it last renewed it. A retrying run shows when its next attempt\n"
+      "is due: `loom worker` runs it then, `loom retry ID` now, `loom cancel ID` gives up.");
   addConfigOption(command, session);
   return [&session, asJson] {
     kernel::EventStore& store = session.store(false);
@@ -176,8 +189,8 @@ Action setupLs(CLI::App& command, Session& session) {
       json::array all;
       for (const auto& info : infos) {
         bool erased = isErased(info, shreds);
-        auto wake = erased ? std::nullopt : wakeAtIfReadable(store, info);
-        all.push_back(infoJson(info, erased, livenessOf(store, info), wake));
+        auto park = erased ? std::nullopt : parkIfReadable(store, info);
+        all.push_back(infoJson(info, erased, livenessOf(store, info), park));
       }
       session.out() << json::toText(all) << std::endl;
       return kExitOk;
@@ -193,12 +206,16 @@ Action setupLs(CLI::App& command, Session& session) {
     for (const auto& info : infos) {
       bool erased = isErased(info, shreds);
       auto live = livenessOf(store, info);
-      rows.push_back(
-          {info.id, info.workflow, erased ? std::string("erased") : statusText(info, live),
-           info.subject.value_or("-"), erased ? "-" : std::to_string(info.steps),
-           std::to_string(info.logBytes), erased ? "-" : std::to_string(info.stateBytes),
-           formatTimestamp(info.startedAtMillis),
-           info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-", ownerText(live)});
+      auto park = erased ? std::nullopt : parkIfReadable(store, info);
+      rows.push_back({info.id, info.workflow,
+                      erased ? std::string("erased") : statusText(info, live, park),
+                      info.subject.value_or("-"), erased ? "-" : std::to_string(info.steps),
+                      std::to_string(info.logBytes), erased ? "-" : std::to_string(info.stateBytes),
+                      formatTimestamp(info.startedAtMillis),
+                      info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-",
+                      park && park->awaitsRetry() && park->wakeAtMillis
+                          ? "next attempt " + formatTimestamp(*park->wakeAtMillis)
+                          : ownerText(live)});
     }
     session.out() << alignedTable(rows) << std::flush;
     return kExitOk;

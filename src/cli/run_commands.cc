@@ -59,10 +59,16 @@ void printParked(std::ostream& out, const workflow::RunResult& r) {
     out << ", sleeping until " << formatTimestamp(*r.wakeAtMillis) << " (timer)\n";
     out << "next:     loom worker continues it then (or loom resume " << r.id
         << " once it is due)\n";
+  } else if (r.parkReason == "retrying" && r.wakeAtMillis) {
+    out << ", retrying at " << formatTimestamp(*r.wakeAtMillis) << " (" << r.parkDetail << ")\n";
+    out << "next:     loom worker runs the next attempt then (or loom retry " << r.id
+        << " now; loom cancel " << r.id << " gives up)\n";
   } else if (r.parkReason == "contentStoreUnavailable") {
     out << " (contentStoreUnavailable: " << r.parkDetail << ")\n";
-    out << "next:     make room in the content store (or bring it back), then loom resume " << r.id
-        << "; only the calls whose results were not stored run again\n";
+    out << "next:     make room in the content store (or bring it back), then loom retry " << r.id
+        << " (a worker tries again at "
+        << (r.wakeAtMillis ? formatTimestamp(*r.wakeAtMillis) : std::string("its next poll"))
+        << "); only the calls whose results were not stored run again\n";
   } else if (r.parkReason == "effectStopped") {
     out << " (effectStopped: an operator stopped the effect of its next step)\n";
     out << "next:     loom killed lists the stops; loom unkill <effectId>, then loom resume "
@@ -322,6 +328,32 @@ static void requireAwaited(const kernel::EventStore& store, const std::string& i
                    (current.empty() ? std::string() : " (it waits for \"" + current + "\")") +
                    "; a recorded signal stays for good, so check the name, or pass --force to "
                    "record it for a later wait");
+}
+
+Action setupRetry(CLI::App& command, Session& session) {
+  struct Args {
+    std::string id;
+    std::string config;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ID", args->id, "The retrying execution to run again now")
+      ->required()
+      ->type_name("");
+  CLI::Option* config = addRunConfigOption(command, args->config);
+  config->description("The loom.toml it runs under (default: the one its run recorded)");
+  command.add_flag("--json", args->json, std::string(kJsonHelp) + ", as `loom resume --json`");
+  command.footer(
+      "For a run `loom ls` shows retrying: its step's last attempt failed with a retryable\n"
+      "error (unavailable, deadlineExceeded; execution.retry), or its result found no room in\n"
+      "the content store. The step runs again now, in this process, instead of at its next\n"
+      "attempt time (a `loom resume` before then parks it again). Another failure counts as an\n"
+      "attempt like any other. Refused for a run that is not retrying.");
+  return [&session, args, config] {
+    if (config->count() > 0) session.loadConfig(args->config, true);
+    session.loadWhatExecutionRan(args->id);
+    return report(session, session.runtime(false).retry(args->id), args->json, true);
+  };
 }
 
 Action setupCancel(CLI::App& command, Session& session) {

@@ -319,14 +319,24 @@ Event executionParked(std::string_view reason, std::string_view waitingFor, std:
   return make(EventType::kExecutionParked, atMillis, std::move(d));
 }
 
-std::optional<int64_t> parkedWakeAt(const json::object& parkedData) {
-  const auto* wake = parkedData.if_contains("wakeAt");
+namespace {
+std::optional<int64_t> timestampField(const json::object& data, std::string_view key) {
+  const auto* wake = data.if_contains(key);
   if (wake == nullptr || !wake->is_string()) return std::nullopt;
   try {
     return parseTimestamp(std::string(wake->get_string()));
   } catch (const InvalidArgumentError&) {
     return std::nullopt;
   }
+}
+}  // namespace
+
+std::optional<int64_t> parkedWakeAt(const json::object& parkedData) {
+  return timestampField(parkedData, "wakeAt");
+}
+
+std::optional<int64_t> stepNextAttemptAt(const json::object& stepFailedData) {
+  return timestampField(stepFailedData, "nextAttemptAt");
 }
 
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis) {

@@ -36,12 +36,23 @@ void forEachExecution(const EventStore& store, ExecutionFilter filter,
 }
 
 std::optional<int64_t> timerWakeAt(const EventStore& store, const ExecutionInfo& info) {
+  auto park = currentPark(store, info);
+  return park ? park->wakeAtMillis : std::nullopt;
+}
+
+std::optional<ParkState> currentPark(const EventStore& store, const ExecutionInfo& info) {
   if (info.status != ExecutionStatus::kParked || info.nextSeq < 2) return std::nullopt;
-  std::optional<int64_t> wake;
+  std::optional<ParkState> park;
   store.scan(info.id, info.nextSeq - 1, [&](const Event& e) {
-    wake = e.type == EventType::kExecutionParked ? parkedWakeAt(e.data) : std::nullopt;
+    if (e.type != EventType::kExecutionParked) return;
+    requireUnsealed(info.id, e);
+    auto text = [&](std::string_view key) {
+      const auto* v = e.data.if_contains(key);
+      return v && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
+    park = ParkState{text("reason"), text("stepId"), text("detail"), parkedWakeAt(e.data)};
   });
-  return wake;
+  return park;
 }
 
 }  // namespace loom::kernel

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loom/middleware/middleware_factory.h"
+#include "loom/util/backoff.h"
 
 namespace loom::middleware {
 
@@ -35,8 +36,7 @@ int64_t RetryMiddleware::delayBeforeRetry(int attempt) {
     std::lock_guard lock(rngMu_);
     u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
   }
-  double scaled = static_cast<double>(nominal) * (1.0 - config_.jitter * u);
-  return std::clamp<int64_t>(static_cast<int64_t>(scaled), 0, nominal);
+  return backoffJittered(nominal, config_.jitter, u);
 }
 
 bool RetryMiddleware::retryable(ErrorCode code) const {

@@ -1,10 +1,10 @@
 #include "loom/middleware/retry_config.h"
 
-#include <cmath>
 #include <string>
 
 #include "loom/middleware/middleware_factory.h"
 #include "loom/middleware/retry.h"
+#include "loom/util/backoff.h"
 
 namespace loom::middleware {
 
@@ -44,10 +44,7 @@ ConfigIssues validateRetryConfig(const RetryConfig& config, std::string_view pat
 }
 
 int64_t retryNominalDelayMillis(const RetryConfig& config, int attempt) {
-  double delay = static_cast<double>(config.initialDelayMs) *
-                 std::pow(config.multiplier, static_cast<double>(attempt - 1));
-  double cap = static_cast<double>(config.maxDelayMs);
-  return static_cast<int64_t>(std::min(delay, cap));
+  return backoffNominalMillis(config.initialDelayMs, config.multiplier, config.maxDelayMs, attempt);
 }
 
 MiddlewareFactory retryFactory() {

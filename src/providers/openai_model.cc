@@ -114,16 +114,19 @@ json::value OpenAiModel::complete(const effects::EffectContext&,
       failure = std::to_string(reply->status) + " (" + scrub(serverErrorMessage(reply->body)) + ")";
       wait = requestedWaitMillis(*reply);
       if (wait > options_.maxBackoffMillis) {
-        throw UnavailableError("model '" + id_ + "': POST " + endpoint_ + " returned " + failure +
-                               " and asked to retry after " + std::to_string(wait) +
-                               " ms, longer than maxBackoffMillis (" +
-                               std::to_string(options_.maxBackoffMillis) + "); retry later");
+        throw RetryAfterError("model '" + id_ + "': POST " + endpoint_ + " returned " + failure +
+                                  " and asked to retry after " + std::to_string(wait) +
+                                  " ms, longer than maxBackoffMillis (" +
+                                  std::to_string(options_.maxBackoffMillis) + "); retry later",
+                              wait);
       }
     }
     if (attempt >= options_.maxRetries) {
-      throw UnavailableError("model '" + id_ + "': " + endpoint_ + " failed " +
-                             std::to_string(attempt + 1) + " time(s), last with " + failure +
-                             "; the server is unavailable or overloaded, retry later");
+      std::string what = "model '" + id_ + "': " + endpoint_ + " failed " +
+                         std::to_string(attempt + 1) + " time(s), last with " + failure +
+                         "; the server is unavailable or overloaded, retry later";
+      if (wait >= 0) throw RetryAfterError(what, wait);  // it said when to come back
+      throw UnavailableError(what);
     }
     if (wait < 0) {
       wait = std::min(options_.maxBackoffMillis,

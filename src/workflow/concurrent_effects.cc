@@ -164,7 +164,7 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
       continue;
     }
     try {
-      failStep(call, p.error);
+      failStep(call, p.attempt, p.error);
     } catch (const StepFailedError&) {
       out[p.index].failure = std::current_exception();
     } catch (const ParkRequest&) {

@@ -1,13 +1,28 @@
 #include "execution_context.h"
 
+#include <random>
+
+#include "loom/util/clock.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
+#include "loom/workflow/retry_policy.h"
 #include "replay_snapshot.h"
 
 namespace loom::workflow {
 
 using kernel::Event;
 using kernel::EventType;
+
+namespace {
+
+// What a run parked for a durable retry shows (`loom ls`, the park's "detail").
+std::string retryDetail(std::string_view effectId, int attempt, std::string_view code,
+                        std::string_view message) {
+  return "attempt " + std::to_string(attempt) + " of '" + std::string(effectId) + "' failed (" +
+         std::string(code) + "): " + std::string(message);
+}
+
+}  // namespace
 
 ExecutionContext::ExecutionContext(const RunEnvironment& env, std::string executionId,
                                    ReplayLog& log)
@@ -29,6 +44,9 @@ void ExecutionContext::append(Event event) {
                          : env_.store.append(executionId_, log_.nextSeq, std::move(batch));
       if (!trackState_) {
         log_.nextSeq = next;
+        // How the log ends now (a park after this one compares with it, sameParking).
+        if (event.type == EventType::kExecutionParked) log_.lastParked = event.data;
+        log_.lastType = event.type;
         return;
       }
       event.seq = next - 1;
@@ -122,7 +140,7 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
   try {
     output = env_.chain.invoke(contextFor(call, attempt), std::move(input), terminal);
   } catch (...) {
-    failStep(call, std::current_exception());
+    failStep(call, attempt, std::current_exception());
   }
   return finishStep(call, attempt, std::move(output), startedAt, env_.options.clock->nowMillis());
 }
@@ -141,6 +159,15 @@ std::optional<json::value> ExecutionContext::beginStep(const StepCall& call, int
       throw StepFailedError(stepId, errorCodeFromName(recorded.errorCode), recorded.errorMessage);
     }
     attempt = recorded.failedAttempts + 1;
+    if (recorded.nextAttemptAtMillis && !env_.retryNow &&
+        env_.options.clock->nowMillis() < *recorded.nextAttemptAtMillis) {
+      stopIfCancelled();
+      endReplay();  // not due yet: park again until then
+      throw ParkRequest{"retrying", "", stepId,
+                        retryDetail(call.effectId, recorded.failedAttempts, recorded.errorCode,
+                                    recorded.errorMessage),
+                        recorded.nextAttemptAtMillis};
+    }
   }
   stopIfCancelled();  // before the step runs: a cancelled run starts nothing new
   endReplay();
@@ -173,7 +200,8 @@ effects::EffectContext ExecutionContext::contextFor(const StepCall& call, int at
                                 call.lentMessages ? *call.lentMessages : json::SharedArray()};
 }
 
-void ExecutionContext::failStep(const StepCall& call, const std::exception_ptr& error) {
+void ExecutionContext::failStep(const StepCall& call, int attempt,
+                                const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const ParkRequest&) {
@@ -181,23 +209,54 @@ void ExecutionContext::failStep(const StepCall& call, const std::exception_ptr& 
   } catch (const ConflictError&) {
     throw;  // the log moved under us: nothing to record
   } catch (const ContentStoreUnavailableError& e) {
-    // The effect ran but its result could not be stored: not its failure, nothing to record.
-    throw ParkRequest{"contentStoreUnavailable", "", std::string(call.stepId), e.what()};
+    // The effect ran but its result could not be stored: not its failure, nothing to record
+    // (so no attempt is counted); tried again at the policy's slowest pace until it is stored.
+    int64_t next = env_.options.clock->nowMillis() +
+                   env_.options.retry.forEffect(call.effectId).maxIntervalMillis;
+    throw ParkRequest{"contentStoreUnavailable", "", std::string(call.stepId), e.what(), next};
   } catch (const Error& e) {
-    bool stopped = e.code() == ErrorCode::kStopped;
-    recordFailure(call, errorCodeName(e.code()), e.what(), stopped);
-    if (stopped) throw ParkRequest{"effectStopped", "", std::string(call.stepId)};
-    throw StepFailedError(std::string(call.stepId), e.code(), e.what());
+    if (e.code() == ErrorCode::kStopped) {
+      recordFailure(call, errorCodeName(e.code()), e.what(), true, attempt);
+      throw ParkRequest{"effectStopped", "", std::string(call.stepId)};
+    }
+    std::string message = e.what();
+    if (isRetryableFailure(e.code())) {
+      retryLater(call, attempt, e);
+      if (attempt > 1) {
+        message += " (attempt " + std::to_string(attempt) +
+                   ", the last execution.retry.maxAttempts allows)";
+      }
+    }
+    recordFailure(call, errorCodeName(e.code()), message, false, attempt);
+    throw StepFailedError(std::string(call.stepId), e.code(), message);
   } catch (const std::exception& e) {
-    recordFailure(call, errorCodeName(ErrorCode::kInternal), e.what(), false);
+    recordFailure(call, errorCodeName(ErrorCode::kInternal), e.what(), false, attempt);
     throw StepFailedError(std::string(call.stepId), ErrorCode::kInternal, e.what());
   }
 }
 
+void ExecutionContext::retryLater(const StepCall& call, int attempt, const Error& error) {
+  RetryPolicy policy = env_.options.retry.forEffect(call.effectId);
+  if (attempt >= policy.maxAttempts) return;
+  const auto* asked = dynamic_cast<const RetryAfterError*>(&error);
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  double u = std::uniform_real_distribution<double>(0.0, 1.0)(random);
+  int64_t next = env_.options.clock->nowMillis() +
+                 retryDelayMillis(policy, attempt, u, asked ? asked->retryAfterMillis() : -1);
+  std::string code(errorCodeName(error.code()));
+  recordFailure(call, code, error.what(), true, attempt, next);
+  throw ParkRequest{"retrying", "", std::string(call.stepId),
+                    retryDetail(call.effectId, attempt, code, error.what()), next};
+}
+
 void ExecutionContext::recordFailure(const StepCall& call, std::string_view code,
-                                     std::string_view message, bool retryable) {
-  append(kernel::stepFailed(call.stepId, call.taskKind, call.effectId, code, message, retryable,
-                            env_.options.clock->nowMillis()));
+                                     std::string_view message, bool retryable, int attempt,
+                                     std::optional<int64_t> nextAttemptAt) {
+  Event event = kernel::stepFailed(call.stepId, call.taskKind, call.effectId, code, message,
+                                   retryable, env_.options.clock->nowMillis());
+  if (attempt > 1 || nextAttemptAt) event.data["attempt"] = attempt;
+  if (nextAttemptAt) event.data["nextAttemptAt"] = formatTimestamp(*nextAttemptAt);
+  append(std::move(event));
 }
 
 json::value ExecutionContext::invokeTransient(std::string_view effectId, json::value input) {

@@ -38,6 +38,8 @@ struct RunEnvironment {
   const effects::EffectChain& chain;
   const RuntimeOptions& options;
   const kernel::Lease* lease = nullptr;  // the run's lease: every append is fenced by it
+  // `loom retry`: a step whose durable retry is not due yet runs now instead of parking.
+  bool retryNow = false;
 };
 
 class ExecutionContext : public WorkflowContext {
@@ -106,14 +108,19 @@ class ExecutionContext : public WorkflowContext {
   // recorded final failure); otherwise sets `attempt`, leaves replay and returns nullopt.
   std::optional<json::value> beginStep(const StepCall& call, int& attempt);
   effects::EffectContext contextFor(const StepCall& call, int attempt) const;
-  // What a call that threw becomes: a park, a journaled STEP_FAILED and StepFailedError, or
-  // the error itself (a conflict). Always throws.
-  [[noreturn]] void failStep(const StepCall& call, const std::exception_ptr& error);
+  // What attempt `attempt` of a call that threw becomes: a park (stopped; a retryable failure
+  // with attempts left: "retrying"), a journaled STEP_FAILED and StepFailedError, or the error
+  // itself (a conflict). Always throws.
+  [[noreturn]] void failStep(const StepCall& call, int attempt, const std::exception_ptr& error);
+  // A retryable failure with attempts left under execution.retry: journals it with its next
+  // attempt time and throws ParkRequest "retrying". Returns when no attempt is left.
+  void retryLater(const StepCall& call, int attempt, const Error& error);
   // Journals a completed call and returns its output.
   json::value finishStep(const StepCall& call, int attempt, json::value output, int64_t startedAt,
                          int64_t endedAt);
   void recordFailure(const StepCall& call, std::string_view code, std::string_view message,
-                     bool retryable);
+                     bool retryable, int attempt = 1,
+                     std::optional<int64_t> nextAttemptAt = std::nullopt);
   // Adds the signals appended after log_.nextSeq to the replay log; false (adding nothing
   // more) at the first event of another kind: another runner wrote to the log.
   bool absorbSignals();

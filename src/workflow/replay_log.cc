@@ -41,6 +41,7 @@ void applyEvent(ReplayLog& log, E&& e) {
       step.errorMessage = error.at("message").get_string();
       step.retryable = d.at("retryable").get_bool();
       step.failedAttempts += 1;
+      step.nextAttemptAtMillis = kernel::stepNextAttemptAt(d);
       break;
     }
     case EventType::kSignalReceived:

@@ -18,8 +18,11 @@ struct RecordedStep {
   json::value output;     // completed
   std::string errorCode;  // failed
   std::string errorMessage;
-  bool retryable = false;  // failed, and may run again on resume (it was stopped)
+  bool retryable = false;  // failed, and may run again (stopped, or execution.retry)
   int failedAttempts = 0;  // STEP_FAILED records for this step
+  // A durable retry's next attempt time: the step runs again from then on (sooner only by
+  // `loom retry`). nullopt: at once when retryable (a kill-switch stop).
+  std::optional<int64_t> nextAttemptAtMillis;
 };
 
 struct ReplayLog {

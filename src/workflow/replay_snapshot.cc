@@ -18,6 +18,7 @@ json::value stepToJson(const RecordedStep& step) {
     o["failures"] = step.failedAttempts;
     o["error"] = json::object{{"code", step.errorCode}, {"message", step.errorMessage}};
     o["retryable"] = step.retryable;
+    if (step.nextAttemptAtMillis) o["nextAttemptAt"] = formatTimestamp(*step.nextAttemptAtMillis);
   }
   return o;
 }
@@ -37,6 +38,9 @@ RecordedStep stepFromJson(const json::object& o) {
     const auto& retryable = json::require(o, "retryable");
     if (!retryable.is_bool()) throw InvalidArgumentError("'retryable' must be a boolean");
     step.retryable = retryable.get_bool();
+    if (auto next = json::optionalString(o, "nextAttemptAt")) {
+      step.nextAttemptAtMillis = parseTimestamp(std::string(*next));
+    }
   }
   if (!step.completed && step.failedAttempts == 0) {
     throw InvalidArgumentError("a step holds neither an output nor a failure");

@@ -94,15 +94,74 @@ class WorkflowRuntime::Impl {
                                  std::to_string(options_.snapshotEveryEvents) +
                                  "; it must be 0 (never) or a number of events");
     }
+    validateDurableRetry(options_.retry);
   }
 
-  RunResult run(const std::string& id) {
+  // Runs `id` now although its durable retry is not due (`loom retry`). Throws
+  // FailedPreconditionError when its last attempt did not fail retryably.
+  RunResult retry(const std::string& id) {
+    auto info = store_.info(id);
+    if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
+    auto park = kernel::currentPark(store_, *info);
+    if (!park || !park->awaitsRetry()) {
+      std::string state =
+          park ? "parked (" + park->reason + ")" : std::string(kernel::statusName(info->status));
+      throw FailedPreconditionError(
+          "execution '" + id + "' is " + state +
+          ", not retrying; `loom retry` runs again a step whose last attempt failed with a "
+          "retryable error (see `loom ls`); to continue a run, use `loom resume " +
+          id + "`");
+    }
+    return run(id, true);
+  }
+
+  // Runs `id`; a run that parks "retrying" with a short wait (execution.retry
+  // waitInlineUpToMs) is waited for and run again here, unless a worker takes it first.
+  RunResult run(const std::string& id, bool retryNow = false) {
+    for (bool waited = false;; waited = true) {
+      RunResult r;
+      try {
+        r = runRounds(id, retryNow);
+      } catch (const kernel::LeaseHeldError&) {
+        if (!waited) throw;
+        RunResult elsewhere;  // a worker took it over while this process waited: it goes on there
+        elsewhere.id = id;
+        elsewhere.status = ExecutionStatus::kRunning;
+        return elsewhere;
+      }
+      if (!waitForRetry(r)) return r;
+      retryNow = false;
+    }
+  }
+
+  // When `r` parked "retrying" with a wait short enough to wait out here: waits until the next
+  // attempt is due (returning early when something is appended to the log meanwhile: a signal,
+  // a cancel) and returns true. False otherwise.
+  bool waitForRetry(const RunResult& r) const {
+    if (r.status != ExecutionStatus::kParked || r.parkReason != "retrying" || !r.wakeAtMillis) {
+      return false;
+    }
+    int64_t wait = *r.wakeAtMillis - now();
+    if (wait > options_.retry.waitInlineUpToMillis) return false;
+    warn(options_, "execution '" + r.id + "': " + r.parkDetail + "; attempting again at " +
+                       formatTimestamp(*r.wakeAtMillis) + " (execution.retry)");
+    auto before = store_.info(r.id);
+    constexpr int64_t kSlice = 250;  // how soon a cancel or signal is seen while waiting
+    while ((wait = *r.wakeAtMillis - now()) > 0) {
+      options_.clock->sleepMillis(std::min(wait, kSlice));
+      auto info = store_.info(r.id);
+      if (!info || !before || info->nextSeq != before->nextSeq) break;
+    }
+    return true;
+  }
+
+  RunResult runRounds(const std::string& id, bool retryNow) {
     std::optional<RunResult> parked;  // what this process did, if it goes on for a signal
     for (int round = 0;; ++round) {
       int64_t parkedAt = 0;
       RunResult r;
       try {
-        r = runOnce(id, parkedAt);
+        r = runOnce(id, parkedAt, retryNow);
       } catch (const kernel::LeaseHeldError&) {
         if (!parked) throw;
         return *parked;  // the signal's sender took the run over first: it goes on there
@@ -113,7 +172,7 @@ class WorkflowRuntime::Impl {
   }
 
   // One run of `id` under its lease; `parkedAt` is where its log ended when it stopped.
-  RunResult runOnce(const std::string& id, int64_t& parkedAt) {
+  RunResult runOnce(const std::string& id, int64_t& parkedAt, bool retryNow) {
     auto guard = active_.enter(id);
     auto info = store_.info(id);
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
@@ -128,7 +187,7 @@ class WorkflowRuntime::Impl {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
                                     "', which this program does not register");
     }
-    return execute(*wf, id, log, lease.lease(), parkedAt);
+    return execute(*wf, id, log, lease.lease(), parkedAt, retryNow);
   }
 
   // True when `r` parked and something (a signal) was appended after the park, before the
@@ -145,8 +204,8 @@ class WorkflowRuntime::Impl {
   // when it parked although the signal it waits for is already in the log (absorbed while its
   // EXECUTION_PARKED was being appended): the run must go on.
   RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log,
-                    const kernel::Lease& lease, int64_t& parkedAt) {
-    RunEnvironment env{store_, tasks_, chain_, options_, &lease};
+                    const kernel::Lease& lease, int64_t& parkedAt, bool retryNow = false) {
+    RunEnvironment env{store_, tasks_, chain_, options_, &lease, retryNow};
     ExecutionContext ctx(env, id, log);
     RunResult r;
     r.id = id;
@@ -189,11 +248,15 @@ class WorkflowRuntime::Impl {
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     int64_t parkedAt = 0;
     RunResult r = startOnce(wf, id, std::move(input), options, parkedAt);
-    if (!parkedWhileSignalled(r, id, parkedAt, 0)) return r;
+    bool signalled = parkedWhileSignalled(r, id, parkedAt, 0);
+    if (!signalled && !waitForRetry(r)) return r;
     try {
       return run(id);
     } catch (const kernel::LeaseHeldError&) {
-      return r;  // the signal's sender took the run over first: it goes on there
+      // The signal's sender, or a worker while this process waited to retry, took the run over
+      // first: it goes on there.
+      if (!signalled) r.status = ExecutionStatus::kRunning;
+      return r;
     }
   }
 
@@ -413,6 +476,10 @@ RunResult WorkflowRuntime::cancel(const std::string& executionId, const std::str
 
 RunResult WorkflowRuntime::resume(const std::string& executionId) {
   return impl_->run(executionId);
+}
+
+RunResult WorkflowRuntime::retry(const std::string& executionId) {
+  return impl_->retry(executionId);
 }
 
 RunResult WorkflowRuntime::signal(const std::string& executionId, std::string_view name,

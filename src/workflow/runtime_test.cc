@@ -170,10 +170,10 @@ TEST_F(RuntimeTest, StepFailureIsRecordedAndReplayedWithoutRerunning) {
     try {
       ctx.step("bad", [&]() -> json::value {
         ++calls;
-        throw UnavailableError("upstream down");
+        throw FailedPreconditionError("upstream refused");
       });
     } catch (const StepFailedError& e) {
-      EXPECT_EQ(e.cause(), ErrorCode::kUnavailable);
+      EXPECT_EQ(e.cause(), ErrorCode::kFailedPrecondition);
       return json::value("recovered");
     }
     return json::value("unreachable");
@@ -186,7 +186,7 @@ TEST_F(RuntimeTest, StepFailureIsRecordedAndReplayedWithoutRerunning) {
   EXPECT_EQ(calls, 1);
   auto failed = store_.read("b")[1];
   EXPECT_EQ(failed.type, EventType::kStepFailed);
-  EXPECT_EQ(failed.data.at("error").at("code").as_string(), "unavailable");
+  EXPECT_EQ(failed.data.at("error").at("code").as_string(), "failedPrecondition");
 
   RunResult u = runtime()->start("uncaught", nullptr, {.id = "u"});
   EXPECT_EQ(u.status, ExecutionStatus::kFailed);

@@ -38,7 +38,8 @@ TEST_F(ProviderOptions, RetriesHeadersAndExtraBodyComeFromTheAppFile) {
   std::string app = openAiApp(
       "maxRetries = 2\ninitialBackoffMillis = 1\nmaxBackoffMillis = 5\n"
       "headers = { \"OpenAI-Organization\" = \"${LOOM_TEST_ORG}\" }\n"
-      "extraBody = { temperature = 0.25, max_tokens = 64 }\n");
+      "extraBody = { temperature = 0.25, max_tokens = 64 }\n"
+      "\n[execution.retry]\nmaxAttempts = 1\n");  // the provider's own retries only
   std::vector<std::string> env = {"LOOM_TEST_ORG=org-hidden-7"};
   Outcome check = loom({"config", "check", app}, env);
   ASSERT_EQ(check.exitCode, 0) << check.out << check.err;
@@ -115,7 +116,9 @@ TEST_F(ProviderOptions, AnMcpServerRunsInItsWorkingFolderAndACallPastItsTimeoutF
                           "[agent]\nname = \"research\"\nprompt = \"Look.\"\n\n[model]\n"
                           "kind = \"scripted\"\nscript = \"script.json\"\n\n[[tools.mcp]]\n"
                           "name = \"where\"\ncommand = \"" +
-                              server + "\"\nworkingDirectory = \"data\"\ntimeoutMillis = 1000\n");
+                              server +
+                              "\"\nworkingDirectory = \"data\"\ntimeoutMillis = 1000\n\n"
+                              "[execution.retry.effects.lookup]\nmaxAttempts = 1\n");
   Outcome check = loom({"config", "check", app});
   ASSERT_EQ(check.exitCode, 0) << check.out << check.err;
   auto started = std::chrono::steady_clock::now();

@@ -58,6 +58,7 @@ class AgentFixture : public ::testing::Test {
   std::unique_ptr<workflow::WorkflowRuntime> runtime(kernel::EventStore& store) {
     workflow::RuntimeOptions o;
     o.clock = clock_;
+    o.retry = retry_;
     return std::make_unique<workflow::WorkflowRuntime>(store, workflows_, tasks_, nullptr, o);
   }
 
@@ -74,6 +75,7 @@ class AgentFixture : public ::testing::Test {
   }
 
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  workflow::DurableRetry retry_;  // execution.retry of the runtimes runtime() makes
   kernel::MemoryEventStore store_;
   workflow::WorkflowRegistry workflows_;
   effects::TaskRegistry tasks_;

@@ -100,6 +100,7 @@ TEST_F(AgentFixture, ApprovalParksUntilSignalledAndDenialIsWrittenBack) {
 TEST_F(AgentFixture, AFailedToolCallIsToldToTheModel) {
   addTool("flaky",
           [](const json::value&) -> json::value { throw UnavailableError("backend down"); });
+  retry_.effects["flaky"].maxAttempts = 1;  // no durable retry: the model hears of it at once
   setUpAgent(json::value{
       {"turns",
        json::array{json::object{{"toolCalls", json::array{json::object{{"name", "flaky"}},

@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "loom/util/clock.h"
 #include "support/loom_process.h"
 
 namespace loom::testing {
@@ -313,6 +314,38 @@ TEST(Timers, AWorkerWakesATimerOnlyOnceItIsDue) {
 
 namespace loom::testing {
 namespace {
+
+TEST(Timers, ATimerSurvivesARestartOfItsWorker) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome run = runLoom({"--home", home, "run", "example.timer", "--id", "t", "--input",
+                         "{\"sleepMs\":1500}", "--json"},
+                        dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  int64_t wakeAt = parseTimestamp(std::string(run.json().at("wakeAt").as_string()));
+  {
+    Child first({"--home", home, "worker", "--poll-ms", "50"}, dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    first.kill(SIGKILL);  // dies before the timer is due
+    ASSERT_EQ(first.wait().termSignal, SIGKILL);
+  }
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  EXPECT_EQ(listed.json().at(0).at("status"), "parked") << listed.out;
+  Child second({"--home", home, "worker", "--poll-ms", "50"}, dir);
+  ASSERT_TRUE(allEnded(home, dir));
+  EXPECT_GE(systemClock()->nowMillis(), wakeAt);
+  second.kill(SIGTERM);
+  EXPECT_EQ(second.wait().exitCode, 0);
+  Outcome log = runLoom({"--home", home, "log", "t", "--json"}, dir);
+  json::value events = log.json();
+  int parks = 0, completed = 0;
+  for (const auto& e : events.as_array()) {
+    parks += e.at("type") == "EXECUTION_PARKED";
+    completed += e.at("type") == "EXECUTION_COMPLETED";
+  }
+  EXPECT_EQ(parks, 1) << "the timer was waited for again: " << log.out;
+  EXPECT_EQ(completed, 1);
+}
 
 TEST(Leases, ASignalToAnOrphanedRunContinuesItInTheSignallingProcess) {
   TempDir dir;

@@ -150,6 +150,9 @@ TEST_F(McpAgent, FilesystemServerReadsAFolderAndRefusesOutsideIt) {
 TEST_F(McpAgent, AServerKilledMidRunFailsThatCallCleanlyAndTheRunGoesOn) {
   LOOM_REQUIRE_MCP_SERVERS();
   addServer(everythingServer(30'000), {"trigger-long-running-operation", "echo"});
+  // No durable retry (it would start the server again and run the call once more): the model
+  // hears of the failure.
+  retry_.effects["trigger-long-running-operation"].maxAttempts = 1;
   int pid = clients_[0]->pid();
   std::thread killer([pid] {
     std::this_thread::sleep_for(std::chrono::milliseconds(800));

@@ -26,6 +26,7 @@
 #include "loom/middleware/config_issue.h"
 #include "loom/middleware/redaction_config.h"
 #include "loom/util/error.h"
+#include "loom/workflow/retry_policy.h"
 
 namespace loom::app {
 
@@ -43,6 +44,10 @@ struct ExecutionConfig {
   JournalConfig journal;
   // execution.claimCheck (ADR 0140): unset adds no middleware and changes nothing.
   std::optional<middleware::ClaimCheckConfig> claimCheck;
+  // execution.retry: durable retries of retryable effect failures (docs/operations.md).
+  workflow::DurableRetry retry;
+  // execution.leaseTtlMs: how long a run's lease holds without a heartbeat.
+  int64_t leaseTtlMillis = 15'000;
 };
 
 struct SecurityConfig {

@@ -103,6 +103,9 @@ Event executionParked(std::string_view reason, std::string_view waitingFor, std:
 // The wake time of an EXECUTION_PARKED (its "wakeAt": a timer, an approval's time-out);
 // nullopt when it has none.
 std::optional<int64_t> parkedWakeAt(const json::object& parkedData);
+// When a retryable STEP_FAILED's step runs again (its "nextAttemptAt", execution.retry);
+// nullopt when it has none (a final failure, or one stopped by the kill switch).
+std::optional<int64_t> stepNextAttemptAt(const json::object& stepFailedData);
 Event signalReceived(std::string_view name, json::value payload, int64_t atMillis);
 Event executionCompleted(json::value output, int64_t atMillis);
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);

@@ -110,4 +110,20 @@ void forEachExecution(const EventStore& store, ExecutionFilter filter,
 // (not parked, parked with no wake time, or a signal arrived after it). Reads one event.
 std::optional<int64_t> timerWakeAt(const EventStore& store, const ExecutionInfo& info);
 
+// Why a parked execution waits, from its last event when that is an EXECUTION_PARKED: its
+// reason ("signal", "approval", "timer", "retrying", "effectStopped"), step, detail and wake
+// time. nullopt when it is not parked (or a signal arrived after the park). Reads one event;
+// throws SealedEventError when that event is sealed and the store cannot open it.
+struct ParkState {
+  std::string reason;
+  std::string stepId;
+  std::string detail;
+  std::optional<int64_t> wakeAtMillis;  // a timer's, an approval deadline's or a retry's
+
+  // Waiting to run a step again (status "retrying"): a retryable failure under
+  // execution.retry, or a result the content store could not take.
+  bool awaitsRetry() const { return reason == "retrying" || reason == "contentStoreUnavailable"; }
+};
+std::optional<ParkState> currentPark(const EventStore& store, const ExecutionInfo& info);
+
 }  // namespace loom::kernel

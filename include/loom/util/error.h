@@ -4,6 +4,7 @@
 // record's names (ConfigError, ContentCopiesRemainError, ...). Thread-safe: immutable values.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -58,12 +59,25 @@ LOOM_DEFINE_ERROR(InternalError, kInternal)
 
 #undef LOOM_DEFINE_ERROR
 
+// Unavailable for now, and the server said for how long (HTTP 429 or 503 with Retry-After):
+// a durable retry (execution.retry) waits at least retryAfterMillis before the next attempt.
+class RetryAfterError : public UnavailableError {
+ public:
+  RetryAfterError(const std::string& message, int64_t retryAfterMillis)
+      : UnavailableError(message), retryAfterMillis_(retryAfterMillis) {}
+  int64_t retryAfterMillis() const { return retryAfterMillis_; }
+
+ private:
+  int64_t retryAfterMillis_;
+};
+
 // A write Loom needs to journal an effect's result could not be made: a blob of a claim-checked
 // result did not go into the content store (full, an I/O error, unreachable). The effect ran,
 // but its result cannot be recorded: the runtime records nothing for the step (it is not a
-// failure of the effect) and parks the run, reason "contentStoreUnavailable"; `loom resume`
-// runs the call again once the store takes writes. Retry middleware does not retry it (running
-// the effect again does not make room).
+// failure of the effect) and parks the run, reason "contentStoreUnavailable", with a next
+// attempt execution.retry.maxIntervalMs later; a worker then (or `loom retry`, `loom resume`
+// now) runs the call again. Retry middleware does not retry it in-process (running the effect
+// again at once does not make room).
 class ContentStoreUnavailableError : public UnavailableError {
  public:
   using UnavailableError::UnavailableError;

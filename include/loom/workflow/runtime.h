@@ -33,6 +33,7 @@
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
 #include "loom/util/clock.h"
+#include "loom/workflow/retry_policy.h"
 #include "loom/workflow/workflow.h"
 
 namespace loom::workflow {
@@ -67,6 +68,9 @@ struct RuntimeOptions {
   int64_t leaseTtlMillis = 15'000;
   // Who this runtime's runs are held by; an empty id: this process (kernel::processLeaseOwner).
   kernel::LeaseOwner leaseOwner;
+  // Durable retries of retryable effect failures (execution.retry, retry_policy.h); validated
+  // by the constructor.
+  DurableRetry retry;
 };
 
 struct RunOptions {
@@ -85,9 +89,10 @@ struct RunResult {
   json::value
       error;  // failed: {code, message}; cancelled: {"code": "cancelled", "message": reason}
   std::string waitingFor;  // parked: the signal it waits for
-  std::string parkReason;  // parked: "signal", "effectStopped", "approval", ...
-  std::string parkDetail;  // parked by an error (contentStoreUnavailable): what happened
-  std::optional<int64_t> wakeAtMillis;  // parked on a timer: when it is due
+  std::string parkReason;  // parked: "signal", "effectStopped", "approval", "retrying", ...
+  std::string parkDetail;  // parked by an error (retrying): what failed
+  // parked on a timer or an approval deadline: when it is due; retrying: the next attempt
+  std::optional<int64_t> wakeAtMillis;
   int64_t replayedSteps = 0;  // recorded steps returned from the log by this call
   int64_t effectsRun = 0;     // steps actually executed by this call
 };
@@ -114,6 +119,12 @@ class WorkflowRuntime {
   // runs nothing. Throws NotFoundError for an unknown id, kernel::LeaseHeldError when another
   // runner holds its lease.
   RunResult resume(const std::string& executionId);
+
+  // `loom retry`: resumes an execution parked "retrying" (a step's last attempt failed with a
+  // retryable error, execution.retry) and runs that step now, not at its next attempt time.
+  // resume() of such a run before that time parks it again. Throws NotFoundError, or
+  // FailedPreconditionError when the execution is not retrying.
+  RunResult retry(const std::string& executionId);
 
   // Records signal `name` with `payload` for the execution, then resumes it if it is parked
   // (when another runner holds it, that runner absorbs the signal: status running).
