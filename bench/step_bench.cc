@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "loom/kernel/memory_event_store.h"
@@ -94,6 +95,51 @@ void BM_AppendBatchedSqlite(benchmark::State& state) {
       static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_AppendBatchedSqlite)->Unit(benchmark::kMillisecond);
+
+// What a lease costs a durable append: `threads` executions at once, each appending its events
+// one per commit (durability full, group commit merging them), through append (leased:0, the
+// store before leases) or appendLeased under a lease taken first (leased:1, what the runtime
+// does since leases: the fence is read in the append's transaction). One run measures both.
+void BM_AppendOneAtATime(benchmark::State& state) {
+  TempDir dir;
+  kernel::SqliteEventStore store({(dir.path() / "loom.db").string(), kernel::Durability::kFull});
+  const bool leased = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  constexpr int kPerExecution = 50;
+  int64_t round = 0, events = 0;
+  for (auto _ : state) {
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        std::string id = "e" + std::to_string(round) + "-" + std::to_string(t);
+        std::optional<kernel::Lease> lease;
+        if (leased) {
+          lease = store.acquireLease({id, kernel::processLeaseOwner(), 15'000, std::nullopt});
+        }
+        auto append = [&](int64_t seq, kernel::Event e) {
+          std::vector<kernel::Event> one;
+          one.push_back(std::move(e));
+          return lease ? store.appendLeased(*lease, seq, std::move(one))
+                       : store.append(id, seq, std::move(one));
+        };
+        int64_t seq = append(1, kernel::executionStarted("bench", nullptr, {}, 0));
+        for (int i = 1; i < kPerExecution; ++i) {
+          seq = append(seq, kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
+                                                  json::value{{"i", i}}, 0));
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    ++round;
+    events += static_cast<int64_t>(threads) * kPerExecution;
+  }
+  state.SetItemsProcessed(events);
+}
+BENCHMARK(BM_AppendOneAtATime)
+    ->ArgsProduct({{0, 1}, {1, 64}})
+    ->ArgNames({"leased", "executions"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // N executions at once on the worker pool, durable commits merged by group commit.
 void BM_GroupCommit(benchmark::State& state) {

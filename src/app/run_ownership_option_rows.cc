@@ -89,7 +89,9 @@ std::string showOverrides(const Config& c) {
     out += (out.size() > 1 ? ", " : "") + id +
            " = {maxAttempts = " + std::to_string(p.maxAttempts) +
            ", initialIntervalMs = " + std::to_string(p.initialIntervalMillis) +
-           ", maxIntervalMs = " + std::to_string(p.maxIntervalMillis) + "}";
+           ", maxIntervalMs = " + std::to_string(p.maxIntervalMillis) +
+           ", multiplier = " + optionValueText(OptionValue(p.multiplier)) +
+           ", jitter = " + optionValueText(OptionValue(p.jitter)) + "}";
   }
   return out + "}";
 }
@@ -99,11 +101,13 @@ std::string showOverrides(const Config& c) {
 void addRunOwnershipRows(std::vector<OptionRow>& rows) {
   addOptionRow(rows, "execution.retry", OptionType::kTable,
                "Durable retries (docs/operations.md, \"Retries\"): a step whose effect fails "
-               "with a retryable error (unavailable, deadlineExceeded: a server down or "
-               "rate-limited, a content store that took no write) after the in-process "
-               "retries is recorded as retryable and the run parks `retrying` until its next "
-               "attempt, which a `loom worker` runs (or `loom retry ID` at once). Any other "
-               "failure, or the last attempt's, fails the step as before.");
+               "with a retryable error (unavailable, deadlineExceeded: a server down, "
+               "rate-limited or too slow) after the in-process retries is recorded as an "
+               "attempt and the run parks `retrying` until its next attempt, which a `loom "
+               "worker` runs (or `loom retry ID` at once). Any other failure, or the last "
+               "attempt's, fails the step as before. (A result the content store could not "
+               "take is retried every maxIntervalMs, without a limit: it is not the effect's "
+               "failure.)");
   RetryPolicy defaults;
   for (const auto& f : retryFields()) {
     OptionRow& r = addOptionRow(rows, std::string("execution.retry.") + f.key, f.type,
@@ -118,7 +122,9 @@ void addRunOwnershipRows(std::vector<OptionRow>& rows) {
                                 "Per effect id (a tool's name, a model's id such as "
                                 "`\"openai:gpt-4o-mini\"`), fields that replace the ones "
                                 "above for its steps: `effects.search = { maxAttempts = 3 }`. "
-                                "Boot refuses an id the app does not register.",
+                                "Boot refuses an id the app does not register (`loom config "
+                                "check` cannot tell for an app with MCP servers: their tools "
+                                "are listed when it runs).",
                                 "{}");
     r.addEntry = addOverride;
     r.show = showOverrides;

@@ -97,7 +97,8 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
       out << "\nreason:   " << json::toText(r.error.at("message")) << "\n";
       break;
     case ExecutionStatus::kRunning:
-      out << " (another process is running it and will see the signal)\n";
+      out << " (another process runs it now, and sees any signal sent: `loom ls` shows "
+             "its owner)\n";
       break;
   }
   if (withCounts) {

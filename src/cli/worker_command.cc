@@ -47,7 +47,7 @@ void requestStop(int) { gStopRequested.store(true); }
 
 struct WorkerArgs {
   int concurrency = 2;
-  int pollMillis = 1000;
+  int pollMillis = 500;
   int drainSeconds = 30;
   bool once = false;
 };
@@ -227,8 +227,12 @@ class Worker {
     if (info->status != kernel::ExecutionStatus::kRunning) {
       std::string text(kernel::statusName(info->status));
       if (info->status == kernel::ExecutionStatus::kParked) {
-        if (auto wake = kernel::timerWakeAt(store_, *info)) {
-          text += " (timer until " + formatTimestamp(*wake) + ")";
+        try {
+          if (auto park = kernel::currentPark(store_, *info); park && park->wakeAtMillis) {
+            text += " (" + park->reason + " until " + formatTimestamp(*park->wakeAtMillis) + ")";
+          }
+        } catch (const kernel::SealedEventError&) {
+          // Sealed, and this worker holds no key: the status alone says it parked.
         }
       }
       return {text, false};
@@ -371,7 +375,8 @@ Action setupWorker(CLI::App& command, Session& session) {
       ->type_name("N");
   command
       .add_option("--poll-ms", args->pollMillis,
-                  "How often to look for runnable executions, in milliseconds (default 1000)")
+                  "How often to look for runnable executions, in milliseconds (default 500: a "
+                  "submitted or due run starts within about half a second)")
       ->check(CLI::Range(10, 600'000))
       ->type_name("MS");
   command

@@ -61,6 +61,10 @@ json::value RedactionMiddleware::invoke(const effects::EffectContext& ctx, json:
   } catch (const Error& e) {
     std::string message = e.what();
     if (!redactText(message)) throw;
+    // The server's Retry-After stays with the error (execution.retry waits for it).
+    if (const auto* asked = dynamic_cast<const RetryAfterError*>(&e)) {
+      throw RetryAfterError(message, asked->retryAfterMillis());
+    }
     throw Error(e.code(), message);
   } catch (const std::exception& e) {
     std::string message = e.what();

@@ -25,7 +25,8 @@ int64_t requestedWaitMillis(const HttpReply& reply) {
     char* end = nullptr;
     double v = std::strtod(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) return -1;
-    return static_cast<int64_t>(std::ceil(v * scale));
+    constexpr double kDay = 86'400'000.0;  // a longer wait is waited for a day at most
+    return static_cast<int64_t>(std::min(std::ceil(v * scale), kDay));
   };
   int64_t ms = parse(reply.retryAfterMs, 1);
   return ms >= 0 ? ms : parse(reply.retryAfter, 1000);

@@ -222,9 +222,9 @@ void ExecutionContext::failStep(const StepCall& call, int attempt,
     std::string message = e.what();
     if (isRetryableFailure(e.code())) {
       retryLater(call, attempt, e);
-      if (attempt > 1) {
-        message += " (attempt " + std::to_string(attempt) +
-                   ", the last execution.retry.maxAttempts allows)";
+      if (int tries = retriesOf(call.stepId) + 1; tries > 1) {
+        message += " (" + std::to_string(tries) +
+                   " attempts, the most execution.retry.maxAttempts allows)";
       }
     }
     recordFailure(call, errorCodeName(e.code()), message, false, attempt);
@@ -235,9 +235,14 @@ void ExecutionContext::failStep(const StepCall& call, int attempt,
   }
 }
 
+int ExecutionContext::retriesOf(std::string_view stepId) const {
+  auto it = log_.steps.find(std::string(stepId));
+  return it == log_.steps.end() ? 0 : it->second.retriedFailures;
+}
+
 void ExecutionContext::retryLater(const StepCall& call, int attempt, const Error& error) {
   RetryPolicy policy = env_.options.retry.forEffect(call.effectId);
-  if (attempt >= policy.maxAttempts) return;
+  if (retriesOf(call.stepId) + 1 >= policy.maxAttempts) return;  // stops are not counted
   const auto* asked = dynamic_cast<const RetryAfterError*>(&error);
   thread_local std::mt19937_64 random{std::random_device{}()};
   double u = std::uniform_real_distribution<double>(0.0, 1.0)(random);
@@ -245,8 +250,12 @@ void ExecutionContext::retryLater(const StepCall& call, int attempt, const Error
                  retryDelayMillis(policy, attempt, u, asked ? asked->retryAfterMillis() : -1);
   std::string code(errorCodeName(error.code()));
   recordFailure(call, code, error.what(), true, attempt, next);
-  throw ParkRequest{"retrying", "", std::string(call.stepId),
-                    retryDetail(call.effectId, attempt, code, error.what()), next};
+  throw ParkRequest{"retrying",
+                    "",
+                    std::string(call.stepId),
+                    retryDetail(call.effectId, attempt, code, error.what()),
+                    next,
+                    true};
 }
 
 void ExecutionContext::recordFailure(const StepCall& call, std::string_view code,

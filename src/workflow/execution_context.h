@@ -23,7 +23,8 @@ struct ParkRequest {
   std::string waitingFor;
   std::string stepId;
   std::string detail;  // what happened, for a park caused by an error (contentStoreUnavailable)
-  std::optional<int64_t> wakeAtMillis;  // a timer's wake time
+  std::optional<int64_t> wakeAtMillis;  // a timer's wake time, a retry's next attempt
+  bool attemptFailed = false;           // "retrying" after an attempt this run made just now
 };
 
 // Thrown at a step boundary once the run has seen `loom cancel`'s signal: the runtime records
@@ -115,6 +116,8 @@ class ExecutionContext : public WorkflowContext {
   // A retryable failure with attempts left under execution.retry: journals it with its next
   // attempt time and throws ParkRequest "retrying". Returns when no attempt is left.
   void retryLater(const StepCall& call, int attempt, const Error& error);
+  // The attempts of step `stepId` execution.retry has counted so far (recorded ones).
+  int retriesOf(std::string_view stepId) const;
   // Journals a completed call and returns its output.
   json::value finishStep(const StepCall& call, int attempt, json::value output, int64_t startedAt,
                          int64_t endedAt);

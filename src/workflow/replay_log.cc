@@ -41,7 +41,17 @@ void applyEvent(ReplayLog& log, E&& e) {
       step.errorMessage = error.at("message").get_string();
       step.retryable = d.at("retryable").get_bool();
       step.failedAttempts += 1;
-      step.nextAttemptAtMillis = kernel::stepNextAttemptAt(d);
+      step.nextAttemptAtMillis = std::nullopt;
+      if (const auto* next = d.if_contains("nextAttemptAt")) {
+        step.nextAttemptAtMillis = kernel::stepNextAttemptAt(d);
+        if (!step.nextAttemptAtMillis) {
+          throw DataLossError("the STEP_FAILED at seq " + std::to_string(e.seq) + " (step '" +
+                              std::string(d.at("stepId").get_string()) + "') has nextAttemptAt " +
+                              json::toText(*next) +
+                              ", not a time Loom writes; the log was changed outside Loom");
+        }
+        ++step.retriedFailures;
+      }
       break;
     }
     case EventType::kSignalReceived:

@@ -23,6 +23,9 @@ struct RecordedStep {
   // A durable retry's next attempt time: the step runs again from then on (sooner only by
   // `loom retry`). nullopt: at once when retryable (a kill-switch stop).
   std::optional<int64_t> nextAttemptAtMillis;
+  // STEP_FAILED records with a nextAttemptAt: the attempts execution.retry counts (a
+  // kill-switch stop is not one).
+  int retriedFailures = 0;
 };
 
 struct ReplayLog {

@@ -19,6 +19,7 @@ json::value stepToJson(const RecordedStep& step) {
     o["error"] = json::object{{"code", step.errorCode}, {"message", step.errorMessage}};
     o["retryable"] = step.retryable;
     if (step.nextAttemptAtMillis) o["nextAttemptAt"] = formatTimestamp(*step.nextAttemptAtMillis);
+    if (step.retriedFailures > 0) o["retries"] = step.retriedFailures;
   }
   return o;
 }
@@ -40,6 +41,12 @@ RecordedStep stepFromJson(const json::object& o) {
     step.retryable = retryable.get_bool();
     if (auto next = json::optionalString(o, "nextAttemptAt")) {
       step.nextAttemptAtMillis = parseTimestamp(std::string(*next));
+    }
+    if (auto retries = json::optionalInt(o, "retries")) {
+      if (*retries < 1 || *retries > step.failedAttempts) {
+        throw InvalidArgumentError("'retries' must be 1 to 'failures'");
+      }
+      step.retriedFailures = static_cast<int>(*retries);
     }
   }
   if (!step.completed && step.failedAttempts == 0) {

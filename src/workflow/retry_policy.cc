@@ -53,7 +53,18 @@ std::vector<RetryProblem> durableRetryProblems(const DurableRetry& retry) {
                        std::to_string(retry.waitInlineUpToMillis)});
   }
   for (const auto& [id, o] : retry.effects) {
-    validatePolicy(retry.forEffect(id), "execution.retry.effects." + id, out);
+    // Only what the override sets (a default out of range is reported once, above).
+    std::vector<RetryProblem> merged;
+    std::string at = "execution.retry.effects." + id;
+    validatePolicy(retry.forEffect(id), at, merged);
+    for (auto& p : merged) {
+      std::string field = p.path.substr(at.size() + 1);
+      bool set = (field == "maxAttempts" && o.maxAttempts) ||
+                 (field == "initialIntervalMs" && o.initialIntervalMillis) ||
+                 (field == "maxIntervalMs" && (o.maxIntervalMillis || o.initialIntervalMillis)) ||
+                 (field == "multiplier" && o.multiplier) || (field == "jitter" && o.jitter);
+      if (set) out.push_back(std::move(p));
+    }
   }
   return out;
 }
@@ -74,7 +85,8 @@ int64_t retryDelayMillis(const RetryPolicy& policy, int attempt, double u,
                          int64_t retryAfterMillis) {
   int64_t nominal = backoffNominalMillis(policy.initialIntervalMillis, policy.multiplier,
                                          policy.maxIntervalMillis, attempt);
-  return std::max(backoffJittered(nominal, policy.jitter, u), retryAfterMillis);
+  return std::max(backoffJittered(nominal, policy.jitter, u),
+                  std::min(retryAfterMillis, kMaxRetryIntervalMillis));
 }
 
 }  // namespace loom::workflow

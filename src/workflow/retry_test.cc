@@ -6,6 +6,7 @@
 // Time is a ManualClock.
 #include <gtest/gtest.h>
 
+#include "loom/effects/errors.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/workflow/errors.h"
 #include "loom/workflow/runtime.h"
@@ -137,10 +138,26 @@ TEST_F(RetryTest, TheLastAttemptFailsTheStepForGood) {
   EXPECT_FALSE(failed.back().data.at("retryable").as_bool());
   EXPECT_FALSE(failed.back().data.contains("nextAttemptAt"));
   EXPECT_NE(std::string(failed.back().data.at("error").at("message").as_string())
-                .find("attempt 4, the last execution.retry.maxAttempts allows"),
+                .find("(4 attempts, the most execution.retry.maxAttempts allows)"),
             std::string::npos);
   EXPECT_EQ(rt->resume("r").status, ExecutionStatus::kFailed) << "the failure is final";
   EXPECT_EQ(attempts_.size(), 4u);
+}
+
+TEST_F(RetryTest, AKillSwitchStopIsNotCountedAsAnAttempt) {
+  failures_ = 100;
+  fail_ = [this] {
+    if (attempts_.size() == 1) throw effects::EffectStopped("backend");
+    throw UnavailableError("backend down (503)");
+  };
+  auto rt = runtime();
+  RunResult r = rt->start("asks", {}, {"r"});
+  ASSERT_EQ(r.parkReason, "effectStopped");
+  for (int i = 0; i < 10 && !kernel::isEnded(r.status); ++i) {
+    r = r.parkReason == "effectStopped" ? rt->resume("r") : rt->retry("r");
+  }
+  EXPECT_EQ(r.status, ExecutionStatus::kFailed);
+  EXPECT_EQ(attempts_.size(), 5u) << "the stop, then maxAttempts = 4 attempts";
 }
 
 TEST_F(RetryTest, AFailureThatIsNotRetryableFailsAtOnce) {
@@ -183,6 +200,56 @@ TEST_F(RetryTest, AShortWaitIsWaitedOutByTheRunnerItself) {
   EXPECT_GE(clock_->nowMillis() - t0, 180'000) << "it waited 60 s, then 120 s";
   ASSERT_EQ(warnings_.size(), 2u);
   EXPECT_NE(warnings_[0].find("attempting again at"), std::string::npos) << warnings_[0];
+}
+
+TEST_F(RetryTest, AResumeBeforeTheTimeNeverWaitsInline) {
+  failures_ = 1;
+  ASSERT_EQ(runtime()->start("asks", {}, {"r"}).parkReason, "retrying");  // waits nowhere
+  retry_.waitInlineUpToMillis = 120'000;
+  int64_t before = clock_->nowMillis();
+  RunResult r = runtime()->resume("r");
+  EXPECT_EQ(r.status, ExecutionStatus::kParked) << "the resume waited and ran the attempt";
+  EXPECT_EQ(clock_->nowMillis(), before);
+  EXPECT_EQ(attempts_.size(), 1u);
+  RunResult async = runtime()->resumeAsync("r").get();
+  EXPECT_EQ(async.status, ExecutionStatus::kParked);
+}
+
+TEST_F(RetryTest, AResultTheContentStoreCannotTakeIsTriedAgainAtTheSlowestPaceAndRecordsNothing) {
+  failures_ = 2;
+  fail_ = [] { throw ContentStoreUnavailableError("the content store is full (ENOSPC)"); };
+  auto rt = runtime();
+  RunResult first = rt->start("asks", {}, {"r"});
+  ASSERT_EQ(first.parkReason, "contentStoreUnavailable");
+  EXPECT_EQ(first.wakeAtMillis, std::optional<int64_t>(clock_->nowMillis() + 600'000));
+  EXPECT_TRUE(failures("r").empty()) << "not the effect's failure: nothing is recorded";
+  clock_->advance(600'000);
+  RunResult second = rt->resume("r");  // still full
+  ASSERT_EQ(second.parkReason, "contentStoreUnavailable");
+  EXPECT_EQ(kernel::timerWakeAt(store_, *store_.info("r")),
+            std::optional<int64_t>(clock_->nowMillis() + 600'000))
+      << "the new wake time was not recorded: a worker would run it again at every poll";
+  RunResult done = rt->retry("r");
+  EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(attempts_.size(), 3u);
+}
+
+TEST_F(RetryTest, AServersRetryAfterIsCappedAtADay) {
+  failures_ = 1;
+  fail_ = [] { throw RetryAfterError("429", int64_t{1} << 60); };
+  int64_t t0 = clock_->nowMillis();
+  RunResult r = runtime()->start("asks", {}, {"r"});
+  EXPECT_EQ(r.wakeAtMillis, std::optional<int64_t>(t0 + kMaxRetryIntervalMillis));
+}
+
+TEST_F(RetryTest, ANextAttemptTimeLoomDidNotWriteIsDataLoss) {
+  store_.append("r", 1, {kernel::executionStarted("asks", nullptr, {}, 0)});
+  kernel::Event failed =
+      kernel::stepFailed("ask", "tool", "backend", "unavailable", "down", true, 0);
+  failed.data["nextAttemptAt"] = "tomorrow";
+  store_.append("r", 2, {failed});
+  EXPECT_THROW(runtime()->resume("r"), DataLossError);
+  EXPECT_TRUE(attempts_.empty());
 }
 
 TEST_F(RetryTest, ACancelEndsARetryingRunAtOnce) {

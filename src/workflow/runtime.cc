@@ -67,6 +67,8 @@ RunResult endedResult(const kernel::ExecutionInfo& info, const kernel::EventStor
   return r;
 }
 
+// True when the log ends in this very park already (a resume that parks again where it was):
+// nothing to append. A park with another wake time (a new retry's) is a new one.
 bool sameParking(const ReplayLog& log, const ParkRequest& park) {
   if (log.lastType != EventType::kExecutionParked) return false;
   auto field = [&](std::string_view key) {
@@ -74,8 +76,16 @@ bool sameParking(const ReplayLog& log, const ParkRequest& park) {
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
   };
   return field("reason") == park.reason && field("waitingFor") == park.waitingFor &&
-         field("stepId") == park.stepId;
+         field("stepId") == park.stepId &&
+         kernel::parkedWakeAt(log.lastParked) == park.wakeAtMillis;
 }
+
+// How one call runs an execution (start, resume, retry and their async forms).
+struct Pass {
+  bool retryNow = false;       // `loom retry`: a step whose retry is not due runs now
+  bool inlineWait = true;      // it may wait out a short retry wait (not on the async pool)
+  bool attemptFailed = false;  // set when this call ran an attempt that failed retryably
+};
 
 }  // namespace
 
@@ -112,33 +122,44 @@ class WorkflowRuntime::Impl {
           "retryable error (see `loom ls`); to continue a run, use `loom resume " +
           id + "`");
     }
-    return run(id, true);
+    Pass pass;
+    pass.retryNow = true;
+    return run(id, pass);
   }
 
-  // Runs `id`; a run that parks "retrying" with a short wait (execution.retry
-  // waitInlineUpToMs) is waited for and run again here, unless a worker takes it first.
-  RunResult run(const std::string& id, bool retryNow = false) {
+  // Runs `id`; when this call ran an attempt that failed retryably and the wait for the next
+  // one is short (execution.retry waitInlineUpToMs), waits and runs it here, unless a worker
+  // takes the run first.
+  RunResult run(const std::string& id, Pass pass = {}) {
     for (bool waited = false;; waited = true) {
       RunResult r;
       try {
-        r = runRounds(id, retryNow);
+        pass.attemptFailed = false;
+        r = runRounds(id, pass);
       } catch (const kernel::LeaseHeldError&) {
         if (!waited) throw;
-        RunResult elsewhere;  // a worker took it over while this process waited: it goes on there
-        elsewhere.id = id;
-        elsewhere.status = ExecutionStatus::kRunning;
-        return elsewhere;
+        return takenOver(id);
       }
-      if (!waitForRetry(r)) return r;
-      retryNow = false;
+      if (!waitForRetry(r, pass)) return r;
+      pass.retryNow = false;
     }
   }
 
-  // When `r` parked "retrying" with a wait short enough to wait out here: waits until the next
-  // attempt is due (returning early when something is appended to the log meanwhile: a signal,
-  // a cancel) and returns true. False otherwise.
-  bool waitForRetry(const RunResult& r) const {
-    if (r.status != ExecutionStatus::kParked || r.parkReason != "retrying" || !r.wakeAtMillis) {
+  // A worker took the run over while this process waited to retry it: it goes on there.
+  static RunResult takenOver(const std::string& id) {
+    RunResult r;
+    r.id = id;
+    r.status = ExecutionStatus::kRunning;
+    return r;
+  }
+
+  // When `r` parked "retrying" after an attempt this call ran (pass.attemptFailed) and the
+  // wait is short enough to wait out here: waits until the next attempt is due (returning
+  // early when something is appended to the log meanwhile: a signal, a cancel) and returns
+  // true. False otherwise: a resume before the time, or an async call, returns it parked.
+  bool waitForRetry(const RunResult& r, const Pass& pass) const {
+    if (!pass.inlineWait || !pass.attemptFailed || r.status != ExecutionStatus::kParked ||
+        r.parkReason != "retrying" || !r.wakeAtMillis) {
       return false;
     }
     int64_t wait = *r.wakeAtMillis - now();
@@ -155,24 +176,25 @@ class WorkflowRuntime::Impl {
     return true;
   }
 
-  RunResult runRounds(const std::string& id, bool retryNow) {
+  RunResult runRounds(const std::string& id, Pass& pass) {
     std::optional<RunResult> parked;  // what this process did, if it goes on for a signal
     for (int round = 0;; ++round) {
       int64_t parkedAt = 0;
       RunResult r;
       try {
-        r = runOnce(id, parkedAt, retryNow);
+        r = runOnce(id, parkedAt, pass);
       } catch (const kernel::LeaseHeldError&) {
         if (!parked) throw;
         return *parked;  // the signal's sender took the run over first: it goes on there
       }
+      pass.retryNow = false;  // a step that failed again in this round waits for its time
       if (!parkedWhileSignalled(r, id, parkedAt, round)) return r;
       parked = r;
     }
   }
 
   // One run of `id` under its lease; `parkedAt` is where its log ended when it stopped.
-  RunResult runOnce(const std::string& id, int64_t& parkedAt, bool retryNow) {
+  RunResult runOnce(const std::string& id, int64_t& parkedAt, Pass& pass) {
     auto guard = active_.enter(id);
     auto info = store_.info(id);
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
@@ -187,7 +209,7 @@ class WorkflowRuntime::Impl {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
                                     "', which this program does not register");
     }
-    return execute(*wf, id, log, lease.lease(), parkedAt, retryNow);
+    return execute(*wf, id, log, lease.lease(), parkedAt, pass);
   }
 
   // True when `r` parked and something (a signal) was appended after the park, before the
@@ -204,8 +226,8 @@ class WorkflowRuntime::Impl {
   // when it parked although the signal it waits for is already in the log (absorbed while its
   // EXECUTION_PARKED was being appended): the run must go on.
   RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log,
-                    const kernel::Lease& lease, int64_t& parkedAt, bool retryNow = false) {
-    RunEnvironment env{store_, tasks_, chain_, options_, &lease, retryNow};
+                    const kernel::Lease& lease, int64_t& parkedAt, Pass& pass) {
+    RunEnvironment env{store_, tasks_, chain_, options_, &lease, pass.retryNow};
     ExecutionContext ctx(env, id, log);
     RunResult r;
     r.id = id;
@@ -227,6 +249,7 @@ class WorkflowRuntime::Impl {
       r.parkDetail = park.detail;
       r.waitingFor = park.waitingFor;
       r.wakeAtMillis = park.wakeAtMillis;
+      pass.attemptFailed = pass.attemptFailed || park.attemptFailed;
     } catch (const CancelRequest& cancel) {
       ctx.append(kernel::executionCancelled(cancel.reason, now()));
       r.status = ExecutionStatus::kCancelled;
@@ -243,20 +266,24 @@ class WorkflowRuntime::Impl {
     return r;
   }
 
-  RunResult start(std::string_view name, json::value input, const RunOptions& options) {
+  RunResult start(std::string_view name, json::value input, const RunOptions& options,
+                  bool inlineWait = true) {
     const Workflow& wf = admit(name, input, options);
     std::string id = options.id.empty() ? newExecutionId(*options_.clock) : options.id;
     int64_t parkedAt = 0;
-    RunResult r = startOnce(wf, id, std::move(input), options, parkedAt);
+    Pass pass;
+    pass.inlineWait = inlineWait;
+    RunResult r = startOnce(wf, id, std::move(input), options, parkedAt, pass);
     bool signalled = parkedWhileSignalled(r, id, parkedAt, 0);
-    if (!signalled && !waitForRetry(r)) return r;
+    if (!signalled && !waitForRetry(r, pass)) return r;
+    Pass next;
+    next.inlineWait = inlineWait;
     try {
-      return run(id);
+      return run(id, next);
     } catch (const kernel::LeaseHeldError&) {
-      // The signal's sender, or a worker while this process waited to retry, took the run over
-      // first: it goes on there.
-      if (!signalled) r.status = ExecutionStatus::kRunning;
-      return r;
+      // The signal's sender took the run over first (it goes on there), or a worker did while
+      // this process waited to retry.
+      return signalled ? r : takenOver(id);
     }
   }
 
@@ -307,7 +334,7 @@ class WorkflowRuntime::Impl {
   }
 
   RunResult startOnce(const Workflow& wf, const std::string& id, json::value input,
-                      const RunOptions& options, int64_t& parkedAt) {
+                      const RunOptions& options, int64_t& parkedAt, Pass& pass) {
     auto guard = active_.enter(id);
     int64_t startedAt = now();
     // The lease first, so no worker takes the new execution for an orphan before it runs.
@@ -328,7 +355,7 @@ class WorkflowRuntime::Impl {
     log.startedAtMillis = startedAt;
     log.lastType = EventType::kExecutionStarted;
     log.nextSeq = 2;
-    return execute(wf, id, log, lease->lease(), parkedAt);
+    return execute(wf, id, log, lease->lease(), parkedAt, pass);
   }
 
   RunResult signal(const std::string& id, std::string_view name, json::value payload) {
@@ -494,7 +521,8 @@ std::future<RunResult> WorkflowRuntime::startAsync(std::string name, json::value
   impl_->pool().post([this, promise, name = std::move(name), input = std::move(input),
                       options = std::move(options)]() mutable {
     try {
-      promise->set_value(impl_->start(name, std::move(input), options));
+      // Never waits out a retry on the pool: the run is returned parked "retrying".
+      promise->set_value(impl_->start(name, std::move(input), options, false));
     } catch (...) {
       promise->set_exception(std::current_exception());  // handed to the future's owner
     }
@@ -507,7 +535,9 @@ std::future<RunResult> WorkflowRuntime::resumeAsync(std::string executionId) {
   auto future = promise->get_future();
   impl_->pool().post([this, promise, id = std::move(executionId)] {
     try {
-      promise->set_value(impl_->run(id));
+      Pass pass;
+      pass.inlineWait = false;  // a pool thread never waits out a retry
+      promise->set_value(impl_->run(id, pass));
     } catch (...) {
       promise->set_exception(std::current_exception());  // handed to the future's owner
     }

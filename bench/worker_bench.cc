@@ -1,0 +1,69 @@
+// How soon `loom worker` picks up a run recorded with `loom run --submit` (docs/benchmarks.md,
+// "Workers"): the real binary on a real home. Each iteration submits a one-step
+// example.steps run and waits for it to complete; the time is the run's own record, from its
+// EXECUTION_STARTED (written by --submit) to its STEP_COMPLETED (written by the worker's child
+// after it claimed the run, booted and ran the step), so process start-up of the submitting
+// `loom` is not counted. Arg: the worker's --poll-ms (500 is
+// its default). Submitting right after the previous run completed lands just after a poll: the
+// figure is close to the worst case, not the average.
+#include <benchmark/benchmark.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "loom/kernel/sqlite_event_store.h"
+#include "support/loom_process.h"
+
+namespace {
+
+using namespace loom;
+using loom::testing::Child;
+using loom::testing::runLoom;
+using loom::testing::TempDir;
+
+void BM_WorkerPickup(benchmark::State& state) {
+  ::setenv("LOOM_TEST_BIN_DIR", LOOM_BINARY_DIR, 0);
+  TempDir dir;
+  std::string home = (dir.path() / "home").string();
+  runLoom({"--home", home, "run", "example.steps", "--input", "{\"steps\":1}"}, dir);
+  kernel::SqliteEventStore store({home + "/loom.db", kernel::Durability::kNormal});
+  std::string poll = std::to_string(state.range(0));
+  Child worker({"--home", home, "worker", "--poll-ms", poll}, dir);
+  int64_t n = 0;
+  for (auto _ : state) {
+    std::string id = "p" + std::to_string(n++);
+    runLoom({"--home", home, "run", "example.steps", "--submit", "--id", id, "--input",
+             "{\"steps\":1}"},
+            dir);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      auto info = store.info(id);
+      if (info && kernel::isEnded(info->status)) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        state.SkipWithError("the worker did not run a submitted run within 30 s");
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    auto events = store.read(id);
+    int64_t started = events.front().atMillis;
+    int64_t stepped = events.at(1).atMillis;  // the step, recorded by the worker's child
+    state.SetIterationTime(static_cast<double>(stepped - started) / 1000.0);
+  }
+  worker.kill(SIGTERM);
+  worker.wait();
+}
+BENCHMARK(BM_WorkerPickup)
+    ->Arg(100)
+    ->Arg(500)
+    ->Arg(1000)
+    ->ArgName("pollMs")
+    ->UseManualTime()
+    ->Iterations(20)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
