@@ -216,6 +216,15 @@ std::optional<Lease> readLease(Db& db, const std::string& executionId) {
   return lease;
 }
 
+bool holdsLease(Db& db, const Lease& lease) {
+  StatementUse select(
+      db.prepare("SELECT token, owner_id, released FROM leases WHERE execution_id = ?1"));
+  select->bind(1, std::string_view(lease.executionId));
+  if (!select->step("read a lease")) return false;
+  return select->int64(0) == lease.token && select->text(1) == lease.owner.id &&
+         select->int64(2) == 0;
+}
+
 void writeLease(Db& db, const Lease& lease) {
   StatementUse upsert(
       db.prepare("INSERT OR REPLACE INTO leases (execution_id, owner_id, host, pid, boot_id, "

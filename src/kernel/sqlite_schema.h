@@ -48,6 +48,9 @@ std::optional<ExecutionInfo> readInfo(Db& db, const std::string& executionId);
 
 // The lease row of `executionId`; nullopt when there is none.
 std::optional<Lease> readLease(Db& db, const std::string& executionId);
+// isCurrentLease(readLease(db, lease.executionId), lease), reading three columns and copying
+// nothing: the fence of every leased append.
+bool holdsLease(Db& db, const Lease& lease);
 // Inserts or replaces the lease row of lease.executionId.
 void writeLease(Db& db, const Lease& lease);
 // Deletes the lease row of `executionId` (with its log).

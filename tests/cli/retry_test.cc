@@ -117,6 +117,31 @@ TEST_F(RetryCli, ALongerWaitParksTheRunRetryingAndAWorkerRunsItWhenDue) {
   EXPECT_EQ(server_.requests().size(), 2u);
 }
 
+TEST_F(RetryCli, AWorkerRidesOutATenSecondOutageAndTheLogShowsEveryAttempt) {
+  std::string file = app("initialIntervalMs = 1000\nmaxIntervalMs = 2000\nwaitInlineUpToMs = 0\n");
+  Outcome submitted = loom({"run", file, "--id", "outage", "--submit"});
+  ASSERT_EQ(submitted.exitCode, 0) << submitted.err;
+  server_.outageUntil(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  server_.push(answer("hi after ten seconds"));
+  Child worker({"--home", home_, "worker", "--poll-ms", "100"}, dir_);
+  ASSERT_TRUE(waitForStatus("outage", "completed", 60)) << row("outage");
+  worker.kill(SIGTERM);
+  EXPECT_EQ(worker.wait().exitCode, 0);
+  Outcome log = loom({"log", "outage", "--json"});
+  json::value events = log.json();
+  int attempts = 0;
+  for (const auto& e : events.as_array()) {
+    if (e.at("type") != "STEP_FAILED") continue;
+    ++attempts;
+    EXPECT_TRUE(e.at("retryable").as_bool());
+    EXPECT_EQ(e.at("attempt"), attempts);
+    EXPECT_TRUE(e.as_object().contains("nextAttemptAt"));
+  }
+  EXPECT_GE(attempts, 5) << "1 s, then 2 s between attempts over 10 s";
+  EXPECT_EQ(server_.requests().size(), static_cast<std::size_t>(attempts) + 1);
+  EXPECT_EQ(events.as_array().back().at("type"), "EXECUTION_COMPLETED");
+}
+
 TEST_F(RetryCli, LoomRetryRunsItNowAResumeBeforeTheTimeDoesNotAndCancelEndsIt) {
   std::string file = app("initialIntervalMs = 3600000\nmaxIntervalMs = 3600000\n");
   serveBusy(1);

@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -37,7 +38,9 @@ class ChatServer {
         std::lock_guard lock(mu_);
         requests_.push_back({req.body, req.get_header_value("Authorization"),
                              req.get_header_value("OpenAI-Organization")});
-        if (replies_.empty()) {
+        if (std::chrono::steady_clock::now() < outageUntil_) {
+          reply = {503, R"({"error":{"message":"overloaded: a scripted outage"}})"};
+        } else if (replies_.empty()) {
           reply = {500, R"({"error":{"message":"the test scripted no reply for this request"}})"};
         } else {
           reply = replies_.front();
@@ -66,6 +69,11 @@ class ChatServer {
     std::lock_guard lock(mu_);
     replies_.push_back(std::move(reply));
   }
+  // Until `until`, every request gets a 503 and no scripted reply is used.
+  void outageUntil(std::chrono::steady_clock::time_point until) {
+    std::lock_guard lock(mu_);
+    outageUntil_ = until;
+  }
   std::vector<Request> requests() {
     std::lock_guard lock(mu_);
     return requests_;
@@ -78,6 +86,7 @@ class ChatServer {
   std::thread thread_;
   std::mutex mu_;
   std::deque<Reply> replies_;      // GUARDED_BY(mu_)
+  std::chrono::steady_clock::time_point outageUntil_;  // GUARDED_BY(mu_)
   std::vector<Request> requests_;  // GUARDED_BY(mu_)
 };
 
