@@ -24,37 +24,55 @@ using loom::testing::Child;
 using loom::testing::runLoom;
 using loom::testing::TempDir;
 
-void BM_WorkerPickup(benchmark::State& state) {
-  ::setenv("LOOM_TEST_BIN_DIR", LOOM_BINARY_DIR, 0);
+// A home with one finished run (so loom.db exists), its event store, and a worker on it
+// polling every `pollMillis`; the worker is stopped on destruction.
+struct WorkedHome {
+  explicit WorkedHome(int64_t pollMillis) {
+    ::setenv("LOOM_TEST_BIN_DIR", LOOM_BINARY_DIR, 0);
+    runLoom({"--home", home, "run", "example.steps", "--input", "{\"steps\":1}"}, dir);
+    store.emplace(kernel::SqliteEventStoreOptions{home + "/loom.db", kernel::Durability::kNormal});
+    worker.emplace(
+        std::vector<std::string>{"--home", home, "worker", "--poll-ms", std::to_string(pollMillis)},
+        dir);
+  }
+  ~WorkedHome() {
+    worker->kill(SIGTERM);
+    worker->wait();
+  }
+  // Waits up to 30 s for execution `id` to end; false if it did not.
+  bool waitForEnd(const std::string& id) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      auto info = store->info(id);
+      if (info && kernel::isEnded(info->status)) return true;
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
   TempDir dir;
   std::string home = (dir.path() / "home").string();
-  runLoom({"--home", home, "run", "example.steps", "--input", "{\"steps\":1}"}, dir);
-  kernel::SqliteEventStore store({home + "/loom.db", kernel::Durability::kNormal});
-  std::string poll = std::to_string(state.range(0));
-  Child worker({"--home", home, "worker", "--poll-ms", poll}, dir);
+  std::optional<kernel::SqliteEventStore> store;
+  std::optional<Child> worker;
+};
+
+void BM_WorkerPickup(benchmark::State& state) {
+  WorkedHome h(state.range(0));
   int64_t n = 0;
   for (auto _ : state) {
     std::string id = "p" + std::to_string(n++);
-    runLoom({"--home", home, "run", "example.steps", "--submit", "--id", id, "--input",
+    runLoom({"--home", h.home, "run", "example.steps", "--submit", "--id", id, "--input",
              "{\"steps\":1}"},
-            dir);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (;;) {
-      auto info = store.info(id);
-      if (info && kernel::isEnded(info->status)) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        state.SkipWithError("the worker did not run a submitted run within 30 s");
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            h.dir);
+    if (!h.waitForEnd(id)) {
+      state.SkipWithError("the worker did not run a submitted run within 30 s");
+      return;
     }
-    auto events = store.read(id);
+    auto events = h.store->read(id);
     int64_t started = events.front().atMillis;
     int64_t stepped = events.at(1).atMillis;  // the step, recorded by the worker's child
     state.SetIterationTime(static_cast<double>(stepped - started) / 1000.0);
   }
-  worker.kill(SIGTERM);
-  worker.wait();
 }
 BENCHMARK(BM_WorkerPickup)
     ->Arg(100)
@@ -70,26 +88,16 @@ BENCHMARK(BM_WorkerPickup)
 // the timer's wakeAt to the STEP_COMPLETED of the step after it (written by the worker's
 // child). Timers fall due at any point of the poll, so this is the average case.
 void BM_WorkerWakesADueTimer(benchmark::State& state) {
-  ::setenv("LOOM_TEST_BIN_DIR", LOOM_BINARY_DIR, 0);
-  TempDir dir;
-  std::string home = (dir.path() / "home").string();
-  runLoom({"--home", home, "run", "example.steps", "--input", "{\"steps\":1}"}, dir);
-  kernel::SqliteEventStore store({home + "/loom.db", kernel::Durability::kNormal});
-  Child worker({"--home", home, "worker", "--poll-ms", std::to_string(state.range(0))}, dir);
+  WorkedHome h(state.range(0));
+  kernel::SqliteEventStore& store = *h.store;
   int64_t n = 0;
   for (auto _ : state) {
     std::string id = "t" + std::to_string(n++);
-    runLoom({"--home", home, "run", "example.timer", "--id", id, "--input", "{\"sleepMs\":300}"},
-            dir);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (;;) {
-      auto info = store.info(id);
-      if (info && kernel::isEnded(info->status)) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        state.SkipWithError("the worker did not wake a due timer within 30 s");
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    runLoom({"--home", h.home, "run", "example.timer", "--id", id, "--input", "{\"sleepMs\":300}"},
+            h.dir);
+    if (!h.waitForEnd(id)) {
+      state.SkipWithError("the worker did not wake a due timer within 30 s");
+      return;
     }
     std::optional<int64_t> wakeAt;
     int64_t after = 0;
@@ -105,8 +113,6 @@ void BM_WorkerWakesADueTimer(benchmark::State& state) {
     }
     state.SetIterationTime(static_cast<double>(after - *wakeAt) / 1000.0);
   }
-  worker.kill(SIGTERM);
-  worker.wait();
 }
 BENCHMARK(BM_WorkerWakesADueTimer)
     ->Arg(500)
