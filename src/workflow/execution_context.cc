@@ -242,12 +242,13 @@ int ExecutionContext::retriesOf(std::string_view stepId) const {
 
 void ExecutionContext::retryLater(const StepCall& call, int attempt, const Error& error) {
   RetryPolicy policy = env_.options.retry.forEffect(call.effectId);
-  if (retriesOf(call.stepId) + 1 >= policy.maxAttempts) return;  // stops are not counted
+  int tries = retriesOf(call.stepId) + 1;  // the policy's count: stops are not attempts
+  if (tries >= policy.maxAttempts) return;
   const auto* asked = dynamic_cast<const RetryAfterError*>(&error);
   thread_local std::mt19937_64 random{std::random_device{}()};
   double u = std::uniform_real_distribution<double>(0.0, 1.0)(random);
   int64_t next = env_.options.clock->nowMillis() +
-                 retryDelayMillis(policy, attempt, u, asked ? asked->retryAfterMillis() : -1);
+                 retryDelayMillis(policy, tries, u, asked ? asked->retryAfterMillis() : -1);
   std::string code(errorCodeName(error.code()));
   recordFailure(call, code, error.what(), true, attempt, next);
   throw ParkRequest{"retrying",

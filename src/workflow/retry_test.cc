@@ -158,6 +158,12 @@ TEST_F(RetryTest, AKillSwitchStopIsNotCountedAsAnAttempt) {
   }
   EXPECT_EQ(r.status, ExecutionStatus::kFailed);
   EXPECT_EQ(attempts_.size(), 5u) << "the stop, then maxAttempts = 4 attempts";
+  auto failed = failures("r");
+  ASSERT_EQ(failed.size(), 5u);
+  EXPECT_EQ(parseTimestamp(std::string(failed[1].data.at("nextAttemptAt").as_string())) -
+                failed[1].atMillis,
+            60'000)
+      << "the first counted attempt waits initialIntervalMs: the stop does not grow the wait";
 }
 
 TEST_F(RetryTest, AFailureThatIsNotRetryableFailsAtOnce) {
