@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <thread>
 
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/workflow/runtime.h"
@@ -42,6 +44,36 @@ effects::TaskRegistry& tasks() {
   return t;
 }
 
+// The store as it was before leases, for the runtime: acquiring, renewing and releasing write
+// nothing and a leased append is a plain append. Wrapping a store in it measures, in one
+// binary, what leases cost the runtime (the issue "Run ownership": within 5% of before).
+class LeaselessStore : public kernel::ForwardingEventStore {
+ public:
+  using ForwardingEventStore::ForwardingEventStore;
+  kernel::Lease acquireLease(const kernel::LeaseRequest& request) override {
+    kernel::Lease lease;
+    lease.executionId = request.executionId;
+    lease.owner = request.owner;
+    lease.token = 1;
+    lease.expiresAtMillis = std::numeric_limits<int64_t>::max();
+    return lease;
+  }
+  kernel::Lease renewLease(const kernel::Lease& lease, int64_t) override { return lease; }
+  void releaseLease(const kernel::Lease&) override {}
+  int64_t appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
+                       std::vector<kernel::Event> events) override {
+    return target().append(lease.executionId, expectedNextSeq, std::move(events));
+  }
+};
+
+// `store` itself (leases:1) or `store` wrapped in LeaselessStore (leases:0).
+struct MaybeLeased {
+  MaybeLeased(kernel::EventStore& store, bool leases)
+      : leaseless(store), chosen(leases ? store : leaseless) {}
+  LeaselessStore leaseless;
+  kernel::EventStore& chosen;
+};
+
 void runSteps(benchmark::State& state, kernel::EventStore& store, int64_t stepsPerRun) {
   workflow::WorkflowRuntime rt(store, registry(), tasks(), nullptr);
   int64_t steps = 0;
@@ -66,12 +98,15 @@ void BM_StepSqlite(benchmark::State& state) {
   kernel::SqliteEventStore store(
       {(dir.path() / "loom.db").string(),
        state.range(0) ? kernel::Durability::kFull : kernel::Durability::kNormal});
-  runSteps(state, store, 200);
+  MaybeLeased maybe(store, state.range(1) != 0);
+  runSteps(state, maybe.chosen, 200);
 }
+// leases:0 is the runtime on the store as it was before leases (LeaselessStore).
 BENCHMARK(BM_StepSqlite)
-    ->Arg(1)
-    ->Arg(0)
-    ->ArgName("fsync")
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->Args({0, 1})
+    ->ArgNames({"fsync", "leases"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
@@ -149,7 +184,8 @@ void BM_GroupCommit(benchmark::State& state) {
   const int runsAtOnce = static_cast<int>(state.range(0));
   workflow::RuntimeOptions options;
   options.workers = runsAtOnce;
-  workflow::WorkflowRuntime rt(store, registry(), tasks(), nullptr, options);
+  MaybeLeased maybe(store, state.range(1) != 0);
+  workflow::WorkflowRuntime rt(maybe.chosen, registry(), tasks(), nullptr, options);
   int64_t steps = 0;
   constexpr int64_t kPerRun = 100;
   for (auto _ : state) {
@@ -166,12 +202,11 @@ void BM_GroupCommit(benchmark::State& state) {
   state.counters["steps/commit"] =
       static_cast<double>(steps + 2 * steps / kPerRun) / static_cast<double>(store.commits());
 }
+// leases:0 is the runtime on the store as it was before leases (LeaselessStore).
 BENCHMARK(BM_GroupCommit)
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(16)
-    ->Arg(64)
-    ->ArgName("runs")
+    ->ArgsProduct({{1, 2, 16, 64}, {1}})
+    ->Args({64, 0})
+    ->ArgNames({"runs", "leases"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -2,17 +2,20 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <unordered_map>
+#include <utility>
 
 #include "append_plan.h"
 #include "lease_rules.h"
 #include "log_check.h"
 #include "loom/util/error.h"
-#include "util/sqlite_db.h"
 #include "sqlite_group_commit.h"
 #include "sqlite_schema.h"
+#include "util/sqlite_db.h"
 
 namespace loom::kernel {
 namespace {
@@ -24,7 +27,7 @@ using sqlite::StatementUse;
 struct WriteRequest {
   enum class Kind { kAppend, kControl, kRemove, kLease };
   Kind kind = Kind::kAppend;
-  const std::string* executionId = nullptr;  // kAppend, kRemove
+  const std::string* executionId = nullptr;  // kAppend, kRemove, kLease
   int64_t expectedNextSeq = 0;               // kAppend, kControl
   std::vector<Event> events;                 // kAppend
   const Lease* fence = nullptr;              // kAppend under a lease
@@ -45,9 +48,44 @@ constexpr const char* kRollback = "ROLLBACK";
 constexpr const char* kSavepoint = "SAVEPOINT request";
 constexpr const char* kRelease = "RELEASE request";
 constexpr const char* kRollbackTo = "ROLLBACK TO request";
+constexpr const char* kSyncFull = "PRAGMA synchronous = FULL";
+constexpr const char* kSyncNormal = "PRAGMA synchronous = NORMAL";
 
 // Idle read connections kept for reuse; more are opened while calls overlap.
 constexpr std::size_t kMaxIdleReaders = 4;
+
+// The leases that fenced appends proved current, so the next append under one reads nothing.
+// Only this store's writer changes leases without changing `PRAGMA data_version` (which moves
+// whenever another connection, in any process, commits): while it stands still and this
+// writer has not written an execution's lease since, a lease proven current still is. Used
+// by the group commit leader alone.
+class FenceCache {
+ public:
+  // Inside the group's write transaction: forgets everything when another connection wrote.
+  void startGroup(Db& writer) {
+    StatementUse version(writer.prepare("PRAGMA data_version"));
+    version->step("read data_version");
+    int64_t now = version->int64(0);
+    if (now != dataVersion_) forgetAll();
+    dataVersion_ = now;
+  }
+  bool proven(const Lease& lease) const {
+    auto it = proven_.find(lease.executionId);
+    return it != proven_.end() && it->second.first == lease.token &&
+           it->second.second == lease.owner.id;
+  }
+  void remember(const Lease& lease) {
+    if (proven_.size() >= kMaxRemembered) proven_.clear();
+    proven_[lease.executionId] = {lease.token, lease.owner.id};
+  }
+  void forget(const std::string& executionId) { proven_.erase(executionId); }
+  void forgetAll() { proven_.clear(); }
+
+ private:
+  static constexpr std::size_t kMaxRemembered = 4096;
+  int64_t dataVersion_ = -1;
+  std::unordered_map<std::string, std::pair<int64_t, std::string>> proven_;
+};
 
 }  // namespace
 
@@ -68,8 +106,7 @@ struct SqliteEventStore::Impl {
         writer(options.path, options.busyTimeoutMillis),
         queue([this](const std::vector<WriteRequest*>& group) { commitGroup(group); }),
         readers(options.path, options.busyTimeoutMillis, kMaxIdleReaders) {
-    writer.exec(options.durability == Durability::kFull ? "PRAGMA synchronous = FULL"
-                                                        : "PRAGMA synchronous = NORMAL",
+    writer.exec(options.durability == Durability::kFull ? kSyncFull : kSyncNormal,
                 "set synchronous");
     schema::prepareSchema(writer);
     // Prepared now, not on first use: an error path must not fail to prepare its ROLLBACK.
@@ -92,12 +129,19 @@ struct SqliteEventStore::Impl {
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
+      syncCommits(!leasesOnly(group));
       writer.run(kBegin, "begin write transaction");
     } catch (...) {
       failGroup(group, std::current_exception());
       return;
     }
     groupBroken = false;
+    try {
+      fences.startGroup(writer);
+    } catch (...) {
+      failGroup(group, std::current_exception());
+      return;
+    }
     bool wrote = false;
     for (WriteRequest* r : group) {
       try {
@@ -121,11 +165,26 @@ struct SqliteEventStore::Impl {
     }
   }
 
+  // A group of lease writes alone commits without an fdatasync (durability full): a lease only
+  // matters while its owner lives, every runner on this host dies with the machine that could
+  // lose it, and the WAL is ordered, so the next synced commit makes it durable too. Other
+  // processes see it once committed.
+  static bool leasesOnly(const std::vector<WriteRequest*>& group) {
+    return std::all_of(group.begin(), group.end(),
+                       [](const WriteRequest* r) { return r->kind == WriteRequest::Kind::kLease; });
+  }
+  void syncCommits(bool sync) {
+    if (options.durability != Durability::kFull || sync == syncing) return;
+    writer.run(sync ? kSyncFull : kSyncNormal, "set synchronous");
+    syncing = sync;
+  }
+
   // Rolls the group's transaction back; every request not already refused on its own gets
   // `error` (its writes, if any, are gone with the transaction).
   void failGroup(const std::vector<WriteRequest*>& group, const std::exception_ptr& error) {
     // Rolling back is the only way on; a failure here is retried before the next BEGIN.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
+    fences.forgetAll();  // what this group read may be gone with it
     for (WriteRequest* r : group) {
       if (!r->error || r->wrote) r->error = error;
       r->wrote = false;
@@ -158,6 +217,7 @@ struct SqliteEventStore::Impl {
       case WriteRequest::Kind::kRemove:
         return applyRemove(r);
       case WriteRequest::Kind::kLease:
+        fences.forget(*r.executionId);
         inSavepoint([&] { r.leaseWrite(writer, options.clock->nowMillis()); });
         r.wrote = true;
         return;
@@ -166,8 +226,11 @@ struct SqliteEventStore::Impl {
 
   void applyAppend(WriteRequest& r) {
     // Read inside the write transaction: correct against other processes too.
-    if (r.fence && !schema::holdsLease(writer, *r.fence)) {  // the error reads it all
-      requireCurrentLease(schema::readLease(writer, *r.executionId), *r.fence, "append");
+    if (r.fence && !fences.proven(*r.fence)) {
+      if (!schema::holdsLease(writer, *r.fence)) {  // the error reads it all
+        requireCurrentLease(schema::readLease(writer, *r.executionId), *r.fence, "append");
+      }
+      fences.remember(*r.fence);
     }
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
@@ -222,6 +285,7 @@ struct SqliteEventStore::Impl {
       meta->bind(1, std::string_view(*r.executionId));
       meta->step("remove execution metadata");
       r.removed = hadEvents || writer.changes() > 0;
+      fences.forget(*r.executionId);
       schema::removeLease(writer, *r.executionId);
     });
     r.wrote = r.removed;
@@ -230,6 +294,8 @@ struct SqliteEventStore::Impl {
   const SqliteEventStoreOptions options;
   Db writer;  // used only by the group's leader (GroupCommitQueue serializes leaders)
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
+  bool syncing = true;       // used only by the leader: synchronous is FULL (durability full)
+  FenceCache fences;         // used only by the leader
   GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
   sqlite::ReaderPool readers;
@@ -350,6 +416,7 @@ Lease SqliteEventStore::acquireLease(const LeaseRequest& request) {
   Lease granted;
   WriteRequest r;
   r.kind = WriteRequest::Kind::kLease;
+  r.executionId = &request.executionId;
   r.leaseWrite = [&](Db& writer, int64_t now) {
     granted = grantLease(schema::readLease(writer, request.executionId), request, now);
     schema::writeLease(writer, granted);
@@ -362,6 +429,7 @@ Lease SqliteEventStore::renewLease(const Lease& lease, int64_t ttlMillis) {
   Lease renewed;
   WriteRequest r;
   r.kind = WriteRequest::Kind::kLease;
+  r.executionId = &lease.executionId;
   r.leaseWrite = [&](Db& writer, int64_t now) {
     renewed = renewedLease(schema::readLease(writer, lease.executionId), lease, ttlMillis, now);
     schema::writeLease(writer, renewed);
@@ -373,6 +441,7 @@ Lease SqliteEventStore::renewLease(const Lease& lease, int64_t ttlMillis) {
 void SqliteEventStore::releaseLease(const Lease& lease) {
   WriteRequest r;
   r.kind = WriteRequest::Kind::kLease;
+  r.executionId = &lease.executionId;
   r.leaseWrite = [&](Db& writer, int64_t) {
     auto current = schema::readLease(writer, lease.executionId);
     if (!isCurrentLease(current, lease)) return;

@@ -329,6 +329,25 @@ TEST_F(SqliteEventStoreTest, TwoStoresOnOneFileDetectConflicts) {
   EXPECT_EQ(kRounds + 2, b->info("e1")->nextSeq);
 }
 
+// A fenced append reads the lease only when another connection wrote since it was last proven
+// (PRAGMA data_version), so a takeover through another store (another process) or a lease row
+// changed by another program must still fence the very next append.
+TEST_F(SqliteEventStoreTest, ATakeoverThroughAnotherConnectionFencesTheNextAppend) {
+  auto a = open();
+  auto b = open();
+  const LeaseOwner ownerA{"a", "host-a", 101}, ownerB{"b", "host-b", 202};
+  Lease la = a->acquireLease({"e1", ownerA, 60'000, std::nullopt});
+  EXPECT_EQ(2, a->appendLeased(la, 1, {started()}));
+  EXPECT_EQ(3, a->appendLeased(la, 2, {step("s1")}));  // the lease is proven now
+  Lease lb = b->acquireLease({"e1", ownerB, 60'000, la.token});
+  EXPECT_THROW(a->appendLeased(la, 3, {step("s2")}), LeaseLostError);
+  EXPECT_EQ(4, b->appendLeased(lb, 3, {step("s2")}));
+  EXPECT_EQ(5, b->appendLeased(lb, 4, {step("s3")}));
+  rawExec(path_, "UPDATE leases SET released = 1 WHERE execution_id = 'e1'");
+  EXPECT_THROW(b->appendLeased(lb, 5, {step("s4")}), LeaseLostError);
+  EXPECT_EQ(5, a->info("e1")->nextSeq) << "a refused append wrote something";
+}
+
 // Appends `count` steps to `id`, re-reading the next seq after each ConflictError. Returns
 // the conflicts seen.
 int appendWithRetry(SqliteEventStore& store, const std::string& id, const std::string& prefix,
