@@ -14,7 +14,7 @@ endforeach()
 
 # What the modules link outside Loom: the library's own link interface.
 set(external Threads::Threads Boost::json PkgConfig::SQLITE3 PkgConfig::SODIUM PkgConfig::ZSTD
-             PkgConfig::TOMLPP PkgConfig::HTTPLIB PkgConfig::RE2)
+             PkgConfig::TOMLPP PkgConfig::HTTPLIB PkgConfig::RE2 PkgConfig::LIBPQ)
 
 foreach(kind IN ITEMS static shared)
   string(TOUPPER ${kind} KIND)

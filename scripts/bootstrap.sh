@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-json1.81-dev libsqlite3-dev sqlite3 libsodium-dev libzstd-dev
   libcli11-dev libtomlplusplus-dev libcpp-httplib-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libpq-dev postgresql-15
   clang libclang-rt-14-dev
 )
 

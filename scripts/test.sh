@@ -4,11 +4,18 @@
 # (AddressSanitizer + UndefinedBehaviorSanitizer) and runs every test again there; then runs
 # the libFuzzer targets for a fixed budget (scripts/fuzz.sh). Exits non-zero on the first
 # failure. LOOM_BUILD_JOBS caps the parallel compile jobs (default: the number of CPUs).
+# The PostgreSQL stores' tests run against a private cluster this script starts
+# (scripts/postgres-test-cluster.sh: a temporary folder, 127.0.0.1, a free port) and stops at
+# the end, whatever happens.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/bootstrap.sh
 ./scripts/install-mcp-servers.sh
+pg_env=$(./scripts/postgres-test-cluster.sh start)  # fails the script if the server cannot start
+eval "$pg_env"
+trap './scripts/postgres-test-cluster.sh stop "$LOOM_TEST_POSTGRES_DIR"' EXIT
+export LOOM_TEST_POSTGRES_URL LOOM_TEST_POSTGRES_REQUIRED=1
 cmake --preset release
 cmake --build --preset release --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset release

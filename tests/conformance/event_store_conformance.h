@@ -34,12 +34,21 @@ struct EventStoreFactory {
   // The store keeps another form than it reads back (a sealing store): its sizes are those of
   // the stored form, which the suite cannot see (that store's own tests check them).
   bool storesAnotherForm = false;
+  // Why the implementation cannot run here (a server it needs is not configured); unset or
+  // "": it can. The suite then skips with that message.
+  std::function<std::string()> unavailable;
 };
 
 // Gives each TEST_P of the suite a fresh, empty store of the parameter's implementation.
 class EventStoreConformance : public ::testing::TestWithParam<EventStoreFactory> {
  protected:
-  void SetUp() override { store_ = GetParam().make(scratch_.path(), clock_); }
+  void SetUp() override {
+    if (GetParam().unavailable) {
+      std::string why = GetParam().unavailable();
+      if (!why.empty()) GTEST_SKIP() << why;
+    }
+    store_ = GetParam().make(scratch_.path(), clock_);
+  }
   void TearDown() override { store_.reset(); }
   EventStore& store() { return *store_; }
   // The store's lease clock: it moves only when a test advances it.

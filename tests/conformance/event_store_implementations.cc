@@ -5,6 +5,8 @@
 #include "loom/compliance/memory_key_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
+#include "loom/postgres/postgres_event_store.h"
+#include "support/postgres_server.h"
 
 namespace loom::kernel::conformance {
 namespace {
@@ -51,11 +53,25 @@ EventStoreFactory sqlite(Durability durability) {
           }};
 }
 
+// A schema of its own per test on the test cluster (support/postgres_server.h).
+EventStoreFactory postgres() {
+  return {"Postgres",
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<EventStore> {
+            postgres::PostgresOptions options{loom::testing::testPostgresUrl(),
+                                              loom::testing::testSchemaFor(dir), std::move(clock)};
+            postgres::migrate(options);
+            return std::make_unique<postgres::PostgresEventStore>(options);
+          },
+          /*storesAnotherForm=*/false, &loom::testing::postgresUnavailable};
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, EventStoreConformance,
                          ::testing::Values(memory(),                     //
                                            sqlite(Durability::kFull),    //
                                            sqlite(Durability::kNormal),  //
-                                           sealing()),
+                                           sealing(),                    //
+                                           postgres()),
                          factoryName);
 
 }  // namespace

@@ -1,0 +1,66 @@
+// The PostgreSQL EventStore (docs/spec/postgresql.md): every execution's events, their
+// metadata, the control log and the leases in tables of one schema on a shared server, for
+// workers on many machines. Each append is one transaction that locks the execution's
+// metadata row (and, fenced, its lease row), so conflicts and fencing hold across every
+// process and machine; metadata is updated in the same transaction as the events. Lease times
+// are the server's clock unless PostgresOptions::clock is set (tests). Connection loss is an
+// UnavailableError (retryable) and loses nothing committed. Thread-safe; a scan visitor may
+// call back into the store.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "loom/kernel/event_store.h"
+#include "loom/util/clock.h"
+
+namespace loom::postgres {
+
+struct PostgresOptions {
+  // A libpq connection string or URL ("postgresql://user:password@host:5432/db"). Its
+  // password never appears in an error or a log line.
+  std::string url;
+  // The PostgreSQL schema holding Loom's tables: lower-case letters, digits and _.
+  std::string schema = "loom";
+  // Lease times; nullptr (the default): the server's clock, shared by every machine.
+  std::shared_ptr<const Clock> clock;
+  std::size_t maxIdleConnections = 8;
+};
+
+// The layout version of Loom's tables in a schema (meta 'schema_version').
+inline constexpr int kPostgresSchemaVersion = 1;
+
+// Creates Loom's tables in options.schema (creating the schema too), or upgrades older ones to
+// kPostgresSchemaVersion (`loom db migrate`). Idempotent; concurrent calls are serialized by
+// an advisory lock. Throws FailedPreconditionError for a schema written by a newer Loom.
+void migrate(const PostgresOptions& options);
+
+class PostgresEventStore : public kernel::EventStore {
+ public:
+  // Connects and checks the schema version: FailedPreconditionError when the tables are
+  // missing or older (run `loom db migrate`) or newer than this build knows.
+  explicit PostgresEventStore(PostgresOptions options);
+  ~PostgresEventStore() override;
+
+  int64_t append(const std::string& executionId, int64_t expectedNextSeq,
+                 std::vector<kernel::Event> events) override;
+  void scan(const std::string& executionId, int64_t fromSeq,
+            const std::function<void(const kernel::Event&)>& visit) const override;
+  std::optional<kernel::ExecutionInfo> info(const std::string& executionId) const override;
+  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override;
+  bool remove(const std::string& executionId) override;
+  int64_t appendControl(int64_t expectedNextSeq, std::vector<kernel::ControlEvent> events) override;
+  std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
+  kernel::Lease acquireLease(const kernel::LeaseRequest& request) override;
+  kernel::Lease renewLease(const kernel::Lease& lease, int64_t ttlMillis) override;
+  void releaseLease(const kernel::Lease& lease) override;
+  std::optional<kernel::Lease> currentLease(const std::string& executionId) const override;
+  int64_t appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
+                       std::vector<kernel::Event> events) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loom::postgres

@@ -1,0 +1,222 @@
+#include "pg_connection.h"
+
+#include <endian.h>
+
+#include <cstring>
+#include <vector>
+
+namespace loom::postgres {
+namespace {
+
+constexpr Oid kBoolOid = 16;
+constexpr Oid kByteaOid = 17;
+constexpr Oid kInt8Oid = 20;
+constexpr Oid kTextOid = 25;
+
+std::string trimmed(const char* message) {
+  std::string m = message != nullptr ? message : "";
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return m;
+}
+
+// The Loom error for a failed statement with SQLSTATE `state` (empty: none, e.g. the
+// connection dropped before the server answered).
+[[noreturn]] void throwFor(std::string_view state, const std::string& what, bool connectionLost) {
+  auto is = [&](std::string_view s) { return state == s; };
+  auto classIs = [&](std::string_view c) { return state.substr(0, 2) == c; };
+  if (connectionLost || state.empty() || classIs("08") || is("57P01") || is("57P02") ||
+      is("57P03")) {
+    throw UnavailableError(what +
+                           " (the connection to the server was lost or refused; the "
+                           "call can be retried once the server is reachable)");
+  }
+  if (is("40001") || is("40P01")) throw RetryTransaction(what);
+  if (is("23505")) throw ConflictError(what);
+  if (classIs("53")) {
+    throw UnavailableError(what +
+                           " (the server is out of a resource: disk, memory or "
+                           "connections; retry once it has room)");
+  }
+  if (is("42P01") || is("3F000")) {
+    throw FailedPreconditionError(what + " (Loom's tables are not there: run `loom db migrate`)");
+  }
+  if (classIs("22")) throw InvalidArgumentError(what);
+  throw InternalError(what);
+}
+
+std::string bigEndian(int64_t v) {
+  uint64_t be = htobe64(static_cast<uint64_t>(v));
+  return std::string(reinterpret_cast<const char*>(&be), sizeof be);
+}
+
+}  // namespace
+
+std::string redactUrl(std::string_view url) {
+  // postgresql://user:password@host/... -> postgresql://user:***@host/...
+  auto scheme = url.find("://");
+  if (scheme != std::string_view::npos) {
+    auto start = scheme + 3;
+    auto at = url.find('@', start);
+    auto slash = url.find('/', start);
+    if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash)) {
+      auto colon = url.find(':', start);
+      if (colon != std::string_view::npos && colon < at) {
+        std::string out(url.substr(0, colon + 1));
+        return out + "***" + std::string(url.substr(at));
+      }
+    }
+  }
+  // Keyword form ("host=... password=..."), or a password= query parameter.
+  std::string out(url);
+  for (std::size_t pos = 0; (pos = out.find("password=", pos)) != std::string::npos;) {
+    auto begin = pos + 9;
+    auto end = out.find_first_of(" &", begin);
+    out.replace(begin, (end == std::string::npos ? out.size() : end) - begin, "***");
+    pos = begin + 3;
+  }
+  return out;
+}
+
+Param Param::int64(int64_t v) { return {kInt8Oid, bigEndian(v), false}; }
+Param Param::text(std::string_view v) { return {kTextOid, std::string(v), false}; }
+Param Param::bytes(std::string_view v) { return {kByteaOid, std::string(v), false}; }
+Param Param::boolean(bool v) { return {kBoolOid, std::string(1, v ? '\1' : '\0'), false}; }
+Param Param::optionalInt64(const std::optional<int64_t>& v) {
+  return v ? int64(*v) : Param{kInt8Oid, {}, true};
+}
+Param Param::optionalText(const std::optional<std::string>& v) {
+  return v ? text(*v) : Param{kTextOid, {}, true};
+}
+
+std::string_view Result::text(int row, int col) const {
+  return {PQgetvalue(r_.get(), row, col),
+          static_cast<std::size_t>(PQgetlength(r_.get(), row, col))};
+}
+
+int64_t Result::int64(int row, int col) const {
+  if (PQgetlength(r_.get(), row, col) != 8) {
+    throw DataLossError("postgresql: column " + std::to_string(col) + " is not an int8 value");
+  }
+  uint64_t be = 0;
+  std::memcpy(&be, PQgetvalue(r_.get(), row, col), sizeof be);
+  return static_cast<int64_t>(be64toh(be));
+}
+
+bool Result::boolean(int row, int col) const {
+  return PQgetlength(r_.get(), row, col) == 1 && PQgetvalue(r_.get(), row, col)[0] != 0;
+}
+
+std::optional<int64_t> Result::optionalInt64(int row, int col) const {
+  if (isNull(row, col)) return std::nullopt;
+  return int64(row, col);
+}
+
+std::optional<std::string> Result::optionalText(int row, int col) const {
+  if (isNull(row, col)) return std::nullopt;
+  return std::string(text(row, col));
+}
+
+int64_t Result::changed() const {
+  const char* n = PQcmdTuples(r_.get());
+  return n != nullptr && *n != '\0' ? std::stoll(n) : 0;
+}
+
+void requireIdentifier(const std::string& schema) {
+  bool ok = !schema.empty() && schema.size() <= 63 && !(schema[0] >= '0' && schema[0] <= '9');
+  for (char c : schema) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  }
+  if (!ok) {
+    throw ConfigError("postgresql schema '" + schema +
+                      "' is not a plain identifier: use lower-case letters, digits and _ "
+                      "(at most 63, not starting with a digit)");
+  }
+}
+
+Connection::Connection(const std::string& url, const std::string& schema)
+    : redactedUrl_(redactUrl(url)) {
+  requireIdentifier(schema);
+  conn_ = PQconnectdb(url.c_str());
+  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
+    std::string why = conn_ != nullptr ? trimmed(PQerrorMessage(conn_)) : "out of memory";
+    if (conn_ != nullptr) PQfinish(conn_);
+    conn_ = nullptr;
+    throw UnavailableError("cannot connect to postgresql at " + redactedUrl_ + ": " +
+                           redactUrl(why) + "; check [storage] url and that the server runs");
+  }
+  std::string set = "SET search_path TO " + schema;
+  check(PQexec(conn_, set.c_str()), "set the search path");
+}
+
+Connection::~Connection() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+bool Connection::broken() const { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
+
+bool Connection::inTransaction() const {
+  PGTransactionStatusType s = PQtransactionStatus(conn_);
+  return s == PQTRANS_INTRANS || s == PQTRANS_INERROR || s == PQTRANS_ACTIVE;
+}
+
+Result Connection::check(PGresult* r, std::string_view op) {
+  Result result(r);
+  ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  std::string message = trimmed(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+  if (message.empty()) message = trimmed(PQerrorMessage(conn_));
+  bool lost = PQstatus(conn_) != CONNECTION_OK;
+  if (lost || state == nullptr) broken_ = true;
+  throwFor(state != nullptr ? state : "",
+           "postgresql (" + redactedUrl_ + "): " + std::string(op) + " failed: " + message, lost);
+}
+
+namespace {
+
+struct Wire {
+  std::vector<Oid> types;
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+
+template <typename Params>
+Wire wire(const Params& params) {
+  Wire w;
+  for (const Param& p : params) {
+    w.types.push_back(p.type);
+    w.values.push_back(p.null ? nullptr : p.value.data());
+    w.lengths.push_back(static_cast<int>(p.value.size()));
+    w.formats.push_back(1);
+  }
+  return w;
+}
+
+}  // namespace
+
+Result Connection::exec(const char* sql, std::initializer_list<Param> params, std::string_view op) {
+  Wire w = wire(params);
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    std::string name = "s" + std::to_string(prepared_.size());
+    check(PQprepare(conn_, name.c_str(), sql, static_cast<int>(w.types.size()), w.types.data()),
+          op);
+    it = prepared_.emplace(sql, std::move(name)).first;
+  }
+  return check(PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(w.values.size()),
+                              w.values.data(), w.lengths.data(), w.formats.data(), 1),
+               op);
+}
+
+Result Connection::execDynamic(const std::string& sql, const std::vector<Param>& params,
+                               std::string_view op) {
+  Wire w = wire(params);
+  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(w.values.size()), w.types.data(),
+                            w.values.data(), w.lengths.data(), w.formats.data(), 1),
+               op);
+}
+
+void Connection::run(const char* sql, std::string_view op) { check(PQexec(conn_, sql), op); }
+
+}  // namespace loom::postgres

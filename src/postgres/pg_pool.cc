@@ -1,0 +1,39 @@
+#include "pg_pool.h"
+
+namespace loom::postgres {
+
+Pool::Pool(std::string url, std::string schema, std::size_t maxIdle)
+    : url_(std::move(url)), schema_(std::move(schema)), maxIdle_(maxIdle) {
+  requireIdentifier(schema_);
+}
+
+Pool::PoolLease Pool::acquire() {
+  {
+    std::lock_guard lock(mu_);
+    while (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      if (!conn->broken()) return PoolLease(*this, std::move(conn));
+    }
+  }
+  return PoolLease(*this, std::make_unique<Connection>(url_, schema_));
+}
+
+Pool::PoolLease::~PoolLease() {
+  if (conn_ && pool_ != nullptr) pool_->giveBack(std::move(conn_));
+}
+
+void Pool::giveBack(std::unique_ptr<Connection> conn) {
+  if (conn->inTransaction()) {
+    try {
+      conn->run("ROLLBACK", "roll back");
+    } catch (...) {
+      return;  // dropped: its state is unknown
+    }
+  }
+  if (conn->broken()) return;
+  std::lock_guard lock(mu_);
+  if (idle_.size() < maxIdle_) idle_.push_back(std::move(conn));
+}
+
+}  // namespace loom::postgres

@@ -1,0 +1,43 @@
+// The PostgreSQL tables of Loom (docs/spec/postgresql.md) and the codecs between their rows and
+// the kernel's values. Tables, in the options' schema:
+//   meta(key PK, value)          -- 'schema_version' (kPostgresSchemaVersion), 'event_schema'
+//   executions(id PK, workflow, subject, status, started_at, ended_at, next_seq, steps,
+//              log_bytes, state_bytes, <the FoldSizes fields>)
+//   events(execution_id, seq, body bytea, checksum, PK(execution_id, seq))
+//   control(seq PK, body bytea, checksum)
+//   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
+//          acquired_at, renewed_at, expires_at, released)
+// Ids sort bytewise (COLLATE "C"), as in every other store.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "loom/kernel/execution_info.h"
+#include "loom/kernel/lease.h"
+#include "pg_connection.h"
+
+namespace loom::postgres::schema {
+
+// Throws FailedPreconditionError unless `conn`'s schema holds tables of
+// kPostgresSchemaVersion and an EVENT_SCHEMA this build reads.
+void check(Connection& conn);
+
+// The executions columns in row order, for SELECT lists.
+#define LOOM_PG_EXECUTION_COLUMNS                                                       \
+  "id, workflow, subject, status, started_at, ended_at, next_seq, steps, log_bytes, "   \
+  "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, " \
+  "input_bytes, result_bytes"
+
+// The ExecutionInfo of row `row`, whose columns start at `col` with the executions columns.
+kernel::ExecutionInfo infoFromRow(const Result& r, int row);
+std::optional<kernel::ExecutionInfo> readInfo(Connection& conn, const std::string& executionId,
+                                              bool forUpdate);
+void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew);
+
+// The lease row of `executionId` (locked for update or share when asked); nullopt: none.
+enum class Lock { kNone, kShare, kUpdate };
+std::optional<kernel::Lease> readLease(Connection& conn, const std::string& executionId, Lock lock);
+void writeLease(Connection& conn, const kernel::Lease& lease, bool isNew);
+
+}  // namespace loom::postgres::schema

@@ -1,0 +1,240 @@
+#include "loom/postgres/postgres_event_store.h"
+
+#include "kernel/append_plan.h"
+#include "kernel/lease_rules.h"
+#include "kernel/log_check.h"
+#include "pg_pool.h"
+#include "pg_schema.h"
+
+namespace loom::postgres {
+namespace {
+
+using kernel::ControlEvent;
+using kernel::Event;
+using kernel::ExecutionInfo;
+using kernel::Lease;
+
+constexpr const char* kBegin = "BEGIN";
+constexpr const char* kBeginSnapshot = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+constexpr int64_t kScanPage = 256;
+
+}  // namespace
+
+struct PostgresEventStore::Impl {
+  explicit Impl(PostgresOptions o)
+      : options(std::move(o)), pool(options.url, options.schema, options.maxIdleConnections) {
+    auto conn = pool.acquire();
+    schema::check(*conn);
+  }
+
+  // The store's time: the injected clock, else the server's.
+  int64_t nowMillis(Connection& conn) const {
+    if (options.clock) return options.clock->nowMillis();
+    Result r = conn.exec("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", {},
+                         "read the server's clock");
+    return r.int64(0, 0);
+  }
+
+  // Appends inside the caller's transaction; `fence`, when set, must be the current lease.
+  int64_t appendIn(Connection& conn, const std::string& executionId, int64_t expectedNextSeq,
+                   std::vector<Event>& events, const Lease* fence) {
+    if (fence != nullptr) {
+      kernel::requireCurrentLease(schema::readLease(conn, executionId, schema::Lock::kShare),
+                                  *fence, "append");
+    }
+    auto current = schema::readInfo(conn, executionId, /*forUpdate=*/true);
+    bool isNew = !current;
+    kernel::AppendPlan plan =
+        kernel::planAppend(executionId, current, expectedNextSeq, std::move(events));
+    for (std::size_t i = 0; i < plan.events.size(); ++i) {
+      int64_t seq = plan.events[i].seq;
+      conn.exec("INSERT INTO events (execution_id, seq, body, checksum) VALUES ($1, $2, $3, $4)",
+                {Param::text(executionId), Param::int64(seq), Param::bytes(plan.texts[i]),
+                 Param::int64(kernel::rowChecksum(executionId, seq, plan.texts[i]))},
+                "append event");
+    }
+    schema::writeInfo(conn, plan.after, isNew);
+    return plan.after.nextSeq;
+  }
+
+  // Two writers creating one execution at once: the second insert is a unique violation,
+  // a ConflictError, as a stale expectedNextSeq is.
+  int64_t append(const std::string& executionId, int64_t expectedNextSeq, std::vector<Event> events,
+                 const Lease* fence) {
+    return inTransaction(pool, kBegin, [&](Connection& conn) {
+      std::vector<Event> batch = events;  // a retried transaction plans again from a copy
+      return appendIn(conn, executionId, expectedNextSeq, batch, fence);
+    });
+  }
+
+  template <typename Change>
+  Lease changeLease(const std::string& executionId, Change&& change) {
+    for (int attempt = 1;; ++attempt) {
+      try {
+        return inTransaction(pool, kBegin, [&](Connection& conn) {
+          auto current = schema::readLease(conn, executionId, schema::Lock::kUpdate);
+          Lease next = change(current, nowMillis(conn));
+          schema::writeLease(conn, next, !current);
+          return next;
+        });
+      } catch (const ConflictError& e) {
+        // Two first acquisitions inserted the row at once: the loser reads the winner's lease.
+        if (dynamic_cast<const kernel::LeaseLostError*>(&e) != nullptr || attempt >= 5) throw;
+      }
+    }
+  }
+
+  const PostgresOptions options;
+  mutable Pool pool;
+};
+
+PostgresEventStore::PostgresEventStore(PostgresOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+PostgresEventStore::~PostgresEventStore() = default;
+
+int64_t PostgresEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
+                                   std::vector<Event> events) {
+  return impl_->append(executionId, expectedNextSeq, std::move(events), nullptr);
+}
+
+int64_t PostgresEventStore::appendLeased(const Lease& lease, int64_t expectedNextSeq,
+                                         std::vector<Event> events) {
+  return impl_->append(lease.executionId, expectedNextSeq, std::move(events), &lease);
+}
+
+void PostgresEventStore::scan(const std::string& executionId, int64_t fromSeq,
+                              const std::function<void(const Event&)>& visit) const {
+  auto conn = impl_->pool.acquire();
+  // The metadata and the rows from one snapshot, so they can be checked against each other.
+  conn->run(kBeginSnapshot, "begin a read transaction");
+  auto info = schema::readInfo(*conn, executionId, false);
+  kernel::ScanCheck check(executionId, fromSeq,
+                          info ? std::optional<int64_t>(info->nextSeq) : std::nullopt);
+  for (int64_t from = std::max<int64_t>(fromSeq, 1);;) {
+    Result r = conn->exec(
+        "SELECT seq, body, checksum FROM events WHERE execution_id = $1 AND seq >= $2 "
+        "ORDER BY seq LIMIT $3",
+        {Param::text(executionId), Param::int64(from), Param::int64(kScanPage)}, "scan events");
+    for (int row = 0; row < r.rows(); ++row) {
+      int64_t seq = r.int64(row, 0);
+      kernel::verifyRowChecksum(executionId, seq, r.text(row, 1), r.optionalInt64(row, 2));
+      Event event = kernel::eventFromText(executionId, seq, r.text(row, 1));
+      check.visit(event);
+      visit(event);
+      from = seq + 1;
+    }
+    if (r.rows() < kScanPage) break;
+  }
+  check.finish();
+  conn->run("COMMIT", "end the read transaction");
+}
+
+std::optional<ExecutionInfo> PostgresEventStore::info(const std::string& executionId) const {
+  auto conn = impl_->pool.acquire();
+  return schema::readInfo(*conn, executionId, false);
+}
+
+std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilter& filter) const {
+  // One statement for every filter: an absent field binds NULL and matches everything.
+  auto conn = impl_->pool.acquire();
+  Result r = conn->exec(
+      "SELECT " LOOM_PG_EXECUTION_COLUMNS
+      " FROM executions WHERE id > $1 AND ($2::text IS NULL OR workflow = $2)"
+      " AND ($3::text IS NULL OR subject = $3) AND ($4::text IS NULL OR status = $4)"
+      " AND ($5::bigint IS NULL OR (ended_at IS NOT NULL AND ended_at < $5))"
+      " ORDER BY id LIMIT $6",
+      {Param::text(filter.afterId), Param::optionalText(filter.workflow),
+       Param::optionalText(filter.subject),
+       Param::optionalText(filter.status ? std::optional<std::string>(
+                                               std::string(kernel::statusName(*filter.status)))
+                                         : std::nullopt),
+       Param::optionalInt64(filter.endedBeforeMillis),
+       Param::optionalInt64(filter.limit == 0 ? std::nullopt
+                                              : std::optional<int64_t>(filter.limit))},
+      "list executions");
+  std::vector<ExecutionInfo> out;
+  out.reserve(static_cast<std::size_t>(r.rows()));
+  for (int row = 0; row < r.rows(); ++row) out.push_back(schema::infoFromRow(r, row));
+  return out;
+}
+
+bool PostgresEventStore::remove(const std::string& executionId) {
+  return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
+    Result events = conn.exec("DELETE FROM events WHERE execution_id = $1",
+                              {Param::text(executionId)}, "remove events");
+    Result meta = conn.exec("DELETE FROM executions WHERE id = $1", {Param::text(executionId)},
+                            "remove execution metadata");
+    conn.exec("DELETE FROM leases WHERE execution_id = $1", {Param::text(executionId)},
+              "remove the lease");
+    return events.changed() > 0 || meta.changed() > 0;
+  });
+}
+
+int64_t PostgresEventStore::appendControl(int64_t expectedNextSeq,
+                                          std::vector<ControlEvent> events) {
+  return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
+    Result next = conn.exec("SELECT COALESCE(MAX(seq), 0) + 1 FROM control", {},
+                            "read the control log's next seq");
+    std::vector<ControlEvent> batch = events;
+    std::vector<std::string> texts =
+        kernel::planControlAppend(next.int64(0, 0), expectedNextSeq, batch);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      // A concurrent appender that took this seq first makes the insert a ConflictError.
+      conn.exec("INSERT INTO control (seq, body, checksum) VALUES ($1, $2, $3)",
+                {Param::int64(batch[i].seq), Param::bytes(texts[i]),
+                 Param::int64(kernel::rowChecksum("", batch[i].seq, texts[i]))},
+                "append control event");
+    }
+    return expectedNextSeq + static_cast<int64_t>(texts.size());
+  });
+}
+
+std::vector<ControlEvent> PostgresEventStore::readControl(int64_t fromSeq) const {
+  auto conn = impl_->pool.acquire();
+  Result r = conn->exec("SELECT seq, body, checksum FROM control WHERE seq >= $1 ORDER BY seq",
+                        {Param::int64(fromSeq)}, "read the control log");
+  std::vector<ControlEvent> out;
+  int64_t expected = fromSeq > 1 ? fromSeq : 1;
+  for (int row = 0; row < r.rows(); ++row) {
+    int64_t seq = r.int64(row, 0);
+    kernel::verifyControlRowChecksum(seq, r.text(row, 1), r.optionalInt64(row, 2));
+    if (seq != expected++) {
+      throw CorruptEventError("(control log)", expected - 1,
+                              "the row is missing (the log goes on at seq " + std::to_string(seq) +
+                                  "); restore the database from a backup");
+    }
+    out.push_back(kernel::controlEventFromText(seq, r.text(row, 1)));
+  }
+  return out;
+}
+
+Lease PostgresEventStore::acquireLease(const kernel::LeaseRequest& request) {
+  return impl_->changeLease(request.executionId,
+                            [&](const std::optional<Lease>& current, int64_t now) {
+                              return kernel::grantLease(current, request, now);
+                            });
+}
+
+Lease PostgresEventStore::renewLease(const Lease& lease, int64_t ttlMillis) {
+  return impl_->changeLease(lease.executionId,
+                            [&](const std::optional<Lease>& current, int64_t now) {
+                              return kernel::renewedLease(current, lease, ttlMillis, now);
+                            });
+}
+
+void PostgresEventStore::releaseLease(const Lease& lease) {
+  inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
+    auto current = schema::readLease(conn, lease.executionId, schema::Lock::kUpdate);
+    if (!kernel::isCurrentLease(current, lease)) return;
+    current->released = true;
+    schema::writeLease(conn, *current, false);
+  });
+}
+
+std::optional<Lease> PostgresEventStore::currentLease(const std::string& executionId) const {
+  auto conn = impl_->pool.acquire();
+  return schema::readLease(*conn, executionId, schema::Lock::kNone);
+}
+
+}  // namespace loom::postgres

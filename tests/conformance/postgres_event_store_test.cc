@@ -1,0 +1,110 @@
+// Tests only the PostgreSQL EventStore needs beyond the conformance suite: the schema's
+// versions (`loom db migrate`), an unreachable server, a connection the server drops, and rows
+// changed behind Loom's back. Each test has a schema of its own on the test cluster.
+#include "loom/postgres/postgres_event_store.h"
+
+#include <gmock/gmock.h>
+
+#include "event_store_conformance.h"
+#include "loom/util/error.h"
+#include "postgres/pg_connection.h"
+#include "support/postgres_server.h"
+
+namespace loom::kernel::conformance {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class PostgresEventStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = loom::testing::postgresUnavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  postgres::PostgresOptions options() const {
+    return {loom::testing::testPostgresUrl(), loom::testing::testSchemaFor(dir_.path())};
+  }
+  // A connection of the test's own, in the store's schema, for what Loom would never do.
+  postgres::Connection admin() const {
+    return postgres::Connection(options().url, options().schema);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(PostgresEventStoreTest, AnUnmigratedSchemaIsRefusedNamingTheMigration) {
+  try {
+    postgres::PostgresEventStore store(options());
+    FAIL() << "a store opened a schema with no tables";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("loom db migrate"));
+  }
+  postgres::migrate(options());
+  postgres::migrate(options());  // idempotent
+  postgres::PostgresEventStore store(options());
+  EXPECT_EQ(2, store.append("e1", 1, {started()}));
+}
+
+TEST_F(PostgresEventStoreTest, ASchemaOfANewerLoomIsRefusedByTheStoreAndTheMigration) {
+  postgres::migrate(options());
+  admin().run("UPDATE meta SET value = '99' WHERE key = 'schema_version'", "test");
+  EXPECT_THROW(postgres::PostgresEventStore{options()}, FailedPreconditionError);
+  try {
+    postgres::migrate(options());
+    FAIL() << "a migration downgraded a newer schema";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("upgrade Loom"));
+  }
+}
+
+TEST_F(PostgresEventStoreTest, AnUnreachableServerIsUnavailableAndNoMessageHoldsThePassword) {
+  postgres::PostgresOptions o = options();
+  o.url = "postgresql://loom:s3cret-pw@127.0.0.1:1/postgres";
+  try {
+    postgres::PostgresEventStore store(o);
+    FAIL() << "connected to nothing";
+  } catch (const UnavailableError& e) {
+    EXPECT_THAT(e.what(), Not(HasSubstr("s3cret-pw")));
+    EXPECT_THAT(e.what(), HasSubstr("postgresql://loom:***@127.0.0.1:1/postgres"));
+  }
+  EXPECT_EQ("host=h password=*** user=u", postgres::redactUrl("host=h password=pw user=u"));
+}
+
+// The server drops the store's connection (a restart, a failover, an administrator): the call
+// that finds it gone is an UnavailableError that wrote nothing, and the next call reconnects.
+TEST_F(PostgresEventStoreTest, AConnectionTheServerDropsIsUnavailableOnceAndLosesNothing) {
+  postgres::migrate(options());
+  postgres::PostgresOptions o = options();
+  o.url += "?application_name=" + o.schema;  // so only this store's connections are dropped
+  postgres::PostgresEventStore store(o);
+  EXPECT_EQ(2, store.append("e1", 1, {started()}));
+  admin().execDynamic(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+      {postgres::Param::text(o.schema)}, "test");
+  EXPECT_THROW(store.append("e1", 2, {step("s1")}), UnavailableError);
+  EXPECT_EQ(3, store.append("e1", 2, {step("s1")}));
+  EXPECT_EQ(2u, store.read("e1").size());
+}
+
+TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) {
+  postgres::migrate(options());
+  postgres::PostgresEventStore store(options());
+  store.append("e1", 1, {started(), step("s1"), step("s2")});
+  admin().run(
+      "UPDATE events SET body = convert_to(replace(convert_from(body, 'UTF8'), "
+      "'ok', 'ko'), 'UTF8') WHERE execution_id = 'e1' AND seq = 2",
+      "test");
+  try {
+    store.read("e1");
+    FAIL() << "a changed row was read as truth";
+  } catch (const CorruptEventError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("e1"));
+    EXPECT_THAT(e.what(), HasSubstr("2"));
+  }
+  admin().run("DELETE FROM events WHERE execution_id = 'e1' AND seq = 3", "test");
+  EXPECT_THROW(store.scan("e1", 3, [](const Event&) {}), CorruptEventError);
+}
+
+}  // namespace
+}  // namespace loom::kernel::conformance

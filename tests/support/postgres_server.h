@@ -1,0 +1,22 @@
+// The PostgreSQL server of the tests: the private cluster scripts/test.sh starts
+// (scripts/postgres-test-cluster.sh: initdb in a temporary folder, 127.0.0.1, a free port,
+// fsync on) and names in LOOM_TEST_POSTGRES_URL; stopped by the script when the tests end.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace loom::testing {
+
+// LOOM_TEST_POSTGRES_URL, or "" when it is not set.
+std::string testPostgresUrl();
+
+// Why PostgreSQL tests cannot run here ("" when they can). When the test command asked for
+// them (LOOM_TEST_POSTGRES_REQUIRED=1), a missing server also fails the calling test.
+std::string postgresUnavailable();
+
+// A schema name of its own for each scratch folder (the same folder gives the same schema, so
+// a store reopened over it sees what it wrote).
+std::string testSchemaFor(const std::filesystem::path& scratchDir);
+
+}  // namespace loom::testing
