@@ -52,6 +52,11 @@ CREATE TABLE IF NOT EXISTS leases (
   renewed_at bigint NOT NULL,
   expires_at bigint NOT NULL,
   released boolean NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshots (
+  execution_id text COLLATE "C" NOT NULL,
+  seq bigint NOT NULL,
+  state bytea NOT NULL,
+  PRIMARY KEY (execution_id, seq));
 )sql";
 
 std::optional<int> metaVersion(Connection& conn, const char* key) {

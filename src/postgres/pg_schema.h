@@ -7,6 +7,7 @@
 //   control(seq PK, body bytea, checksum)
 //   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
 //          acquired_at, renewed_at, expires_at, released)
+//   snapshots(execution_id, seq, state bytea, PK(execution_id, seq))
 // Ids sort bytewise (COLLATE "C"), as in every other store.
 #pragma once
 

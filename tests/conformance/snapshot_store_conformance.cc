@@ -18,7 +18,10 @@
 #include "loom/kernel/memory_snapshot_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
+#include "loom/postgres/postgres_snapshot_store.h"
 #include "loom/util/error.h"
+#include "postgres/pg_connection.h"
+#include "support/postgres_server.h"
 #include "support/temp_dir.h"
 
 namespace loom::kernel::snapshot_conformance {
@@ -34,13 +37,21 @@ struct SnapshotStoreFactory {
   // Overwrites the stored state text of (id, seq) with bytes that are not JSON; empty for
   // stores that keep values, which cannot be corrupt.
   std::function<void(const fs::path& dir, const std::string& id, int64_t seq)> corrupt;
+  // Why the implementation cannot run here (no server); unset or "": it can.
+  std::function<std::string()> unavailable;
 };
 
 void PrintTo(const SnapshotStoreFactory& f, std::ostream* os) { *os << f.name; }
 
 class SnapshotStoreConformance : public ::testing::TestWithParam<SnapshotStoreFactory> {
  protected:
-  void SetUp() override { store_ = GetParam().make(scratch_.path()); }
+  void SetUp() override {
+    if (GetParam().unavailable) {
+      std::string why = GetParam().unavailable();
+      if (!why.empty()) GTEST_SKIP() << why;
+    }
+    store_ = GetParam().make(scratch_.path());
+  }
   void TearDown() override { store_.reset(); }
   SnapshotStore& store() { return *store_; }
   const fs::path& dir() const { return scratch_.path(); }
@@ -203,7 +214,31 @@ SnapshotStoreFactory sqlite() {
           corruptSqlite};
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, SnapshotStoreConformance, ::testing::Values(memory(), sqlite()),
+// A schema of its own per test on the test cluster (support/postgres_server.h).
+postgres::PostgresOptions postgresOptions(const fs::path& dir) {
+  return {loom::testing::testPostgresUrl(), loom::testing::testSchemaFor(dir)};
+}
+
+void corruptPostgres(const fs::path& dir, const std::string& id, int64_t seq) {
+  auto options = postgresOptions(dir);
+  postgres::Connection(options.url, options.schema)
+      .execDynamic(
+          "UPDATE snapshots SET state = convert_to('{\"ok\": tru', 'UTF8') "
+          "WHERE execution_id = $1 AND seq = $2",
+          {postgres::Param::text(id), postgres::Param::int64(seq)}, "corrupt");
+}
+
+SnapshotStoreFactory postgresStore() {
+  return {"Postgres",
+          [](const fs::path& dir) -> std::unique_ptr<SnapshotStore> {
+            postgres::migrate(postgresOptions(dir));
+            return std::make_unique<postgres::PostgresSnapshotStore>(postgresOptions(dir));
+          },
+          corruptPostgres, &loom::testing::postgresUnavailable};
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, SnapshotStoreConformance,
+                         ::testing::Values(memory(), sqlite(), postgresStore()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(SqliteSnapshotStoreTest, SharesLoomDbWithTheEventStoreAndSurvivesReopen) {

@@ -3,8 +3,8 @@
 // content address it cites (the sweep keeps them: over-retain, never lose).
 // Contract: thread-safe; put of an existing (execution, seq) replaces it; values are copied.
 // Implementations (tests/conformance/snapshot_store_conformance.cc): MemorySnapshotStore,
-// SqliteSnapshotStore. A stored state that cannot be read is a DataLossError naming the
-// execution and the seq.
+// SqliteSnapshotStore, postgres::PostgresSnapshotStore. A stored state that cannot be read is a
+// DataLossError naming the execution and the seq.
 #pragma once
 
 #include <cstdint>
