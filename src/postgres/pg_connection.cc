@@ -2,6 +2,7 @@
 
 #include <endian.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -31,6 +32,11 @@ std::string trimmed(const char* message) {
                            "call can be retried once the server is reachable)");
   }
   if (is("40001") || is("40P01")) throw RetryTransaction(what);
+  // A lock or statement timeout, a cancel, a read-only server (a standby after a failover), a
+  // rolled-back integrity check, a cached plan a migration invalidated: retry later.
+  if (is("55P03") || is("57014") || is("25006") || is("40003") || is("0A000")) {
+    throw UnavailableError(what + " (retryable: the server could not run it now)");
+  }
   if (is("23505")) throw ConflictError(what);
   if (classIs("53")) {
     throw UnavailableError(what +
@@ -52,28 +58,57 @@ std::string bigEndian(int64_t v) {
 }  // namespace
 
 std::string redactUrl(std::string_view url) {
+  std::string out(url);
   // postgresql://user:password@host/... -> postgresql://user:***@host/...
-  auto scheme = url.find("://");
-  if (scheme != std::string_view::npos) {
+  auto scheme = out.find("://");
+  if (scheme != std::string::npos) {
     auto start = scheme + 3;
-    auto at = url.find('@', start);
-    auto slash = url.find('/', start);
-    if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash)) {
-      auto colon = url.find(':', start);
-      if (colon != std::string_view::npos && colon < at) {
-        std::string out(url.substr(0, colon + 1));
-        return out + "***" + std::string(url.substr(at));
-      }
+    auto at = out.find('@', start);
+    auto slash = out.find('/', start);
+    auto colon = out.find(':', start);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash) &&
+        colon != std::string::npos && colon < at) {
+      out.replace(colon + 1, at - colon - 1, "***");
     }
   }
-  // Keyword form ("host=... password=..."), or a password= query parameter.
-  std::string out(url);
-  for (std::size_t pos = 0; (pos = out.find("password=", pos)) != std::string::npos;) {
-    auto begin = pos + 9;
-    auto end = out.find_first_of(" &", begin);
-    out.replace(begin, (end == std::string::npos ? out.size() : end) - begin, "***");
+  // password=... as a keyword (spaces around '=' allowed, quoted or not) or a URL parameter.
+  for (std::size_t pos = 0; (pos = out.find("password", pos)) != std::string::npos;) {
+    std::size_t eq = out.find_first_not_of(' ', pos + 8);
+    if (eq == std::string::npos || out[eq] != '=') {
+      pos += 8;
+      continue;
+    }
+    std::size_t begin = out.find_first_not_of(' ', eq + 1);
+    if (begin == std::string::npos) break;
+    std::size_t end = begin;
+    if (out[begin] == '\'') {
+      for (end = begin + 1; end < out.size() && out[end] != '\''; ++end) {
+        if (out[end] == '\\') ++end;
+      }
+      end = std::min(end + 1, out.size());
+    } else {
+      end = out.find_first_of(" &", begin);
+      if (end == std::string::npos) end = out.size();
+    }
+    out.replace(begin, end - begin, "***");
     pos = begin + 3;
   }
+  // Whatever form it had, the password libpq reads never appears.
+  char* error = nullptr;
+  const std::string original(url);
+  if (PQconninfoOption* options = PQconninfoParse(original.c_str(), &error)) {
+    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+      if (std::string_view(o->keyword) == "password" && o->val != nullptr && *o->val != '\0') {
+        std::string secret = o->val;
+        for (std::size_t pos = 0; (pos = out.find(secret, pos)) != std::string::npos;) {
+          out.replace(pos, secret.size(), "***");
+          pos += 3;
+        }
+      }
+    }
+    PQconninfoFree(options);
+  }
+  if (error != nullptr) PQfreemem(error);
   return out;
 }
 
@@ -103,7 +138,10 @@ int64_t Result::int64(int row, int col) const {
 }
 
 bool Result::boolean(int row, int col) const {
-  return PQgetlength(r_.get(), row, col) == 1 && PQgetvalue(r_.get(), row, col)[0] != 0;
+  if (isNull(row, col) || PQgetlength(r_.get(), row, col) != 1) {
+    throw DataLossError("postgresql: column " + std::to_string(col) + " is not a bool value");
+  }
+  return PQgetvalue(r_.get(), row, col)[0] != 0;
 }
 
 std::optional<int64_t> Result::optionalInt64(int row, int col) const {
@@ -144,8 +182,13 @@ Connection::Connection(const std::string& url, const std::string& schema)
     throw UnavailableError("cannot connect to postgresql at " + redactedUrl_ + ": " +
                            redactUrl(why) + "; check [storage] url and that the server runs");
   }
-  std::string set = "SET search_path TO " + schema;
-  check(PQexec(conn_, set.c_str()), "set the search path");
+  std::string set = "SET search_path TO \"" + schema + "\"";
+  try {
+    check(PQexec(conn_, set.c_str()), "set the search path");
+  } catch (...) {
+    PQfinish(conn_);
+    throw;
+  }
 }
 
 Connection::~Connection() {

@@ -2,6 +2,18 @@
 
 namespace loom::postgres {
 
+void commit(Connection& conn) {
+  try {
+    conn.run("COMMIT", "commit");
+  } catch (const RetryTransaction&) {
+    throw;
+  } catch (const UnavailableError& e) {
+    throw UnavailableError(std::string(e.what()) +
+                           "; the commit's outcome is unknown: it may have been applied, so "
+                           "read the state back before doing it again");
+  }
+}
+
 Pool::Pool(std::string url, std::string schema, std::size_t maxIdle)
     : url_(std::move(url)), schema_(std::move(schema)), maxIdle_(maxIdle) {
   requireIdentifier(schema_);
@@ -13,10 +25,22 @@ Pool::PoolLease Pool::acquire() {
     while (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
-      if (!conn->broken()) return PoolLease(*this, std::move(conn));
+      if (!conn->broken()) return PoolLease(*this, std::move(conn), true);
     }
   }
-  return PoolLease(*this, std::make_unique<Connection>(url_, schema_));
+  return PoolLease(*this, std::make_unique<Connection>(url_, schema_), false);
+}
+
+Pool::PoolLease Pool::begin(const char* beginSql) {
+  for (std::size_t attempt = 0;; ++attempt) {
+    auto conn = acquire();
+    try {
+      conn->run(beginSql, "begin a transaction");
+      return conn;
+    } catch (const UnavailableError&) {
+      if (!conn.reused() || !conn->broken() || attempt > maxIdle_) throw;
+    }
+  }
 }
 
 Pool::PoolLease::~PoolLease() {

@@ -14,25 +14,34 @@
 
 namespace loom::postgres {
 
+// COMMIT; a lost answer is an UnavailableError saying the outcome is unknown.
+void commit(Connection& conn);
+
 class Pool {
  public:
   Pool(std::string url, std::string schema, std::size_t maxIdle);
 
   class PoolLease {
    public:
-    PoolLease(Pool& pool, std::unique_ptr<Connection> conn)
-        : pool_(&pool), conn_(std::move(conn)) {}
+    PoolLease(Pool& pool, std::unique_ptr<Connection> conn, bool reused)
+        : pool_(&pool), conn_(std::move(conn)), reused_(reused) {}
     PoolLease(PoolLease&&) = default;
     ~PoolLease();
     Connection& operator*() const { return *conn_; }
     Connection* operator->() const { return conn_.get(); }
+    // True when the connection was idle in the pool, where the server may have dropped it.
+    bool reused() const { return reused_; }
 
    private:
     Pool* pool_;
     std::unique_ptr<Connection> conn_;
+    bool reused_;
   };
 
   PoolLease acquire();
+  // A connection with `beginSql` (its BEGIN) run on it. A connection the server dropped while
+  // it sat idle (a restart, a failover) is replaced: nothing was sent but the BEGIN.
+  PoolLease begin(const char* beginSql);
   const std::string& schema() const { return schema_; }
 
  private:
@@ -45,22 +54,39 @@ class Pool {
   std::vector<std::unique_ptr<Connection>> idle_;
 };
 
+// Runs `read(connection)`; when a connection that sat idle in the pool turns out dropped by the
+// server (a restart, a failover), runs it once more on a new one. Only for calls that are safe
+// to run twice (reads, idempotent writes).
+template <typename Read>
+auto withConnection(Pool& pool, Read&& read) {
+  auto conn = pool.acquire();
+  if (!conn.reused()) return read(*conn);
+  try {
+    return read(*conn);
+  } catch (const UnavailableError&) {
+    if (!conn->broken()) throw;
+  }
+  auto fresh = pool.acquire();
+  return read(*fresh);
+}
+
 // Runs `body(connection)` in a transaction (`begin` is its BEGIN statement) and commits;
 // rolls back and rethrows what it throws. A RetryTransaction (serialization failure, deadlock)
-// runs it again, up to 20 times. Returns what `body` returns.
+// runs it again, up to 20 times (Pool::begin replaces a connection the server dropped while
+// it sat idle). A COMMIT whose answer was lost is an
+// UnavailableError saying its outcome is unknown. Returns what `body` returns.
 template <typename Body>
 auto inTransaction(Pool& pool, const char* begin, Body&& body) {
   for (int attempt = 1;; ++attempt) {
-    auto conn = pool.acquire();
+    auto conn = pool.begin(begin);
     try {
-      conn->run(begin, "begin a transaction");
       if constexpr (std::is_void_v<decltype(body(*conn))>) {
         body(*conn);
-        conn->run("COMMIT", "commit");
+        commit(*conn);
         return;
       } else {
         auto out = body(*conn);
-        conn->run("COMMIT", "commit");
+        commit(*conn);
         return out;
       }
     } catch (const RetryTransaction&) {

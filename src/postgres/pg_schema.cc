@@ -36,9 +36,10 @@ CREATE TABLE IF NOT EXISTS events (
   execution_id text COLLATE "C" NOT NULL,
   seq bigint NOT NULL,
   body bytea NOT NULL,
-  checksum bigint,
+  checksum bigint NOT NULL,
   PRIMARY KEY (execution_id, seq));
-CREATE TABLE IF NOT EXISTS control (seq bigint PRIMARY KEY, body bytea NOT NULL, checksum bigint);
+CREATE TABLE IF NOT EXISTS control (seq bigint PRIMARY KEY, body bytea NOT NULL,
+                                    checksum bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (
   execution_id text COLLATE "C" PRIMARY KEY,
   owner_id text NOT NULL,
@@ -90,15 +91,20 @@ void migrate(const PostgresOptions& options) {
   // One migration at a time, whoever runs it (several workers starting at once).
   conn->execDynamic("SELECT pg_advisory_xact_lock(hashtext($1))",
                     {Param::text("loom migrate " + options.schema)}, "lock the migration");
-  conn->execDynamic("CREATE SCHEMA IF NOT EXISTS " + options.schema, {}, "create the schema");
-  conn->execDynamic("SET LOCAL search_path TO " + options.schema, {}, "set the search path");
+  const std::string quoted = "\"" + options.schema + "\"";
+  conn->execDynamic("CREATE SCHEMA IF NOT EXISTS " + quoted, {}, "create the schema");
+  conn->execDynamic("SET LOCAL search_path TO " + quoted, {}, "set the search path");
   if (tablesExist(*conn, options.schema)) {
     auto version = metaVersion(*conn, "schema_version");
-    if (version && *version > kPostgresSchemaVersion) {
-      throw FailedPreconditionError("postgresql schema '" + options.schema +
-                                    "' holds Loom tables of version " + std::to_string(*version) +
-                                    "; this build knows version " +
-                                    std::to_string(kPostgresSchemaVersion) + ": upgrade Loom");
+    auto events = metaVersion(*conn, "event_schema");
+    if ((version && *version > kPostgresSchemaVersion) ||
+        (events && *events > loom::EVENT_SCHEMA)) {
+      throw FailedPreconditionError(
+          "postgresql schema '" + options.schema + "' holds Loom tables of version " +
+          std::to_string(version.value_or(0)) + " (EVENT_SCHEMA " +
+          std::to_string(events.value_or(0)) + "); this build knows version " +
+          std::to_string(kPostgresSchemaVersion) + " (EVENT_SCHEMA " +
+          std::to_string(loom::EVENT_SCHEMA) + "): upgrade Loom, never downgrade a schema");
     }
   }
   conn->run(kCreateTables, "create Loom's tables");
@@ -133,11 +139,13 @@ void check(Connection& conn) {
         " but this build uses version " + std::to_string(kPostgresSchemaVersion) +
         (*version > kPostgresSchemaVersion ? ": upgrade Loom" : ": run `loom db migrate`"));
   }
-  if (*events > loom::EVENT_SCHEMA || *events < loom::EVENT_SCHEMA_OLDEST_READABLE) {
-    throw FailedPreconditionError("the postgresql schema was written under EVENT_SCHEMA " +
-                                  std::to_string(*events) + " but this build reads " +
-                                  std::to_string(loom::EVENT_SCHEMA_OLDEST_READABLE) + " to " +
-                                  std::to_string(loom::EVENT_SCHEMA));
+  // An older EVENT_SCHEMA is raised by the migration first: this build writes its own
+  // events, which a build that knows only the older schema must refuse.
+  if (*events != loom::EVENT_SCHEMA) {
+    throw FailedPreconditionError(
+        "the postgresql schema was written under EVENT_SCHEMA " + std::to_string(*events) +
+        " but this build writes EVENT_SCHEMA " + std::to_string(loom::EVENT_SCHEMA) +
+        (*events > loom::EVENT_SCHEMA ? ": upgrade Loom" : ": run `loom db migrate`"));
   }
 }
 

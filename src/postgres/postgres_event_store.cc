@@ -105,9 +105,8 @@ int64_t PostgresEventStore::appendLeased(const Lease& lease, int64_t expectedNex
 
 void PostgresEventStore::scan(const std::string& executionId, int64_t fromSeq,
                               const std::function<void(const Event&)>& visit) const {
-  auto conn = impl_->pool.acquire();
   // The metadata and the rows from one snapshot, so they can be checked against each other.
-  conn->run(kBeginSnapshot, "begin a read transaction");
+  auto conn = impl_->pool.begin(kBeginSnapshot);
   auto info = schema::readInfo(*conn, executionId, false);
   kernel::ScanCheck check(executionId, fromSeq,
                           info ? std::optional<int64_t>(info->nextSeq) : std::nullopt);
@@ -131,28 +130,28 @@ void PostgresEventStore::scan(const std::string& executionId, int64_t fromSeq,
 }
 
 std::optional<ExecutionInfo> PostgresEventStore::info(const std::string& executionId) const {
-  auto conn = impl_->pool.acquire();
-  return schema::readInfo(*conn, executionId, false);
+  return withConnection(
+      impl_->pool, [&](Connection& conn) { return schema::readInfo(conn, executionId, false); });
 }
 
 std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilter& filter) const {
   // One statement for every filter: an absent field binds NULL and matches everything.
-  auto conn = impl_->pool.acquire();
-  Result r = conn->exec(
-      "SELECT " LOOM_PG_EXECUTION_COLUMNS
-      " FROM executions WHERE id > $1 AND ($2::text IS NULL OR workflow = $2)"
-      " AND ($3::text IS NULL OR subject = $3) AND ($4::text IS NULL OR status = $4)"
-      " AND ($5::bigint IS NULL OR (ended_at IS NOT NULL AND ended_at < $5))"
-      " ORDER BY id LIMIT $6",
-      {Param::text(filter.afterId), Param::optionalText(filter.workflow),
-       Param::optionalText(filter.subject),
-       Param::optionalText(filter.status ? std::optional<std::string>(
-                                               std::string(kernel::statusName(*filter.status)))
-                                         : std::nullopt),
-       Param::optionalInt64(filter.endedBeforeMillis),
-       Param::optionalInt64(filter.limit == 0 ? std::nullopt
-                                              : std::optional<int64_t>(filter.limit))},
-      "list executions");
+  Result r = withConnection(impl_->pool, [&](Connection& conn) {
+    return conn.exec("SELECT " LOOM_PG_EXECUTION_COLUMNS
+                     " FROM executions WHERE id > $1 AND ($2::text IS NULL OR workflow = $2)"
+                     " AND ($3::text IS NULL OR subject = $3) AND ($4::text IS NULL OR status = $4)"
+                     " AND ($5::bigint IS NULL OR (ended_at IS NOT NULL AND ended_at < $5))"
+                     " ORDER BY id LIMIT $6",
+                     {Param::text(filter.afterId), Param::optionalText(filter.workflow),
+                      Param::optionalText(filter.subject),
+                      Param::optionalText(filter.status ? std::optional<std::string>(std::string(
+                                                              kernel::statusName(*filter.status)))
+                                                        : std::nullopt),
+                      Param::optionalInt64(filter.endedBeforeMillis),
+                      Param::optionalInt64(
+                          filter.limit == 0 ? std::nullopt : std::optional<int64_t>(filter.limit))},
+                     "list executions");
+  });
   std::vector<ExecutionInfo> out;
   out.reserve(static_cast<std::size_t>(r.rows()));
   for (int row = 0; row < r.rows(); ++row) out.push_back(schema::infoFromRow(r, row));
@@ -161,6 +160,10 @@ std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilte
 
 bool PostgresEventStore::remove(const std::string& executionId) {
   return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
+    // Locked first, in the order append locks them, so no append is half-way meanwhile (its
+    // rows would survive the delete, uncommitted when it ran).
+    schema::readLease(conn, executionId, schema::Lock::kUpdate);
+    schema::readInfo(conn, executionId, /*forUpdate=*/true);
     Result events = conn.exec("DELETE FROM events WHERE execution_id = $1",
                               {Param::text(executionId)}, "remove events");
     Result meta = conn.exec("DELETE FROM executions WHERE id = $1", {Param::text(executionId)},
@@ -191,9 +194,10 @@ int64_t PostgresEventStore::appendControl(int64_t expectedNextSeq,
 }
 
 std::vector<ControlEvent> PostgresEventStore::readControl(int64_t fromSeq) const {
-  auto conn = impl_->pool.acquire();
-  Result r = conn->exec("SELECT seq, body, checksum FROM control WHERE seq >= $1 ORDER BY seq",
-                        {Param::int64(fromSeq)}, "read the control log");
+  Result r = withConnection(impl_->pool, [&](Connection& conn) {
+    return conn.exec("SELECT seq, body, checksum FROM control WHERE seq >= $1 ORDER BY seq",
+                     {Param::int64(fromSeq)}, "read the control log");
+  });
   std::vector<ControlEvent> out;
   int64_t expected = fromSeq > 1 ? fromSeq : 1;
   for (int row = 0; row < r.rows(); ++row) {
@@ -233,8 +237,9 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
 }
 
 std::optional<Lease> PostgresEventStore::currentLease(const std::string& executionId) const {
-  auto conn = impl_->pool.acquire();
-  return schema::readLease(*conn, executionId, schema::Lock::kNone);
+  return withConnection(impl_->pool, [&](Connection& conn) {
+    return schema::readLease(conn, executionId, schema::Lock::kNone);
+  });
 }
 
 }  // namespace loom::postgres

@@ -46,21 +46,23 @@ PostgresSnapshotStore::~PostgresSnapshotStore() = default;
 void PostgresSnapshotStore::put(const kernel::Snapshot& snapshot) {
   kernel::checkSnapshotKey(snapshot);
   std::string text = json::toText(snapshot.state);
-  auto conn = impl_->pool.acquire();
-  conn->exec(
-      "INSERT INTO snapshots (execution_id, seq, state) VALUES ($1, $2, $3) "
-      "ON CONFLICT (execution_id, seq) DO UPDATE SET state = excluded.state",
-      {Param::text(snapshot.executionId), Param::int64(snapshot.seq), Param::bytes(text)},
-      "put snapshot");
+  withConnection(impl_->pool, [&](Connection& conn) {  // an upsert: safe to run twice
+    return conn.exec(
+        "INSERT INTO snapshots (execution_id, seq, state) VALUES ($1, $2, $3) "
+        "ON CONFLICT (execution_id, seq) DO UPDATE SET state = excluded.state",
+        {Param::text(snapshot.executionId), Param::int64(snapshot.seq), Param::bytes(text)},
+        "put snapshot");
+  });
 }
 
 std::optional<kernel::Snapshot> PostgresSnapshotStore::latest(
     const std::string& executionId) const {
-  auto conn = impl_->pool.acquire();
-  Result r = conn->exec(
-      "SELECT execution_id, seq, state FROM snapshots WHERE execution_id = $1 "
-      "ORDER BY seq DESC LIMIT 1",
-      {Param::text(executionId)}, "read latest snapshot");
+  Result r = withConnection(impl_->pool, [&](Connection& conn) {
+    return conn.exec(
+        "SELECT execution_id, seq, state FROM snapshots WHERE execution_id = $1 "
+        "ORDER BY seq DESC LIMIT 1",
+        {Param::text(executionId)}, "read latest snapshot");
+  });
   auto found = impl_->rows(r);
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
@@ -89,12 +91,13 @@ void PostgresSnapshotStore::forEach(
   for (;;) {
     std::vector<kernel::Snapshot> chunk;
     {
-      auto conn = impl_->pool.acquire();
-      Result r = conn->exec(
-          "SELECT execution_id, seq, state FROM snapshots WHERE (execution_id, seq) > ($1, $2) "
-          "ORDER BY execution_id, seq LIMIT $3",
-          {Param::text(afterId), Param::int64(afterSeq), Param::int64(kForEachChunk)},
-          "scan snapshots");
+      Result r = withConnection(impl_->pool, [&](Connection& conn) {
+        return conn.exec(
+            "SELECT execution_id, seq, state FROM snapshots WHERE (execution_id, seq) > ($1, $2) "
+            "ORDER BY execution_id, seq LIMIT $3",
+            {Param::text(afterId), Param::int64(afterSeq), Param::int64(kForEachChunk)},
+            "scan snapshots");
+      });
       chunk = impl_->rows(r);
     }
     if (chunk.empty()) return;

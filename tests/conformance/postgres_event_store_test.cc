@@ -69,11 +69,16 @@ TEST_F(PostgresEventStoreTest, AnUnreachableServerIsUnavailableAndNoMessageHolds
     EXPECT_THAT(e.what(), HasSubstr("postgresql://loom:***@127.0.0.1:1/postgres"));
   }
   EXPECT_EQ("host=h password=*** user=u", postgres::redactUrl("host=h password=pw user=u"));
+  EXPECT_EQ("host=h password = *** user=u", postgres::redactUrl("host=h password = pw user=u"));
+  EXPECT_EQ("host=h password=*** user=u", postgres::redactUrl("host=h password='a b' user=u"));
+  EXPECT_EQ("postgresql://u:***@h/db?password=***",
+            postgres::redactUrl("postgresql://u:pw@h/db?password=pw2"));
 }
 
-// The server drops the store's connection (a restart, a failover, an administrator): the call
-// that finds it gone is an UnavailableError that wrote nothing, and the next call reconnects.
-TEST_F(PostgresEventStoreTest, AConnectionTheServerDropsIsUnavailableOnceAndLosesNothing) {
+// The server drops the store's idle connections (a restart, a failover, an administrator):
+// the next calls find them gone at their BEGIN or first read, when nothing was sent, and run
+// on new connections; nothing recorded is lost.
+TEST_F(PostgresEventStoreTest, ConnectionsTheServerDroppedAreReplacedAndNothingIsLost) {
   postgres::migrate(options());
   postgres::PostgresOptions o = options();
   o.url += "?application_name=" + o.schema;  // so only this store's connections are dropped
@@ -82,9 +87,16 @@ TEST_F(PostgresEventStoreTest, AConnectionTheServerDropsIsUnavailableOnceAndLose
   admin().execDynamic(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
       {postgres::Param::text(o.schema)}, "test");
-  EXPECT_THROW(store.append("e1", 2, {step("s1")}), UnavailableError);
   EXPECT_EQ(3, store.append("e1", 2, {step("s1")}));
   EXPECT_EQ(2u, store.read("e1").size());
+  admin().execDynamic(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+      {postgres::Param::text(o.schema)}, "test");
+  EXPECT_EQ(3, store.info("e1")->nextSeq);
+  // A server that is gone for good is an UnavailableError, not an empty answer.
+  postgres::PostgresOptions gone = o;
+  gone.url = "postgresql://loom@127.0.0.1:1/postgres";
+  EXPECT_THROW(postgres::PostgresEventStore{gone}, UnavailableError);
 }
 
 TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) {
