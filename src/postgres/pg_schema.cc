@@ -58,6 +58,11 @@ CREATE TABLE IF NOT EXISTS snapshots (
   seq bigint NOT NULL,
   state bytea NOT NULL,
   PRIMARY KEY (execution_id, seq));
+CREATE TABLE IF NOT EXISTS blobs (
+  address text COLLATE "C" PRIMARY KEY,
+  bytes bytea NOT NULL,
+  size bigint NOT NULL,
+  touched_at bigint NOT NULL);
 )sql";
 
 std::optional<int> metaVersion(Connection& conn, const char* key) {

@@ -8,6 +8,7 @@
 //   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
 //          acquired_at, renewed_at, expires_at, released)
 //   snapshots(execution_id, seq, state bytea, PK(execution_id, seq))
+//   blobs(address PK, bytes bytea, size, touched_at)
 // Ids sort bytewise (COLLATE "C"), as in every other store.
 #pragma once
 

@@ -6,6 +6,8 @@
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/content/sqlite_content_store.h"
+#include "loom/postgres/postgres_content_store.h"
+#include "support/postgres_server.h"
 
 namespace loom::content::conformance {
 namespace {
@@ -53,11 +55,26 @@ ContentStoreFactory encrypting() {
           true};
 }
 
+// A schema of its own per test on the test cluster (support/postgres_server.h); reopening the
+// same folder reopens the same schema.
+ContentStoreFactory postgresStore() {
+  return {"Postgres",
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<ContentStore> {
+            postgres::PostgresOptions options{loom::testing::testPostgresUrl(),
+                                              loom::testing::testSchemaFor(dir), std::move(clock)};
+            postgres::migrate(options);
+            return std::make_unique<postgres::PostgresContentStore>(options);
+          },
+          true, &loom::testing::postgresUnavailable};
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Stores, ContentStoreConformance,
     ::testing::Values(factory<MemoryContentStore>("Memory", false),
                       factory<FilesystemContentStore>("Filesystem", true, "content"),
-                      factory<SqliteContentStore>("Sqlite", true, "content.db"), encrypting()),
+                      factory<SqliteContentStore>("Sqlite", true, "content.db"), encrypting(),
+                      postgresStore()),
     factoryName);
 
 }  // namespace
