@@ -5,9 +5,9 @@
 #include <charconv>
 #include <mutex>
 
-#include "aead.h"
-#include "util/sqlite_db.h"
+#include "key_wrapping.h"
 #include "loom/util/error.h"
+#include "util/sqlite_db.h"
 
 namespace loom::compliance {
 namespace {
@@ -28,11 +28,6 @@ CREATE TABLE IF NOT EXISTS subject_key_tombstones (
   shredded_at INTEGER NOT NULL);
 )sql";
 
-// The check value: a known text sealed under the master key. Opening it proves the key.
-constexpr std::string_view kCheckPlaintext = "loom key store check v1";
-constexpr std::string_view kCheckDomain = "loom.keystore.check.v1";
-constexpr std::string_view kWrapDomain = "loom.keystore.key.v1";
-
 // Commits on commit(), rolls back when destroyed before it: every exit path of a write
 // transaction ends it, and the error being thrown stays the one reported.
 class Transaction {
@@ -46,10 +41,6 @@ class Transaction {
  private:
   Db& db_;
 };
-
-std::string wrapAd(const std::string& subject, std::string_view keyId) {
-  return detail::associatedData(kWrapDomain, {subject, keyId});
-}
 
 }  // namespace
 
@@ -108,51 +99,15 @@ struct SqliteKeyStore::Impl {
   }
 
   void checkMasterKey() {
-    const std::string ad = detail::associatedData(kCheckDomain, {});
     auto nonceHex = meta("check_nonce");
     auto sealedHex = meta("check");
     if (!nonceHex && !sealedHex) {  // a new store: this master key is the one
-      detail::Nonce nonce = detail::randomNonce();
-      setMeta("check_nonce", detail::toHex(nonce.data(), nonce.size()));
-      setMeta("check", detail::toHex(detail::seal(master.bytes, nonce, kCheckPlaintext, ad)));
+      detail::CheckValue check = detail::newCheckValue(master);
+      setMeta("check_nonce", check.nonceHex);
+      setMeta("check", check.sealedHex);
       return;
     }
-    detail::Nonce nonce{};
-    std::string sealed(sealedHex ? sealedHex->size() / 2 : 0, '\0');
-    bool readable =
-        nonceHex && sealedHex && detail::fromHex(*nonceHex, nonce.data(), nonce.size()) &&
-        detail::fromHex(*sealedHex, reinterpret_cast<uint8_t*>(sealed.data()), sealed.size());
-    if (!readable) {
-      throw DataLossError("key store '" + path +
-                          "': its master key check value (key_store_meta.check) is damaged");
-    }
-    auto opened = detail::open(master.bytes, nonce, sealed, ad);
-    if (!opened || *opened != kCheckPlaintext) {
-      throw ConfigError("the master key in " + origin + " does not open this key store ('" + path +
-                        "'); it was created under another master key. Set security.keys "
-                        "to the master key this home was created with (a new key cannot read "
-                        "existing keys, and nothing was changed)");
-    }
-  }
-
-  DataKey unwrap(const std::string& subject, std::string_view keyId, std::string_view nonceHex,
-                 std::string_view wrappedHex) const {
-    detail::Nonce nonce{};
-    std::string wrapped(wrappedHex.size() / 2, '\0');
-    detail::Key bytes{};
-    bool ok =
-        detail::fromHex(nonceHex, nonce.data(), nonce.size()) &&
-        detail::fromHex(wrappedHex, reinterpret_cast<uint8_t*>(wrapped.data()), wrapped.size()) &&
-        detail::openKey(master.bytes, nonce, wrapped, wrapAd(subject, keyId), bytes);
-    if (!ok) {
-      throw DataLossError("key store '" + path + "': the key of subject '" + subject +
-                          "' (key id " + std::string(keyId) +
-                          ") does not open under the master key that opened the store: the row "
-                          "is corrupt or was moved from another subject");
-    }
-    DataKey key{std::string(keyId), bytes};
-    detail::wipe(bytes);
-    return key;
+    detail::verifyCheckValue(master, nonceHex, sealedHex, "'" + path + "'", origin);
   }
 
   // The subject's current key row, unwrapped; nullopt when it has none.
@@ -161,27 +116,22 @@ struct SqliteKeyStore::Impl {
         db.prepare("SELECT key_id, nonce, wrapped FROM subject_keys WHERE subject = ?1"));
     select->bind(1, std::string_view(subject));
     if (!select->step("read subject key")) return std::nullopt;
-    return unwrap(subject, select->text(0), select->text(1), select->text(2));
+    return detail::unwrapKey(master, subject, select->text(0), select->text(1), select->text(2),
+                             "'" + path + "'");
   }
 
   DataKey create(const std::string& subject) {
-    detail::Key bytes = detail::randomKey();
-    std::string keyId = detail::randomHex(16);
-    detail::Nonce nonce = detail::randomNonce();
-    std::string_view plain(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    std::string wrapped = detail::seal(master.bytes, nonce, plain, wrapAd(subject, keyId));
+    auto [key, wrapped] = detail::newWrappedKey(master, subject);
     StatementUse insert(
         db.prepare("INSERT INTO subject_keys (subject, key_id, nonce, wrapped, created_at) "
                    "VALUES (?1, ?2, ?3, ?4, ?5)"));
     insert->bind(1, std::string_view(subject));
-    insert->bind(2, std::string_view(keyId));
-    insert->bind(3, std::string_view(detail::toHex(nonce.data(), nonce.size())));
-    insert->bind(4, std::string_view(detail::toHex(wrapped)));
+    insert->bind(2, std::string_view(wrapped.keyId));
+    insert->bind(3, std::string_view(wrapped.nonceHex));
+    insert->bind(4, std::string_view(wrapped.wrappedHex));
     insert->bind(5, clock->nowMillis());
     insert->step("create subject key");
-    DataKey key{keyId, bytes};
-    detail::wipe(bytes);
-    return key;
+    return std::move(key);
   }
 
   // Best effort: copies the WAL into the database and truncates it, so the frames of deleted
@@ -242,7 +192,8 @@ std::optional<DataKey> SqliteKeyStore::find(const std::string& subject,
   select->bind(1, std::string_view(subject));
   select->bind(2, std::string_view(keyId));
   if (!select->step("find subject key")) return std::nullopt;
-  return impl_->unwrap(subject, keyId, select->text(0), select->text(1));
+  return detail::unwrapKey(impl_->master, subject, keyId, select->text(0), select->text(1),
+                           "'" + impl_->path + "'");
 }
 
 bool SqliteKeyStore::shred(const std::string& subject) {

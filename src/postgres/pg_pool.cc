@@ -2,6 +2,14 @@
 
 namespace loom::postgres {
 
+int64_t nowMillis(Connection& conn, const std::shared_ptr<const Clock>& clock) {
+  if (clock) return clock->nowMillis();
+  return conn
+      .exec("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", {},
+            "read the server's clock")
+      .int64(0, 0);
+}
+
 void commit(Connection& conn) {
   try {
     conn.run("COMMIT", "commit");

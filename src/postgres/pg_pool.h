@@ -10,9 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "loom/util/clock.h"
 #include "pg_connection.h"
 
 namespace loom::postgres {
+
+// The stores' time in ms since the epoch: `clock` when set (tests), else the server's clock,
+// shared by every machine.
+int64_t nowMillis(Connection& conn, const std::shared_ptr<const Clock>& clock);
 
 // COMMIT; a lost answer is an UnavailableError saying the outcome is unknown.
 void commit(Connection& conn);

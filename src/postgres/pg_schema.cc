@@ -63,6 +63,16 @@ CREATE TABLE IF NOT EXISTS blobs (
   bytes bytea NOT NULL,
   size bigint NOT NULL,
   touched_at bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS key_store_meta (name text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS subject_keys (
+  subject text COLLATE "C" PRIMARY KEY,
+  key_id text NOT NULL UNIQUE,
+  nonce text NOT NULL,
+  wrapped text NOT NULL,
+  created_at bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS subject_key_tombstones (
+  subject text COLLATE "C" PRIMARY KEY,
+  shredded_at bigint NOT NULL);
 )sql";
 
 std::optional<int> metaVersion(Connection& conn, const char* key) {

@@ -9,6 +9,8 @@
 //          acquired_at, renewed_at, expires_at, released)
 //   snapshots(execution_id, seq, state bytea, PK(execution_id, seq))
 //   blobs(address PK, bytes bytea, size, touched_at)
+//   key_store_meta(name PK, value), subject_keys(subject PK, key_id UNIQUE, nonce, wrapped,
+//   created_at), subject_key_tombstones(subject PK, shredded_at)   -- the key store
 // Ids sort bytewise (COLLATE "C"), as in every other store.
 #pragma once
 

@@ -15,8 +15,6 @@ namespace {
 // Rows read per round trip by forEachBlob, whose visitor runs with no connection held.
 constexpr int64_t kEnumeratePage = 512;
 
-constexpr const char* kServerNow = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
-
 }  // namespace
 
 struct PostgresContentStore::Impl {
@@ -30,8 +28,7 @@ struct PostgresContentStore::Impl {
 
   // The touch clock: the injected clock or the server's, never going back within this store.
   int64_t now(Connection& conn) const {
-    int64_t t = clock ? clock->nowMillis()
-                      : conn.exec(kServerNow, {}, "read the server's clock").int64(0, 0);
+    int64_t t = postgres::nowMillis(conn, clock);
     int64_t seen = last.load();
     while (t > seen && !last.compare_exchange_weak(seen, t)) {
     }

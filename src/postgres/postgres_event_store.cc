@@ -27,14 +27,6 @@ struct PostgresEventStore::Impl {
     schema::check(*conn);
   }
 
-  // The store's time: the injected clock, else the server's.
-  int64_t nowMillis(Connection& conn) const {
-    if (options.clock) return options.clock->nowMillis();
-    Result r = conn.exec("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", {},
-                         "read the server's clock");
-    return r.int64(0, 0);
-  }
-
   // Appends inside the caller's transaction; `fence`, when set, must be the current lease.
   int64_t appendIn(Connection& conn, const std::string& executionId, int64_t expectedNextSeq,
                    std::vector<Event>& events, const Lease* fence) {
@@ -73,7 +65,7 @@ struct PostgresEventStore::Impl {
       try {
         return inTransaction(pool, kBegin, [&](Connection& conn) {
           auto current = schema::readLease(conn, executionId, schema::Lock::kUpdate);
-          Lease next = change(current, nowMillis(conn));
+          Lease next = change(current, postgres::nowMillis(conn, options.clock));
           schema::writeLease(conn, next, !current);
           return next;
         });

@@ -20,7 +20,9 @@
 
 #include "loom/compliance/memory_key_store.h"
 #include "loom/compliance/sqlite_key_store.h"
+#include "loom/postgres/postgres_key_store.h"
 #include "loom/util/error.h"
+#include "support/postgres_server.h"
 #include "support/temp_dir.h"
 
 namespace loom::compliance::conformance {
@@ -45,13 +47,30 @@ struct KeyStoreFactory {
   std::string name;
   std::function<std::unique_ptr<KeyStore>(const fs::path& dir)> open;
   bool persistent = false;
+  // Why the implementation cannot run here (no server); unset or "": it can.
+  std::function<std::string()> unavailable;
 };
+
+// A schema of its own per test on the test cluster (support/postgres_server.h).
+std::unique_ptr<KeyStore> openPostgres(const fs::path& dir, uint8_t fill = 1) {
+  postgres::PostgresOptions database{loom::testing::testPostgresUrl(),
+                                     loom::testing::testSchemaFor(dir)};
+  postgres::migrate(database);
+  return std::make_unique<postgres::PostgresKeyStore>(postgres::PostgresKeyStoreOptions{
+      database, masterKey(fill), "the test master key " + std::to_string(fill)});
+}
 
 void PrintTo(const KeyStoreFactory& f, std::ostream* os) { *os << f.name; }
 
 class KeyStoreConformance : public ::testing::TestWithParam<KeyStoreFactory> {
  protected:
-  void SetUp() override { store_ = GetParam().open(scratch_.path()); }
+  void SetUp() override {
+    if (GetParam().unavailable) {
+      std::string why = GetParam().unavailable();
+      if (!why.empty()) GTEST_SKIP() << why;
+    }
+    store_ = GetParam().open(scratch_.path());
+  }
   KeyStore& store() { return *store_; }
   void reopen() {
     store_.reset();
@@ -175,13 +194,35 @@ TEST_P(KeyStoreConformance, PersistentStoreKeepsKeysAndTombstonesAcrossReopening
 
 INSTANTIATE_TEST_SUITE_P(
     Stores, KeyStoreConformance,
-    ::testing::Values(KeyStoreFactory{"Memory",
-                                      [](const fs::path&) -> std::unique_ptr<KeyStore> {
-                                        return std::make_unique<MemoryKeyStore>();
-                                      }},
-                      KeyStoreFactory{"Sqlite", [](const fs::path& dir) { return openSqlite(dir); },
-                                      true}),
+    ::testing::Values(
+        KeyStoreFactory{"Memory",
+                        [](const fs::path&) -> std::unique_ptr<KeyStore> {
+                          return std::make_unique<MemoryKeyStore>();
+                        }},
+        KeyStoreFactory{"Sqlite", [](const fs::path& dir) { return openSqlite(dir); }, true},
+        KeyStoreFactory{"Postgres", [](const fs::path& dir) { return openPostgres(dir); }, true,
+                        &loom::testing::postgresUnavailable}),
     [](const ::testing::TestParamInfo<KeyStoreFactory>& info) { return info.param.name; });
+
+// ---- PostgreSQL only ----------------------------------------------------------------------
+
+TEST(PostgresKeyStore, TheWrongMasterKeyIsAConfigErrorNamingItsOriginAndChangesNothing) {
+  std::string why = loom::testing::postgresUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  DataKey alice = openPostgres(dir.path(), 1)->getOrCreate("alice");
+  try {
+    openPostgres(dir.path(), 2);
+    FAIL() << "a store opened under another master key";
+  } catch (const ConfigError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("the test master key 2"), std::string::npos) << m;
+    EXPECT_NE(m.find("does not open this key store"), std::string::npos) << m;
+  }
+  auto again = openPostgres(dir.path(), 1)->find("alice", alice.id());
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->bytes(), alice.bytes());
+}
 
 // ---- SQLite only ----------------------------------------------------------------------------
 
