@@ -25,80 +25,106 @@ std::string subjectKey(const std::optional<std::string>& subject) {
   return subject.value_or(std::string());
 }
 
+// The home's SQLite database: one connection under a mutex.
+class SqliteBlobLedgerRows : public BlobLedgerRows {
+ public:
+  explicit SqliteBlobLedgerRows(std::string path) : db_(std::move(path), kBusyMillis) {
+    db_.exec(kSchema, "create the blob ledger");
+    if (!db_.hasColumn("subject_blobs", "put_at")) {  // a ledger from before put times
+      db_.exec("ALTER TABLE subject_blobs ADD COLUMN put_at INTEGER NOT NULL DEFAULT 0",
+               "add subject_blobs.put_at");
+    }
+    // A row must be visible to an erasure in another process before the blob is stored; that
+    // is the commit, not an fsync. Without one per put, a power loss may lose rows of blobs
+    // whose envelopes never reached the log either (the log is fsynced after the put), which
+    // only the sweep's grace then reclaims.
+    db_.exec("PRAGMA synchronous = NORMAL", "configure the blob ledger");
+  }
+
+  void add(const std::string& subject, std::string_view address) override {
+    std::lock_guard lock(mu_);
+    sqlite::StatementUse add(db_.prepare(kAdd));
+    add->bind(1, std::string_view(subject));
+    add->bind(2, address);
+    add->bind(3, systemClock()->nowMillis());
+    add->step("record a put in the blob ledger");
+  }
+
+  std::set<std::string, std::less<>> addressesOf(const std::string& subject) const override {
+    std::lock_guard lock(mu_);
+    sqlite::StatementUse select(db_.prepare(kOf));
+    select->bind(1, std::string_view(subject));
+    std::set<std::string, std::less<>> out;
+    while (select->step("read the blob ledger")) out.emplace(select->text(0));
+    return out;
+  }
+
+  void forEachNotOf(const std::string& subject,
+                    const std::function<void(std::string_view, std::string_view, int64_t)>& visit)
+      const override {
+    std::lock_guard lock(mu_);
+    sqlite::StatementUse select(db_.prepare(kNotOf));
+    select->bind(1, std::string_view(subject));
+    while (select->step("read the blob ledger")) {
+      visit(select->text(0), select->text(1), select->int64(2));
+    }
+  }
+
+  void forget(const std::string& subject, const std::vector<std::string>& addresses) override {
+    std::lock_guard lock(mu_);
+    db_.exec("BEGIN IMMEDIATE", "forget erased blobs in the blob ledger");
+    try {
+      for (const auto& a : addresses) {
+        sqlite::StatementUse forget(db_.prepare(kForget));
+        forget->bind(1, std::string_view(subject));
+        forget->bind(2, std::string_view(a));
+        forget->step("forget an erased blob in the blob ledger");
+      }
+      db_.exec("COMMIT", "forget erased blobs in the blob ledger");
+    } catch (...) {
+      db_.execNoThrow("ROLLBACK");
+      throw;
+    }
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable sqlite::Db db_;  // GUARDED_BY(mu_)
+};
+
 }  // namespace
 
 BlobLedger::BlobLedger(std::string path)
-    : db_(std::make_unique<sqlite::Db>(std::move(path), kBusyMillis)) {
-  db_->exec(kSchema, "create the blob ledger");
-  if (!db_->hasColumn("subject_blobs", "put_at")) {  // a ledger from before put times
-    db_->exec("ALTER TABLE subject_blobs ADD COLUMN put_at INTEGER NOT NULL DEFAULT 0",
-              "add subject_blobs.put_at");
-  }
-  // A row must be visible to an erasure in another process before the blob is stored; that is
-  // the commit, not an fsync. Without one per put, a power loss may lose rows of blobs whose
-  // envelopes never reached the log either (the log is fsynced after the put), which only
-  // the sweep's grace then reclaims.
-  db_->exec("PRAGMA synchronous = NORMAL", "configure the blob ledger");
-}
+    : rows_(std::make_unique<SqliteBlobLedgerRows>(std::move(path))) {}
+
+BlobLedger::BlobLedger(std::unique_ptr<BlobLedgerRows> rows) : rows_(std::move(rows)) {}
 
 BlobLedger::~BlobLedger() = default;
 
 void BlobLedger::add(const std::optional<std::string>& subject, std::string_view address) {
-  std::lock_guard lock(mu_);
-  sqlite::StatementUse add(db_->prepare(kAdd));
-  std::string key = subjectKey(subject);
-  add->bind(1, std::string_view(key));
-  add->bind(2, address);
-  add->bind(3, systemClock()->nowMillis());
-  add->step("record a put in the blob ledger");
-}
-
-std::set<std::string, std::less<>> BlobLedger::select(const char* sql,
-                                                      const std::string& subject) const {
-  std::lock_guard lock(mu_);
-  sqlite::StatementUse select(db_->prepare(sql));
-  select->bind(1, std::string_view(subject));
-  std::set<std::string, std::less<>> out;
-  while (select->step("read the blob ledger")) out.emplace(select->text(0));
-  return out;
+  rows_->add(subjectKey(subject), address);
 }
 
 std::set<std::string, std::less<>> BlobLedger::addressesOf(const std::string& subject) const {
-  return select(kOf, subject);
+  return rows_->addressesOf(subject);
 }
 
 std::set<std::string, std::less<>> BlobLedger::addressesNotOf(
     const std::string& subject,
     const std::map<std::string, int64_t, std::less<>>& shreddedAt) const {
-  std::lock_guard lock(mu_);
-  sqlite::StatementUse select(db_->prepare(kNotOf));
-  select->bind(1, std::string_view(subject));
   std::set<std::string, std::less<>> out;
-  while (select->step("read the blob ledger")) {
-    auto shred = shreddedAt.find(select->text(1));
+  rows_->forEachNotOf(subject, [&](std::string_view address, std::string_view who, int64_t putAt) {
+    auto shred = shreddedAt.find(who);
     // A put by an erased subject before its erasure protects nothing any more: that erasure
     // dealt with it (or left it to a repeated erase of that subject).
-    if (shred != shreddedAt.end() && select->int64(2) <= shred->second) continue;
-    out.emplace(select->text(0));
-  }
+    if (shred != shreddedAt.end() && putAt <= shred->second) return;
+    out.emplace(address);
+  });
   return out;
 }
 
 void BlobLedger::forget(const std::string& subject, const std::vector<std::string>& addresses) {
-  std::lock_guard lock(mu_);
-  db_->exec("BEGIN IMMEDIATE", "forget erased blobs in the blob ledger");
-  try {
-    for (const auto& a : addresses) {
-      sqlite::StatementUse forget(db_->prepare(kForget));
-      forget->bind(1, std::string_view(subject));
-      forget->bind(2, std::string_view(a));
-      forget->step("forget an erased blob in the blob ledger");
-    }
-    db_->exec("COMMIT", "forget erased blobs in the blob ledger");
-  } catch (...) {
-    db_->execNoThrow("ROLLBACK");
-    throw;
-  }
+  rows_->forget(subject, addresses);
 }
 
 std::string LedgeredContentStore::put(std::string_view bytes,

@@ -1,7 +1,6 @@
 #include "loom/middleware/kill_switch.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "loom/effects/errors.h"
 #include "loom/kernel/memory_event_store.h"
@@ -15,92 +14,7 @@ using loom::testing::Recorder;
 using loom::testing::TempDir;
 using loom::testing::Trace;
 
-KillSwitchOptions optionsAt(const TempDir& dir, std::shared_ptr<const Clock> clock) {
-  KillSwitchOptions o;
-  o.path = (dir.path() / "loom.db").string();
-  o.clock = std::move(clock);
-  return o;
-}
-
-TEST(KillSwitchStore, KillUnkillAndList) {
-  TempDir dir;
-  auto clock = std::make_shared<ManualClock>(1000);
-  KillSwitchStore store(optionsAt(dir, clock));
-  EXPECT_FALSE(store.isStopped("fetch"));
-  store.kill("fetch");
-  clock->advance(5);
-  store.kill("fetch");  // a second kill keeps the first `at`
-  store.kill("search");
-  EXPECT_TRUE(store.isStopped("fetch"));
-  EXPECT_FALSE(store.isStopped("other"));
-  auto entries = store.list();
-  ASSERT_EQ(entries.size(), 2u);
-  EXPECT_EQ(entries[0].effectId, "fetch");
-  EXPECT_EQ(entries[0].atMillis, 1000);
-  EXPECT_TRUE(store.unkill("fetch"));
-  EXPECT_FALSE(store.unkill("fetch"));
-  EXPECT_FALSE(store.isStopped("fetch"));
-
-  store.killAll();
-  EXPECT_TRUE(store.isStopped("anything"));
-  EXPECT_FALSE(store.unkill("anything"));  // unkill of a name does not lift killAll
-  EXPECT_TRUE(store.isStopped("anything"));
-  EXPECT_EQ(store.list().front().effectId, "*");
-  EXPECT_EQ(store.unkillAll(), 2);  // "*" and "search"
-  EXPECT_FALSE(store.isStopped("anything"));
-  EXPECT_FALSE(store.isStopped("search"));
-  EXPECT_TRUE(store.list().empty());
-
-  EXPECT_THROW(store.kill(""), InvalidArgumentError);
-  EXPECT_THROW(store.kill("*"), InvalidArgumentError);
-  EXPECT_THROW(store.unkill("*"), InvalidArgumentError);
-}
-
-TEST(KillSwitchStore, StopsPersistAcrossReopen) {
-  TempDir dir;
-  auto clock = std::make_shared<ManualClock>();
-  { KillSwitchStore(optionsAt(dir, clock)).kill("fetch"); }
-  KillSwitchStore reopened(optionsAt(dir, clock));
-  EXPECT_TRUE(reopened.isStopped("fetch"));
-}
-
-// Two stores on one database stand for two processes sharing a home.
-TEST(KillSwitchStore, AnotherProcessSeesAKillWithinTheRefreshWindow) {
-  TempDir dir;
-  auto clock = std::make_shared<ManualClock>();
-  KillSwitchStore worker(optionsAt(dir, clock));
-  KillSwitchStore operatorCli(optionsAt(dir, clock));
-  EXPECT_FALSE(worker.isStopped("fetch"));  // loads the (empty) set at t0
-
-  operatorCli.kill("fetch");
-  clock->advance(kKillSwitchRefreshMillis - 1);
-  EXPECT_FALSE(worker.isStopped("fetch"));  // still the cached copy: SQLite not re-read
-  clock->advance(1);
-  EXPECT_TRUE(worker.isStopped("fetch"));  // seen 250 ms after the kill, well within 1 s
-
-  operatorCli.unkillAll();
-  clock->advance(kKillSwitchRefreshMillis);
-  EXPECT_FALSE(worker.isStopped("fetch"));
-}
-
-TEST(KillSwitchStore, AnUnreadableSwitchFailsClosed) {
-  TempDir dir;
-  auto clock = std::make_shared<ManualClock>();
-  KillSwitchStore store(optionsAt(dir, clock));
-  EXPECT_FALSE(store.isStopped("fetch"));
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open((dir.path() / "loom.db").c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE kill_switch", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
-  clock->advance(kKillSwitchRefreshMillis);
-  try {
-    store.isStopped("fetch");
-    FAIL() << "expected KillSwitchUnreadable";
-  } catch (const KillSwitchUnreadable& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kStopped);
-    EXPECT_NE(std::string(e.what()).find("fetch"), std::string::npos);
-  }
-}
+// The store's behaviour over every backend: tests/conformance/kill_switch_conformance.cc.
 
 TEST(KillSwitchStore, AMissingHomeFolderIsAClearError) {
   KillSwitchOptions o;

@@ -73,6 +73,12 @@ CREATE TABLE IF NOT EXISTS subject_keys (
 CREATE TABLE IF NOT EXISTS subject_key_tombstones (
   subject text COLLATE "C" PRIMARY KEY,
   shredded_at bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS kill_switch (effect_id text COLLATE "C" PRIMARY KEY, at bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS subject_blobs (
+  subject text COLLATE "C" NOT NULL,
+  address text COLLATE "C" NOT NULL,
+  put_at bigint NOT NULL,
+  PRIMARY KEY (subject, address));
 )sql";
 
 std::optional<int> metaVersion(Connection& conn, const char* key) {

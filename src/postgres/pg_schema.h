@@ -11,6 +11,8 @@
 //   blobs(address PK, bytes bytea, size, touched_at)
 //   key_store_meta(name PK, value), subject_keys(subject PK, key_id UNIQUE, nonce, wrapped,
 //   created_at), subject_key_tombstones(subject PK, shredded_at)   -- the key store
+//   kill_switch(effect_id PK, at)
+//   subject_blobs(subject, address, put_at, PK(subject, address))   -- the blob ledger
 // Ids sort bytewise (COLLATE "C"), as in every other store.
 #pragma once
 

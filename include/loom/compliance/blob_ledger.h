@@ -6,10 +6,12 @@
 // - a blob the erased subject put is deleted, even when its envelope can no longer be read (a
 //   run still in flight when the key was shredded: a repeated erase deletes what it wrote).
 // LedgeredContentStore is the ContentStore wrapper that writes the ledger on every put.
-// Thread-safety: thread-safe (one connection under a mutex).
+// The rows live in the home's SQLite database (BlobLedger(path)) or on a shared server
+// (BlobLedgerRows: postgres::PostgresBlobLedgerRows). Thread-safety: thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,16 +23,34 @@
 
 #include "loom/content/forwarding_content_store.h"
 
-namespace loom::sqlite {
-class Db;
-}
-
 namespace loom::compliance {
+
+// Where the ledger keeps its rows, subject_blobs(subject, address, put_at): one per subject
+// and address, put_at the time of the subject's last put of it on the store's clock (the
+// server's for a shared one, so it compares with the key store's shred times). The empty
+// subject stands for runs without one. Thread-safe.
+class BlobLedgerRows {
+ public:
+  virtual ~BlobLedgerRows() = default;
+  // Inserts the row or refreshes its put_at to now. Visible to every other connection when it
+  // returns.
+  virtual void add(const std::string& subject, std::string_view address) = 0;
+  // Addresses `subject` put.
+  virtual std::set<std::string, std::less<>> addressesOf(const std::string& subject) const = 0;
+  // Calls `visit(address, subject, putAtMillis)` for every row of another subject.
+  virtual void forEachNotOf(
+      const std::string& subject,
+      const std::function<void(std::string_view, std::string_view, int64_t)>& visit) const = 0;
+  // Deletes the rows (subject, each of addresses), all or none.
+  virtual void forget(const std::string& subject, const std::vector<std::string>& addresses) = 0;
+};
 
 class BlobLedger {
  public:
   // Opens (creating the table when missing) the ledger in the SQLite file `path`.
   explicit BlobLedger(std::string path);
+  // The ledger over `rows`.
+  explicit BlobLedger(std::unique_ptr<BlobLedgerRows> rows);
   ~BlobLedger();
   BlobLedger(const BlobLedger&) = delete;
   BlobLedger& operator=(const BlobLedger&) = delete;
@@ -49,10 +69,7 @@ class BlobLedger {
   void forget(const std::string& subject, const std::vector<std::string>& addresses);
 
  private:
-  std::set<std::string, std::less<>> select(const char* sql, const std::string& subject) const;
-
-  mutable std::mutex mu_;
-  std::unique_ptr<sqlite::Db> db_;  // GUARDED_BY(mu_)
+  std::unique_ptr<BlobLedgerRows> rows_;
 };
 
 // Records every put in `ledger` before the inner store sees it (after it, for a store that
