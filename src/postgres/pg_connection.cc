@@ -1,13 +1,17 @@
 #include "pg_connection.h"
 
 #include <endian.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
 namespace loom::postgres {
 namespace {
+
+std::atomic<int64_t> sent{0};
 
 constexpr Oid kBoolOid = 16;
 constexpr Oid kByteaOid = 17;
@@ -182,6 +186,10 @@ Connection::Connection(const std::string& url, const std::string& schema)
     throw UnavailableError("cannot connect to postgresql at " + redactedUrl_ + ": " +
                            redactUrl(why) + "; check [storage] url and that the server runs");
   }
+  // Notices (a CREATE ... IF NOT EXISTS that skipped, a server shutting down) are not errors
+  // and go nowhere: every failure reaches the caller as an error.
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   std::string set = "SET search_path TO \"" + schema + "\"";
   try {
     check(PQexec(conn_, set.c_str()), "set the search path");
@@ -197,12 +205,27 @@ Connection::~Connection() {
 
 bool Connection::broken() const { return broken_ || PQstatus(conn_) != CONNECTION_OK; }
 
+bool Connection::stillOpen() {
+  // An idle connection that listens for nothing has nothing to read: any input (the server's
+  // FATAL before it closes, or the close itself) means the server is ending it.
+  pollfd p{PQsocket(conn_), POLLIN, 0};
+  int ready = p.fd < 0 ? 1 : ::poll(&p, 1, 0);
+  if (broken_ || ready != 0 || PQstatus(conn_) != CONNECTION_OK) {
+    broken_ = true;
+    return false;
+  }
+  return true;
+}
+
 bool Connection::inTransaction() const {
   PGTransactionStatusType s = PQtransactionStatus(conn_);
   return s == PQTRANS_INTRANS || s == PQTRANS_INERROR || s == PQTRANS_ACTIVE;
 }
 
+int64_t roundTrips() { return sent.load(std::memory_order_relaxed); }
+
 Result Connection::check(PGresult* r, std::string_view op) {
+  sent.fetch_add(1, std::memory_order_relaxed);
   Result result(r);
   ExecStatusType status = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;

@@ -82,6 +82,9 @@ class Connection {
 
   // True when the connection can no longer be used (lost, or a failure left it unknown).
   bool broken() const;
+  // Reads what the server sent while the connection sat idle, without blocking: false when it
+  // closed the connection meanwhile (a restart, a failover, a terminated backend).
+  bool stillOpen();
   // True while a transaction is open (or failed and not yet rolled back).
   bool inTransaction() const;
 
@@ -93,6 +96,10 @@ class Connection {
   std::unordered_map<const char*, std::string> prepared_;  // sql address -> statement name
   bool broken_ = false;
 };
+
+// Statements sent to a server by every Connection of this process so far (each a round trip,
+// a prepare included): what the benchmarks report per step.
+int64_t roundTrips();
 
 // Checks that `schema` is a plain identifier (letters, digits and _, not starting with a
 // digit, at most 63 bytes); throws ConfigError naming it otherwise.

@@ -33,7 +33,8 @@ Pool::PoolLease Pool::acquire() {
     while (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
-      if (!conn->broken()) return PoolLease(*this, std::move(conn), true);
+      // One closed by the server while idle is dropped here, before anything is sent on it.
+      if (conn->stillOpen()) return PoolLease(*this, std::move(conn), true);
     }
   }
   return PoolLease(*this, std::make_unique<Connection>(url_, schema_), false);

@@ -1,5 +1,8 @@
 #include "loom/postgres/postgres_event_store.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "kernel/append_plan.h"
 #include "kernel/lease_rules.h"
 #include "kernel/log_check.h"
@@ -28,8 +31,9 @@ struct PostgresEventStore::Impl {
   }
 
   // Appends inside the caller's transaction; `fence`, when set, must be the current lease.
-  int64_t appendIn(Connection& conn, const std::string& executionId, int64_t expectedNextSeq,
-                   std::vector<Event>& events, const Lease* fence) {
+  // Returns the metadata after the append.
+  ExecutionInfo appendIn(Connection& conn, const std::string& executionId, int64_t expectedNextSeq,
+                         std::vector<Event>& events, const Lease* fence) {
     if (fence != nullptr) {
       kernel::requireCurrentLease(schema::readLease(conn, executionId, schema::Lock::kShare),
                                   *fence, "append");
@@ -46,17 +50,118 @@ struct PostgresEventStore::Impl {
                 "append event");
     }
     schema::writeInfo(conn, plan.after, isNew);
-    return plan.after.nextSeq;
+    return std::move(plan.after);
+  }
+
+  // One event appended in one statement (one round trip, committed on its own), planned from
+  // `known`, the metadata this store last wrote or read: the update of the metadata row holds
+  // only while that row is still `known` (next seq and log bytes change with every append) and,
+  // fenced, while the lease is current (read FOR SHARE first, as appendIn does), and the event
+  // row is inserted only when the update matched. Returns the metadata after it, or nullopt
+  // when it matched nothing (another writer appended, the lease moved): then nothing was
+  // written and the caller takes the transactional path, which says why.
+  std::optional<ExecutionInfo> appendInOneStatement(const ExecutionInfo& known, Event& event,
+                                                    const Lease* fence) {
+    std::vector<Event> one;
+    one.push_back(event);
+    kernel::AppendPlan plan = kernel::planAppend(known.id, known, known.nextSeq, std::move(one));
+    const ExecutionInfo& a = plan.after;
+    const int64_t seq = plan.events[0].seq;
+    static const char* kSql =
+        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $20 "
+        "AND owner_id = $21 AND NOT released FOR SHARE), "
+        "upd AS (UPDATE executions SET status = $2, ended_at = $3, next_seq = $4, steps = $5, "
+        "log_bytes = $6, state_bytes = $7, header_bytes = $8, steps_bytes = $9, "
+        "steps_count = $10, signals_bytes = $11, signals_count = $12, input_bytes = $13, "
+        "result_bytes = $14 WHERE id = $1 AND next_seq = $15 AND log_bytes = $16 "
+        "AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)) RETURNING id) "
+        "INSERT INTO events (execution_id, seq, body, checksum) "
+        "SELECT id, $17, $18, $19 FROM upd";
+    Result r = withCommitOutcome([&] {
+      auto conn = pool.acquire();
+      return conn->exec(
+          kSql,
+          {Param::text(known.id),
+           Param::text(kernel::statusName(a.status)),
+           Param::optionalInt64(a.endedAtMillis),
+           Param::int64(a.nextSeq),
+           Param::int64(a.steps),
+           Param::int64(a.logBytes),
+           Param::int64(a.stateBytes),
+           Param::int64(a.sizes.headerBytes),
+           Param::int64(a.sizes.stepsBytes),
+           Param::int64(a.sizes.stepsCount),
+           Param::int64(a.sizes.signalsBytes),
+           Param::int64(a.sizes.signalsCount),
+           Param::int64(a.sizes.inputBytes),
+           Param::int64(a.sizes.resultBytes),
+           Param::int64(known.nextSeq),
+           Param::int64(known.logBytes),
+           Param::int64(seq),
+           Param::bytes(plan.texts[0]),
+           Param::int64(kernel::rowChecksum(known.id, seq, plan.texts[0])),
+           Param::optionalInt64(fence ? std::optional<int64_t>(fence->token) : std::nullopt),
+           Param::optionalText(fence ? std::optional<std::string>(fence->owner.id) : std::nullopt)},
+          "append event");
+    });
+    if (r.changed() != 1) return std::nullopt;
+    return std::move(plan.after);
+  }
+
+  // A statement that commits on its own whose answer was lost: its outcome is unknown.
+  template <typename Call>
+  static Result withCommitOutcome(Call&& call) {
+    try {
+      return call();
+    } catch (const RetryTransaction&) {
+      throw;
+    } catch (const UnavailableError& e) {
+      throw UnavailableError(std::string(e.what()) +
+                             "; the append's outcome is unknown: it may have been recorded, so "
+                             "read the log back before appending again");
+    }
   }
 
   // Two writers creating one execution at once: the second insert is a unique violation,
-  // a ConflictError, as a stale expectedNextSeq is.
+  // a ConflictError, as a stale expectedNextSeq is. A single event after a known append takes
+  // one statement (appendInOneStatement); anything else, or a miss, one transaction.
   int64_t append(const std::string& executionId, int64_t expectedNextSeq, std::vector<Event> events,
                  const Lease* fence) {
-    return inTransaction(pool, kBegin, [&](Connection& conn) {
-      std::vector<Event> batch = events;  // a retried transaction plans again from a copy
-      return appendIn(conn, executionId, expectedNextSeq, batch, fence);
-    });
+    if (events.size() == 1) {
+      if (auto known = knownInfo(executionId); known && known->nextSeq == expectedNextSeq) {
+        if (auto after = appendInOneStatement(*known, events[0], fence)) {
+          remember(*after);
+          return after->nextSeq;
+        }
+      }
+    }
+    try {
+      ExecutionInfo after = inTransaction(pool, kBegin, [&](Connection& conn) {
+        std::vector<Event> batch = events;  // a retried transaction plans again from a copy
+        return appendIn(conn, executionId, expectedNextSeq, batch, fence);
+      });
+      remember(after);
+      return after.nextSeq;
+    } catch (...) {
+      forget(executionId);
+      throw;
+    }
+  }
+
+  std::optional<ExecutionInfo> knownInfo(const std::string& executionId) const {
+    std::lock_guard lock(knownMu);
+    auto it = known.find(executionId);
+    if (it == known.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember(const ExecutionInfo& info) {
+    std::lock_guard lock(knownMu);
+    if (known.size() >= kMaxKnown) known.clear();
+    known[info.id] = info;
+  }
+  void forget(const std::string& executionId) {
+    std::lock_guard lock(knownMu);
+    known.erase(executionId);
   }
 
   template <typename Change>
@@ -78,6 +183,10 @@ struct PostgresEventStore::Impl {
 
   const PostgresOptions options;
   mutable Pool pool;
+  // The metadata this store last wrote per execution: what a one-statement append plans from.
+  static constexpr std::size_t kMaxKnown = 4096;
+  mutable std::mutex knownMu;
+  std::unordered_map<std::string, ExecutionInfo> known;  // GUARDED_BY(knownMu)
 };
 
 PostgresEventStore::PostgresEventStore(PostgresOptions options)
@@ -151,6 +260,7 @@ std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilte
 }
 
 bool PostgresEventStore::remove(const std::string& executionId) {
+  impl_->forget(executionId);
   return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
     // Locked first, in the order append locks them, so no append is half-way meanwhile (its
     // rows would survive the delete, uncommitted when it ran).

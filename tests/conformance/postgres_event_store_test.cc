@@ -5,6 +5,9 @@
 
 #include <gmock/gmock.h>
 
+#include <chrono>
+#include <thread>
+
 #include "event_store_conformance.h"
 #include "loom/util/error.h"
 #include "postgres/pg_connection.h"
@@ -28,6 +31,20 @@ class PostgresEventStoreTest : public ::testing::Test {
   // A connection of the test's own, in the store's schema, for what Loom would never do.
   postgres::Connection admin() const {
     return postgres::Connection(options().url, options().schema);
+  }
+  // Terminates every backend of `application` and waits until they are gone.
+  void dropConnections(const std::string& application) const {
+    auto conn = admin();
+    conn.execDynamic(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        {postgres::Param::text(application)}, "test");
+    for (int i = 0; i < 500; ++i) {
+      auto left = conn.execDynamic("SELECT 1 FROM pg_stat_activity WHERE application_name = $1",
+                                   {postgres::Param::text(application)}, "test");
+      if (left.rows() == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "the backends of " << application << " did not end";
   }
 
   TempDir dir_;
@@ -84,15 +101,14 @@ TEST_F(PostgresEventStoreTest, ConnectionsTheServerDroppedAreReplacedAndNothingI
   o.url += "?application_name=" + o.schema;  // so only this store's connections are dropped
   postgres::PostgresEventStore store(o);
   EXPECT_EQ(2, store.append("e1", 1, {started()}));
-  admin().execDynamic(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
-      {postgres::Param::text(o.schema)}, "test");
-  EXPECT_EQ(3, store.append("e1", 2, {step("s1")}));
+  dropConnections(o.schema);
+  EXPECT_EQ(3, store.append("e1", 2, {step("s1")}));  // one statement, on a new connection
   EXPECT_EQ(2u, store.read("e1").size());
-  admin().execDynamic(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
-      {postgres::Param::text(o.schema)}, "test");
-  EXPECT_EQ(3, store.info("e1")->nextSeq);
+  dropConnections(o.schema);
+  EXPECT_EQ(5, store.append("e1", 3, {step("s2"), step("s3")}));  // a transaction
+  dropConnections(o.schema);
+  EXPECT_EQ(5, store.info("e1")->nextSeq);
+  EXPECT_EQ(4u, store.read("e1").size());
   // A server that is gone for good is an UnavailableError, not an empty answer.
   postgres::PostgresOptions gone = o;
   gone.url = "postgresql://loom@127.0.0.1:1/postgres";
