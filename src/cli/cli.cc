@@ -48,6 +48,7 @@ constexpr Subcommand kSubcommands[] = {
     {"erase", "Erase a data subject: shred their key, delete the blobs only they cite", setupErase},
     {"export", "Export everything held on a data subject as one JSON file", setupExport},
     {"keys", "Key management: `loom keys new-master` prints a fresh master key", setupKeys},
+    {"db", "PostgreSQL: `loom db migrate` creates or upgrades Loom's tables in a schema", setupDb},
     {"bench", "Measure: `loom bench claim-check` prints the ADR 0140 table", setupBench},
     {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
 };

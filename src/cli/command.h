@@ -181,6 +181,7 @@ Action setupBench(CLI::App& command, Session& session);      // bench_commands.c
 Action setupErase(CLI::App& command, Session& session);      // compliance_commands.cc
 Action setupExport(CLI::App& command, Session& session);     // compliance_commands.cc
 Action setupKeys(CLI::App& command, Session& session);       // compliance_commands.cc
+Action setupDb(CLI::App& command, Session& session);         // db_commands.cc
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
 void printError(std::string_view message);

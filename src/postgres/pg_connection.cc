@@ -184,7 +184,8 @@ Connection::Connection(const std::string& url, const std::string& schema)
     if (conn_ != nullptr) PQfinish(conn_);
     conn_ = nullptr;
     throw UnavailableError("cannot connect to postgresql at " + redactedUrl_ + ": " +
-                           redactUrl(why) + "; check [storage] url and that the server runs");
+                           redactUrl(why) +
+                           "; check the url and that the server runs and accepts connections");
   }
   // Notices (a CREATE ... IF NOT EXISTS that skipped, a server shutting down) are not errors
   // and go nowhere: every failure reaches the caller as an error.
