@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -210,7 +211,12 @@ bool Connection::stillOpen() {
   // An idle connection that listens for nothing has nothing to read: any input (the server's
   // FATAL before it closes, or the close itself) means the server is ending it.
   pollfd p{PQsocket(conn_), POLLIN, 0};
-  int ready = p.fd < 0 ? 1 : ::poll(&p, 1, 0);
+  int ready = 1;
+  if (p.fd >= 0) {
+    do {
+      ready = ::poll(&p, 1, 0);
+    } while (ready < 0 && errno == EINTR);
+  }
   if (broken_ || ready != 0 || PQstatus(conn_) != CONNECTION_OK) {
     broken_ = true;
     return false;
@@ -267,8 +273,12 @@ Result Connection::exec(const char* sql, std::initializer_list<Param> params, st
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     std::string name = "s" + std::to_string(prepared_.size());
-    check(PQprepare(conn_, name.c_str(), sql, static_cast<int>(w.types.size()), w.types.data()),
-          op);
+    try {
+      check(PQprepare(conn_, name.c_str(), sql, static_cast<int>(w.types.size()), w.types.data()),
+            op);
+    } catch (const ConnectionLost& e) {
+      throw UnavailableError(e.what());  // only the PREPARE was sent: the statement never ran
+    }
     it = prepared_.emplace(sql, std::move(name)).first;
   }
   return check(PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(w.values.size()),

@@ -28,6 +28,13 @@ class RetryTransaction : public UnavailableError {
   using UnavailableError::UnavailableError;
 };
 
+// The connection broke while a statement was on its way or running (not: refused, or an error
+// the server answered with): whether a statement that commits on its own took effect is unknown.
+class ConnectionLost : public UnavailableError {
+ public:
+  using UnavailableError::UnavailableError;
+};
+
 // `url` with its password (if any) replaced by "***", for messages.
 std::string redactUrl(std::string_view url);
 

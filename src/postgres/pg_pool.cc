@@ -13,9 +13,7 @@ int64_t nowMillis(Connection& conn, const std::shared_ptr<const Clock>& clock) {
 void commit(Connection& conn) {
   try {
     conn.run("COMMIT", "commit");
-  } catch (const RetryTransaction&) {
-    throw;
-  } catch (const UnavailableError& e) {
+  } catch (const ConnectionLost& e) {
     throw UnavailableError(std::string(e.what()) +
                            "; the commit's outcome is unknown: it may have been applied, so "
                            "read the state back before doing it again");

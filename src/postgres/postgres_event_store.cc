@@ -54,8 +54,8 @@ struct PostgresEventStore::Impl {
   }
 
   // One event appended in one statement (one round trip, committed on its own), planned from
-  // `known`, the metadata this store last wrote or read: the update of the metadata row holds
-  // only while that row is still `known` (next seq and log bytes change with every append) and,
+  // `known`, the metadata this store last wrote: the update of the metadata row holds only
+  // while that row is still exactly `known` (every column) and,
   // fenced, while the lease is current (read FOR SHARE first, as appendIn does), and the event
   // row is inserted only when the update matched. Returns the metadata after it, or nullopt
   // when it matched nothing (another writer appended, the lease moved): then nothing was
@@ -73,7 +73,10 @@ struct PostgresEventStore::Impl {
         "upd AS (UPDATE executions SET status = $2, ended_at = $3, next_seq = $4, steps = $5, "
         "log_bytes = $6, state_bytes = $7, header_bytes = $8, steps_bytes = $9, "
         "steps_count = $10, signals_bytes = $11, signals_count = $12, input_bytes = $13, "
-        "result_bytes = $14 WHERE id = $1 AND next_seq = $15 AND log_bytes = $16 "
+        "result_bytes = $14 WHERE id = $1 AND (workflow, subject, status, started_at, ended_at, "
+        "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
+        "signals_bytes, signals_count, input_bytes, result_bytes) IS NOT DISTINCT FROM "
+        "($22, $23, $24, $25, $26, $15, $27, $16, $28, $29, $30, $31, $32, $33, $34, $35) "
         "AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)) RETURNING id) "
         "INSERT INTO events (execution_id, seq, body, checksum) "
         "SELECT id, $17, $18, $19 FROM upd";
@@ -81,41 +84,38 @@ struct PostgresEventStore::Impl {
       auto conn = pool.acquire();
       return conn->exec(
           kSql,
-          {Param::text(known.id),
-           Param::text(kernel::statusName(a.status)),
-           Param::optionalInt64(a.endedAtMillis),
-           Param::int64(a.nextSeq),
-           Param::int64(a.steps),
-           Param::int64(a.logBytes),
-           Param::int64(a.stateBytes),
-           Param::int64(a.sizes.headerBytes),
-           Param::int64(a.sizes.stepsBytes),
-           Param::int64(a.sizes.stepsCount),
-           Param::int64(a.sizes.signalsBytes),
-           Param::int64(a.sizes.signalsCount),
-           Param::int64(a.sizes.inputBytes),
-           Param::int64(a.sizes.resultBytes),
-           Param::int64(known.nextSeq),
-           Param::int64(known.logBytes),
-           Param::int64(seq),
+          {Param::text(known.id), Param::text(kernel::statusName(a.status)),
+           Param::optionalInt64(a.endedAtMillis), Param::int64(a.nextSeq), Param::int64(a.steps),
+           Param::int64(a.logBytes), Param::int64(a.stateBytes), Param::int64(a.sizes.headerBytes),
+           Param::int64(a.sizes.stepsBytes), Param::int64(a.sizes.stepsCount),
+           Param::int64(a.sizes.signalsBytes), Param::int64(a.sizes.signalsCount),
+           Param::int64(a.sizes.inputBytes), Param::int64(a.sizes.resultBytes),
+           Param::int64(known.nextSeq), Param::int64(known.logBytes), Param::int64(seq),
            Param::bytes(plan.texts[0]),
            Param::int64(kernel::rowChecksum(known.id, seq, plan.texts[0])),
            Param::optionalInt64(fence ? std::optional<int64_t>(fence->token) : std::nullopt),
-           Param::optionalText(fence ? std::optional<std::string>(fence->owner.id) : std::nullopt)},
+           Param::optionalText(fence ? std::optional<std::string>(fence->owner.id) : std::nullopt),
+           // The whole row as this store last wrote it ($15, $16: its next seq and log bytes).
+           Param::text(known.workflow), Param::optionalText(known.subject),
+           Param::text(kernel::statusName(known.status)), Param::int64(known.startedAtMillis),
+           Param::optionalInt64(known.endedAtMillis), Param::int64(known.steps),
+           Param::int64(known.stateBytes), Param::int64(known.sizes.headerBytes),
+           Param::int64(known.sizes.stepsBytes), Param::int64(known.sizes.stepsCount),
+           Param::int64(known.sizes.signalsBytes), Param::int64(known.sizes.signalsCount),
+           Param::int64(known.sizes.inputBytes), Param::int64(known.sizes.resultBytes)},
           "append event");
     });
     if (r.changed() != 1) return std::nullopt;
     return std::move(plan.after);
   }
 
-  // A statement that commits on its own whose answer was lost: its outcome is unknown.
+  // A statement that commits on its own whose connection broke while it was on its way: its
+  // outcome is unknown. (A refusal the server answered with wrote nothing.)
   template <typename Call>
   static Result withCommitOutcome(Call&& call) {
     try {
       return call();
-    } catch (const RetryTransaction&) {
-      throw;
-    } catch (const UnavailableError& e) {
+    } catch (const ConnectionLost& e) {
       throw UnavailableError(std::string(e.what()) +
                              "; the append's outcome is unknown: it may have been recorded, so "
                              "read the log back before appending again");
@@ -129,9 +129,13 @@ struct PostgresEventStore::Impl {
                  const Lease* fence) {
     if (events.size() == 1) {
       if (auto known = knownInfo(executionId); known && known->nextSeq == expectedNextSeq) {
-        if (auto after = appendInOneStatement(*known, events[0], fence)) {
-          remember(*after);
-          return after->nextSeq;
+        try {
+          if (auto after = appendInOneStatement(*known, events[0], fence)) {
+            remember(*after);
+            return after->nextSeq;
+          }
+        } catch (const RetryTransaction&) {
+          // A serialization failure or deadlock wrote nothing: the transaction below retries.
         }
       }
     }
@@ -261,6 +265,11 @@ std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilte
 
 bool PostgresEventStore::remove(const std::string& executionId) {
   impl_->forget(executionId);
+  struct ForgetAfter {  // an append of this store that finished meanwhile remembered it again
+    Impl& impl;
+    const std::string& id;
+    ~ForgetAfter() { impl.forget(id); }
+  } forgetAfter{*impl_, executionId};
   return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
     // Locked first, in the order append locks them, so no append is half-way meanwhile (its
     // rows would survive the delete, uncommitted when it ran).

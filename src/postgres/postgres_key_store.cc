@@ -105,10 +105,12 @@ bool PostgresKeyStore::shred(const std::string& subject) {
   });
   if (deleted) {
     // Best effort: reclaims the dead row so its bytes can be overwritten soon. The shred itself
-    // is committed; a VACUUM that cannot run now (another transaction holds an old snapshot)
-    // leaves that to autovacuum.
+    // is committed; a VACUUM that cannot run now (the table locked by autovacuum or another
+    // shred's VACUUM: SKIP_LOCKED, or an old snapshot still needs the row) leaves that to
+    // autovacuum.
     try {
-      impl_->pool.acquire()->run("VACUUM subject_keys", "vacuum subject_keys after a shred");
+      impl_->pool.acquire()->run("VACUUM (SKIP_LOCKED) subject_keys",
+                                 "vacuum subject_keys after a shred");
     } catch (const Error&) {
     }
   }
