@@ -12,6 +12,7 @@
 #include "loom/postgres/postgres_event_store.h"
 #include "loom/workflow/runtime.h"
 #include "postgres/pg_connection.h"
+#include "steps_workflow.h"
 
 namespace {
 
@@ -93,20 +94,7 @@ BENCHMARK(BM_PgAppend)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-workflow::WorkflowRegistry& registry() {
-  static workflow::WorkflowRegistry r = [] {
-    workflow::WorkflowRegistry w;
-    w.add("bench.steps", "", [](workflow::WorkflowContext& ctx) {
-      int64_t n = ctx.input().at("steps").as_int64();
-      for (int64_t i = 0; i < n; ++i) {
-        ctx.step("s" + std::to_string(i), [i] { return json::value{{"i", i}}; });
-      }
-      return json::value(n);
-    });
-    return w;
-  }();
-  return r;
-}
+workflow::WorkflowRegistry& registry() { return bench::stepsWorkflow(); }
 
 // The runtime's durable step on PostgreSQL: 200-step runs, leases on, one append per step.
 void BM_PgRuntimeStep(benchmark::State& state) {

@@ -15,6 +15,7 @@
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/workflow/runtime.h"
+#include "steps_workflow.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -24,25 +25,9 @@ using namespace loom;
 using loom::testing::TempDir;
 
 // A workflow of `steps` tiny steps.
-workflow::WorkflowRegistry& registry() {
-  static workflow::WorkflowRegistry r = [] {
-    workflow::WorkflowRegistry w;
-    w.add("bench.steps", "", [](workflow::WorkflowContext& ctx) {
-      int64_t n = ctx.input().at("steps").as_int64();
-      for (int64_t i = 0; i < n; ++i) {
-        ctx.step("s" + std::to_string(i), [i] { return json::value{{"i", i}}; });
-      }
-      return json::value(n);
-    });
-    return w;
-  }();
-  return r;
-}
+workflow::WorkflowRegistry& registry() { return bench::stepsWorkflow(); }
 
-effects::TaskRegistry& tasks() {
-  static effects::TaskRegistry t;
-  return t;
-}
+effects::TaskRegistry& tasks() { return bench::noTasks(); }
 
 // The store as it was before leases, for the runtime: acquiring, renewing and releasing write
 // nothing and a leased append is a plain append. Wrapping a store in it measures, in one
