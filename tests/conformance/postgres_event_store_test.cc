@@ -115,6 +115,28 @@ TEST_F(PostgresEventStoreTest, ConnectionsTheServerDroppedAreReplacedAndNothingI
   EXPECT_THROW(postgres::PostgresEventStore{gone}, UnavailableError);
 }
 
+// A second store stands for another process (a `loom signal` beside the runner): the runner's
+// one-statement append, planned from what it last wrote, must match nothing and fall back, so a
+// stale writer gets a ConflictError that wrote nothing, and the next append plans afresh.
+TEST_F(PostgresEventStoreTest, AnAppendByAnotherProcessSendsTheRunnerBackToTheTransaction) {
+  postgres::migrate(options());
+  postgres::PostgresEventStore runner(options());
+  postgres::PostgresEventStore other(options());
+  EXPECT_EQ(2, runner.append("e1", 1, {started()}));
+  EXPECT_EQ(3, runner.append("e1", 2, {step("s1")}));  // one statement: planned from seq 3
+  EXPECT_EQ(4, other.append("e1", 3, {signalReceived("go", json::value(1), kT0)}));
+  EXPECT_THROW(runner.append("e1", 3, {step("s2")}), ConflictError);
+  EXPECT_EQ(4, runner.info("e1")->nextSeq) << "a refused append wrote something";
+  EXPECT_EQ(5, runner.append("e1", 4, {step("s2")}));
+  EXPECT_EQ(6, runner.append("e1", 5, {step("s3")}));
+  auto info = runner.info("e1");
+  EXPECT_EQ(6, info->nextSeq);
+  EXPECT_EQ(3, info->steps);
+  EXPECT_EQ(5u, runner.read("e1").size());  // every row there, the reading rules hold
+  // An id the server cannot hold as text is a typed refusal, not a lost append.
+  EXPECT_THROW(runner.append(std::string("bad\xff", 4), 1, {started()}), InvalidArgumentError);
+}
+
 TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) {
   postgres::migrate(options());
   postgres::PostgresEventStore store(options());
