@@ -33,6 +33,9 @@ json::array toolSpecs(const std::vector<ToolDefinition>& tools) {
   return out;
 }
 
+constexpr int64_t kCheckpointVersion = 1;
+const std::string kApprovalSignalPrefix = "approve:";
+
 class Loop {
  public:
   Loop(workflow::WorkflowContext& ctx, std::string_view name, const AgentOptions& options)
@@ -43,11 +46,17 @@ class Loop {
         tools_(toolSpecs(options.tools)) {}
 
   json::value run(const json::value& prompt) {
-    if (!options_.system.empty())
-      append(json::object{{"role", "system"}, {"content", options_.system}});
-    append(json::object{{"role", "user"}, {"content", prompt}});
     json::value answer;
-    for (int64_t turn = 1; turn <= options_.maxTurns; ++turn) {
+    int64_t first = 1;
+    if (const json::value* saved = ctx_.checkpoint(name_)) {
+      first = resume(*saved, answer);
+    } else {
+      if (!options_.system.empty())
+        append(json::object{{"role", "system"}, {"content", options_.system}});
+      append(json::object{{"role", "user"}, {"content", prompt}});
+    }
+    for (int64_t turn = first; turn <= options_.maxTurns; ++turn) {
+      checkpoint(turn, answer);
       maybeCompact(turn);
       maybeWarn();
       json::value message = callModel(turn);
@@ -64,6 +73,85 @@ class Loop {
  private:
   static json::value outcome(std::string_view what, json::value answer, int64_t turns) {
     return json::object{{"outcome", what}, {"answer", std::move(answer)}, {"turns", turns}};
+  }
+
+  // The loop's checkpoint at the start of `turn` (WorkflowContext::setCheckpoint): the turn,
+  // the answer so far, the transcript's size and bytes and what the model-input journal holds
+  // since the last model step. The previous turn's steps and approval signals are forgotten: a
+  // resume from this checkpoint starts here. The transcript itself is not kept: a resumed loop
+  // rebuilds it from the log when a model call first needs it (rebuildTranscript).
+  void checkpoint(int64_t turn, const json::value& answer) {
+    json::object state{{"version", kCheckpointVersion},
+                       {"turn", turn},
+                       {"answer", answer},
+                       {"warned", warned_},
+                       {"messages", static_cast<int64_t>(transcript_.size())},
+                       {"bytes", transcript_.bytes()},
+                       {"pending", journal_.pending()}};
+    std::string previous = effects::turnStepPrefix(name_, turn - 1);
+    ctx_.setCheckpoint(name_, std::move(state), {previous, kApprovalSignalPrefix + previous});
+  }
+
+  // Goes on from checkpoint `saved`; returns its turn. UnusableCheckpointError when it does not
+  // read (the runtime then replays the whole log).
+  int64_t resume(const json::value& saved, json::value& answer) {
+    try {
+      const auto& o = saved.as_object();
+      if (json::requireInt(o, "version") != kCheckpointVersion) {
+        throw InvalidArgumentError("version " + std::to_string(json::requireInt(o, "version")) +
+                                   " is not " + std::to_string(kCheckpointVersion));
+      }
+      int64_t turn = json::requireInt(o, "turn");
+      int64_t messages = json::requireInt(o, "messages");
+      int64_t bytes = json::requireInt(o, "bytes");
+      const auto& warned = json::require(o, "warned");
+      if (turn < 1 || turn > options_.maxTurns || messages < 0 || bytes < 2 || !warned.is_bool()) {
+        throw InvalidArgumentError("turn, messages, bytes or warned out of range");
+      }
+      journal_.restore(json::require(o, "pending"));
+      answer = json::require(o, "answer");
+      warned_ = warned.get_bool();
+      transcript_ = Transcript(messages, bytes, [this, turn, pending = o.at("pending")] {
+        return rebuildTranscript(turn, pending);
+      });
+      return turn;
+    } catch (const std::exception& e) {
+      throw workflow::UnusableCheckpointError("the checkpoint of agent loop '" + name_ +
+                                              "' in execution '" + ctx_.executionId() +
+                                              "' cannot be read: " + e.what());
+    }
+  }
+
+  // The transcript at the start of `turn`: the log's model inputs up to that turn, rebuilt as
+  // `loom state` does, plus what `pending` says was appended since. Any failure is an
+  // UnusableCheckpointError: replaying the whole log does not need this rebuild.
+  json::SharedArray rebuildTranscript(int64_t turn, const json::value& pending) const {
+    try {
+      ModelInputRebuilder rebuilder(name_);
+      bool past = false;  // events of `turn` and later are not part of it
+      ctx_.history([&](const kernel::Event& e) {
+        if (past) return;
+        if (e.type == kernel::EventType::kStepCompleted) {
+          const auto* stepId = e.data.if_contains("stepId");
+          auto id = stepId && stepId->is_string() ? effects::parseAgentStepId(stepId->get_string())
+                                                  : std::nullopt;
+          if (id && id->loop == name_ && id->turn >= turn) {
+            past = true;
+            return;
+          }
+        }
+        rebuilder.apply(e);
+      });
+      json::SharedArray out;
+      for (auto& m : std::move(rebuilder).inputAfter(pending)) out.push_back(std::move(m));
+      return out;
+    } catch (const workflow::UnusableCheckpointError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw workflow::UnusableCheckpointError("the transcript of agent loop '" + name_ +
+                                              "' at turn " + std::to_string(turn) +
+                                              " cannot be rebuilt from the log: " + e.what());
+    }
   }
 
   void append(json::value message) {
@@ -145,7 +233,7 @@ class Loop {
   // back as the tool's result.
   // With def.approvalTimeoutMillis, a call nobody decided on in time gets onApprovalTimeout.
   bool approved(const std::string& stepId, const std::string& callId, const ToolDefinition& def) {
-    std::string signal = "approve:" + stepId;
+    std::string signal = kApprovalSignalPrefix + stepId;
     json::value decision;
     if (def.approvalTimeoutMillis > 0) {
       auto given = ctx_.parkUntil("approval", stepId, signal, stepId + ":approvalDeadline",

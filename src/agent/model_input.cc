@@ -14,7 +14,7 @@ ModelInputMode modelInputModeFromName(std::string_view name) {
 }
 
 void ModelInputJournal::noteAppended(json::value entry) {
-  if (mode_ == ModelInputMode::kDelta) appended_.push_back(std::move(entry));
+  appended_.push_back(std::move(entry));  // full mode too: checkpoints read it (pending())
 }
 
 void ModelInputJournal::noteCompaction(std::string_view compactStep, int64_t keepHead,
@@ -23,18 +23,37 @@ void ModelInputJournal::noteCompaction(std::string_view compactStep, int64_t kee
 }
 
 json::value ModelInputJournal::take(std::string_view stepId, const json::SharedArray& messages) {
+  json::object d;
   if (mode_ == ModelInputMode::kFull) {
-    json::object full;
-    full["messages"] = messages.toArray();  // moved in (an initializer list would copy it)
-    return full;
+    d["messages"] = messages.toArray();  // moved in (an initializer list would copy it)
+  } else {
+    d = {{"since", since_ ? json::value(*since_) : json::value()},
+         {"appended", std::move(appended_)}};
+    if (!compaction_.is_null()) d["compaction"] = std::move(compaction_);
   }
-  json::object d{{"since", since_ ? json::value(*since_) : json::value()},
-                 {"appended", std::move(appended_)}};
-  if (!compaction_.is_null()) d["compaction"] = std::move(compaction_);
   appended_ = {};
   compaction_ = nullptr;
   since_ = std::string(stepId);
   return d;
+}
+
+json::value ModelInputJournal::pending() const {
+  return json::object{{"since", since_ ? json::value(*since_) : json::value()},
+                      {"appended", appended_}};
+}
+
+void ModelInputJournal::restore(const json::value& pending) {
+  const auto* o = pending.if_object();
+  const auto* since = o ? o->if_contains("since") : nullptr;
+  const auto* appended = o ? o->if_contains("appended") : nullptr;
+  if (since == nullptr || !(since->is_null() || since->is_string()) || appended == nullptr ||
+      !appended->is_array()) {
+    throw InvalidArgumentError("the pending model input is not {\"since\", \"appended\"}");
+  }
+  since_.reset();
+  if (since->is_string()) since_ = std::string(since->get_string());
+  appended_ = appended->get_array();
+  compaction_ = nullptr;
 }
 
 json::value ModelInputJournal::compactionInput(const json::SharedArray& messages, int64_t keepHead,
@@ -146,6 +165,8 @@ class Rebuild {
 
   const std::string& lastModelStep() const { return currentStep_; }
   const Messages& last() const { return current_; }
+  // The input a model step journaled with delta `pending` would rebuild to; moves last() out.
+  Messages after(const json::object& pending) { return rebuild("(the next model step)", pending); }
 
  private:
   Messages rebuild(const std::string& stepId, const json::object& input) {
@@ -228,6 +249,10 @@ const json::array* ModelInputRebuilder::apply(const kernel::Event& e) {
 }
 const std::string& ModelInputRebuilder::lastModelStep() const { return impl_->lastModelStep(); }
 const json::array& ModelInputRebuilder::lastInput() const { return impl_->last().messages; }
+
+json::array ModelInputRebuilder::inputAfter(const json::value& pending) && {
+  return std::move(impl_->after(pending.as_object()).messages);
+}
 
 TranscriptSizer::TranscriptSizer(std::string_view loop) : impl_(std::make_unique<Impl>(loop)) {}
 TranscriptSizer::~TranscriptSizer() = default;

@@ -4,6 +4,8 @@
 
 #include "effects/media.h"
 #include "loom/effects/taint.h"
+#include "loom/util/error.h"
+#include "loom/workflow/workflow.h"
 
 namespace loom::agent {
 namespace {
@@ -130,14 +132,51 @@ int64_t transcriptBytes(const json::array& messages) {
   return static_cast<int64_t>(json::textBytes(messages));
 }
 
+Transcript::Transcript(int64_t size, int64_t bytes, std::function<json::SharedArray()> load)
+    : load_(std::move(load)),
+      deferredSize_(size),
+      deferredBytes_(bytes),
+      size_(static_cast<std::size_t>(size)),
+      bytes_(bytes) {}
+
 void Transcript::append(json::value message) {
-  bytes_ += static_cast<int64_t>(json::textBytes(message)) + (messages_.empty() ? 0 : 1);
-  messages_.push_back(std::move(message));
+  bytes_ += static_cast<int64_t>(json::textBytes(message)) + (size_ == 0 ? 0 : 1);
+  ++size_;
+  if (load_) {
+    pending_.push_back(std::move(message));
+  } else {
+    messages_.push_back(std::move(message));
+  }
 }
 
 void Transcript::replace(json::SharedArray messages) {
+  load_ = nullptr;
+  pending_.clear();
   messages_ = std::move(messages);
+  size_ = messages_.size();
   bytes_ = transcriptBytes(messages_);
+}
+
+const json::SharedArray& Transcript::messages() const {
+  if (load_) load();
+  return messages_;
+}
+
+void Transcript::load() const {
+  json::SharedArray loaded = load_();
+  auto size = static_cast<int64_t>(loaded.size());
+  int64_t bytes = transcriptBytes(loaded);
+  if (size != deferredSize_ || bytes != deferredBytes_) {
+    throw workflow::UnusableCheckpointError(
+        "the transcript rebuilt from the log has " + std::to_string(size) + " messages of " +
+        std::to_string(bytes) + " bytes, but the checkpoint it resumes from recorded " +
+        std::to_string(deferredSize_) + " messages of " + std::to_string(deferredBytes_) +
+        " bytes");
+  }
+  for (auto& m : pending_) loaded.push_back(std::move(m));
+  pending_.clear();
+  messages_ = std::move(loaded);
+  load_ = nullptr;
 }
 
 }  // namespace loom::agent

@@ -6,6 +6,7 @@
 // telling the model it is data, not instructions; the message keeps "taint": [origins].
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,16 +44,32 @@ int64_t transcriptBytes(const json::array& messages);
 
 // The messages of a run with their byte count kept up to date (no re-serialization per turn).
 // messages() is lent to each model call: copying it is O(1) (json/shared_array.h).
+// A transcript resumed from a checkpoint is deferred: it knows its size and bytes, and reads
+// its messages (through `load`) only when they are first read, so a resume that replays a
+// few recorded turns and parks again never rebuilds a long transcript.
 class Transcript {
  public:
+  Transcript() = default;
+  // A deferred transcript of `size` messages and `bytes` bytes. `load` returns them; a result
+  // of another size or byte count is a workflow::UnusableCheckpointError (the log and the
+  // checkpoint disagree: the runtime replays the whole log instead).
+  Transcript(int64_t size, int64_t bytes, std::function<json::SharedArray()> load);
+
   void append(json::value message);
   void replace(json::SharedArray messages);
-  const json::SharedArray& messages() const { return messages_; }
+  // Loads a deferred transcript first (its errors propagate).
+  const json::SharedArray& messages() const;
   int64_t bytes() const { return bytes_; }
-  std::size_t size() const { return messages_.size(); }
+  std::size_t size() const { return size_; }
 
  private:
-  json::SharedArray messages_;
+  void load() const;
+
+  mutable json::SharedArray messages_;
+  mutable std::function<json::SharedArray()> load_;  // set while deferred
+  mutable json::array pending_;                       // appended while deferred
+  int64_t deferredSize_ = 0, deferredBytes_ = 0;      // what load_ must return
+  std::size_t size_ = 0;
   int64_t bytes_ = 2;  // "[]"
 };
 

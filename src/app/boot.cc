@@ -195,6 +195,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.retry = config->execution.retry;
   runtimeOptions.leaseTtlMillis = config->execution.leaseTtlMillis;
   runtimeOptions.snapshots = app->snapshots_.get();
+  runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };

@@ -136,6 +136,7 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"effects = {}", "execution.retry.effects"},
       {"waitInlineUpToMs = 0", "execution.retry.waitInlineUpToMs"},
       {"leaseTtlMs = 5000", "execution.leaseTtlMs"},
+      {"snapshotEveryEvents = 10", "execution.snapshotEveryEvents"},
   };
   for (const auto& [toml, grouped] : flat) {
     ConfigIssue issue = onlyIssue(toml);

@@ -120,6 +120,22 @@ std::vector<OptionRow> buildTable() {
     bindString(
         r, [](auto& c) -> auto& { return c.execution.journal.modelInput; });
   }
+  {
+    OptionRow& r = row(
+        "execution.snapshotEveryEvents", OptionType::kInteger,
+        "Write a snapshot of a run's replay state (docs/spec/snapshots.md) when it parks and "
+        "whenever its log has grown by this many events since the last one, so a resume reads "
+        "the snapshot and the events after it instead of the whole log; an agent loop keeps a "
+        "checkpoint in it and resumes from its last turn. `0` writes none (existing ones are "
+        "still read).");
+    r.defaultText = "1000";
+    r.min = 0;
+    r.max = 1'000'000'000;
+    r.set = [](Config& c, OptionValue v) {
+      c.execution.snapshotEveryEvents = std::get<int64_t>(v);
+    };
+    r.get = [](const Config& c) { return OptionValue(c.execution.snapshotEveryEvents); };
+  }
   addClaimCheckRows(rows);
   addRunOwnershipRows(rows);
 

@@ -48,11 +48,12 @@ std::vector<std::string> parseList(const std::string& text, std::string_view fla
 }
 
 int runLongRun(Session& session, const std::string& turns, const std::string& tools,
-               const std::string& claimChecks, bool asJson) {
+               const std::string& claimChecks, const std::string& snapshots, bool asJson) {
   long_run_bench::LongRunBenchOptions options;
   options.turns = parseTurns(turns);
   options.tools = parseList(tools, "--tools", {"inProcess", "subprocess"});
   options.claimChecks = parseList(claimChecks, "--claim-check", {"off", "on"});
+  options.snapshots = parseList(snapshots, "--snapshots", {"on", "off"});
   auto rows = long_run_bench::runLongRunBench(options);
   session.out() << (asJson ? json::toText(long_run_bench::toJson(rows)) + "\n"
                            : long_run_bench::formatLongRunTable(rows));
@@ -68,6 +69,7 @@ Action setupBench(CLI::App& command, Session& session) {
     std::string stores = "memory,sqlite";
     std::string tools = "inProcess,subprocess";
     std::string claimChecks = "off,on";
+    std::string snapshots = "on";
     bool json = false;
   };
   auto args = std::make_shared<Args>();
@@ -88,6 +90,11 @@ Action setupBench(CLI::App& command, Session& session) {
       .add_option("--claim-check", args->claimChecks,
                   "long-run: claim-check settings, off and/or on; default both")
       ->type_name("LIST");
+  command
+      .add_option("--snapshots", args->snapshots,
+                  "long-run: on (execution.snapshotEveryEvents = 1000, the default) and/or off "
+                  "(0: every resume replays the whole log); default on")
+      ->type_name("LIST");
   command.add_option("--stores", args->stores,
                      "Event stores: memory (the cloning log, as the record measured) and/or "
                      "sqlite (durable commits); default both")
@@ -95,7 +102,7 @@ Action setupBench(CLI::App& command, Session& session) {
   command.add_flag("--json", args->json,
                    "Print an array of rows: claim-check {turns, claimCheck, journal, store, "
                    "stateBytes, logBytes, zstdStateRatio, wallSeconds}; long-run {turns, tool, "
-                   "claimCheck, runCpuSeconds, runWallSeconds, runPeakRssBytes, logBytes, "
+                   "claimCheck, snapshots, runCpuSeconds, runWallSeconds, runPeakRssBytes, logBytes, "
                    "resumeMillis, resumeBootMillis, stateMillis, statePeakRssBytes}");
   command.footer(
       "Runs the record's harness (ADR 0140 \"Measured\"): a real app and agent loop, 1.5-4 kB\n"
@@ -103,15 +110,16 @@ Action setupBench(CLI::App& command, Session& session) {
       "journal (full: the record's setting; delta: ours), store and turn count, claim-check\n"
       "off / on (256-character preview) / on with preview = false. State is the folded agent\n"
       "state a resume reads; KB = 1000 bytes. Each row runs in a temporary home.\n\n"
-      "long-run: for each turn count, tool kind and claim-check setting, a child process runs\n"
-      "an agent of N turns of fetch_report (1.5-4 kB each) on a fresh home (SQLite, durable\n"
-      "commits, delta journaling) and parks at an approval; then a fresh process resumes it\n"
-      "(replaying every turn), and `loom state` reads it. Prints CPU and wall per turn, peak\n"
+      "long-run: for each turn count, tool kind, claim-check and snapshot setting, a child\n"
+      "process runs an agent of N turns of fetch_report (1.5-4 kB each) on a fresh home\n"
+      "(SQLite, durable commits, delta journaling) and parks at an approval; then a fresh\n"
+      "process resumes it (from the park's snapshot, or replaying every turn with snapshots\n"
+      "off), and `loom state` reads it. Prints CPU and wall per turn, peak\n"
       "RSS, log size, resume time and `loom state` time and peak RSS; MB = 10^6 bytes.");
   return [&session, args] {
     if (args->which == "long-run") {
       return runLongRun(session, args->turns.empty() ? "200,1000,5000,10000" : args->turns,
-                        args->tools, args->claimChecks, args->json);
+                        args->tools, args->claimChecks, args->snapshots, args->json);
     }
     claim_check_bench::ClaimCheckBenchOptions options;
     options.turns = parseTurns(args->turns.empty() ? "50,200" : args->turns);

@@ -16,16 +16,20 @@ std::optional<int64_t> number(std::string_view s) {
 
 }  // namespace
 
+std::string turnStepPrefix(std::string_view loop, int64_t turn) {
+  return std::string(loop) + "#turn:" + std::to_string(turn) + ":";
+}
+
 std::string modelStepId(std::string_view loop, int64_t turn) {
-  return std::string(loop) + "#turn:" + std::to_string(turn) + ":model";
+  return turnStepPrefix(loop, turn) + "model";
 }
 
 std::string toolStepId(std::string_view loop, int64_t turn, int64_t index) {
-  return std::string(loop) + "#turn:" + std::to_string(turn) + ":tool:" + std::to_string(index);
+  return turnStepPrefix(loop, turn) + "tool:" + std::to_string(index);
 }
 
 std::string compactStepId(std::string_view loop, int64_t turn) {
-  return std::string(loop) + "#turn:" + std::to_string(turn) + ":compact";
+  return turnStepPrefix(loop, turn) + "compact";
 }
 
 std::optional<AgentStepId> parseAgentStepId(std::string_view stepId) {

@@ -20,6 +20,8 @@ struct AgentStepId {
   int64_t toolIndex = -1;  // kTool only
 };
 
+// `<loop>#turn:<i>:`: what every step id of turn i starts with (approval deadlines included).
+std::string turnStepPrefix(std::string_view loop, int64_t turn);
 std::string modelStepId(std::string_view loop, int64_t turn);
 std::string toolStepId(std::string_view loop, int64_t turn, int64_t index);
 std::string compactStepId(std::string_view loop, int64_t turn);

@@ -47,19 +47,29 @@ void ScanCheck::visit(const Event& event) {
   if (event.seq == 1 && event.type != EventType::kExecutionStarted) {
     throw corrupt(executionId_, 1, "the log does not begin with EXECUTION_STARTED");
   }
-  if (event.type != EventType::kStepCompleted && event.type != EventType::kStepFailed) return;
-  if (isSealed(event.data) || isErased(event.data)) return;
-  const json::value* stepId = event.data.if_contains("stepId");
-  if (stepId == nullptr || !stepId->is_string()) return;  // the row parser refuses these
-  std::string id(stepId->get_string());
-  if (completed_.contains(id)) {
-    throw corrupt(executionId_, event.seq,
-                  "step '" + id + "' already completed earlier in the log; a second " +
-                      std::string(eventTypeName(event.type)) +
-                      " for it is not "
-                      "something Loom writes");
+  auto id = stepEventId(event);
+  if (!id) return;
+  refuseAfterCompletion(executionId_, event, completed_.contains(*id));
+  if (event.type == EventType::kStepCompleted) completed_.insert(std::move(*id));
+}
+
+std::optional<std::string> stepEventId(const Event& event) {
+  if (event.type != EventType::kStepCompleted && event.type != EventType::kStepFailed) {
+    return std::nullopt;
   }
-  if (event.type == EventType::kStepCompleted) completed_.insert(std::move(id));
+  if (isSealed(event.data) || isErased(event.data)) return std::nullopt;
+  const json::value* stepId = event.data.if_contains("stepId");
+  if (stepId == nullptr || !stepId->is_string()) return std::nullopt;  // the parser refuses it
+  return std::string(stepId->get_string());
+}
+
+void refuseAfterCompletion(const std::string& executionId, const Event& event,
+                           bool completedBefore) {
+  if (!completedBefore) return;
+  throw corrupt(executionId, event.seq,
+                "step '" + std::string(event.data.at("stepId").as_string()) +
+                    "' already completed earlier in the log; a second " +
+                    std::string(eventTypeName(event.type)) + " for it is not something Loom writes");
 }
 
 void ScanCheck::finish() const {

@@ -40,6 +40,16 @@ class ScanCheck {
   std::unordered_set<std::string> completed_;  // step ids with a STEP_COMPLETED (fromStart_)
 };
 
+// The step id of a STEP_COMPLETED or STEP_FAILED whose data can be read; nullopt for any other
+// event, and for a sealed or erased one.
+std::optional<std::string> stepEventId(const Event& event);
+// The rule "no step has an event after its STEP_COMPLETED": throws CorruptEventError naming
+// the execution and `event`'s seq when `completedBefore` (its step completed earlier in the
+// log). ScanCheck applies it to a scan from the start; a reader that learnt the completed steps
+// another way (the runtime, from a snapshot, for the events after it) applies it too.
+void refuseAfterCompletion(const std::string& executionId, const Event& event,
+                           bool completedBefore);
+
 // The checksum stored with each event row: the first 8 bytes of BLAKE2b over the execution id,
 // a 0 byte, the seq in decimal, a 0 byte and the body, read as a little-endian signed integer.
 // The control log uses an empty execution id. Detects a changed byte, a row moved to another

@@ -56,6 +56,7 @@ struct Row {
   int64_t turns;
   std::string tool;
   std::string claimCheck;
+  std::string snapshots;
   fs::path home;
   uint32_t seed;
 };
@@ -98,6 +99,7 @@ std::unique_ptr<BenchApp> bootApp(const Row& row) {
   agent::registerAgentWorkflow(b->workflows, "research", agentOptions);
   app::Config config;
   config.storage.home = row.home.string();
+  if (row.snapshots == "off") config.execution.snapshotEveryEvents = 0;
   if (row.claimCheck == "on") {
     middleware::ClaimCheckConfig c;
     c.toolIds = std::vector<std::string>{"fetch_report"};
@@ -197,7 +199,7 @@ LongRunBenchRow runRow(const LongRunBenchOptions& o, const Row& row) {
   // Words and spaces only: safe inside the subprocess tool's printf.
   std::ofstream(row.home / "body.txt")
       << claim_check_bench::reportFor(o.seed, 1).at("body").as_string().c_str();
-  LongRunBenchRow out{row.turns, row.tool, row.claimCheck};
+  LongRunBenchRow out{row.turns, row.tool, row.claimCheck, row.snapshots};
   ChildOutcome ran = inChild([&] {
     auto b = bootApp(row);
     double cpuBefore = selfCpuSeconds();
@@ -245,7 +247,9 @@ std::vector<LongRunBenchRow> runLongRunBench(const LongRunBenchOptions& o) {
   for (int64_t turns : o.turns) {
     for (const auto& tool : o.tools) {
       for (const auto& cc : o.claimChecks) {
-        rows.push_back(runRow(o, Row{turns, tool, cc, base / "home", o.seed}));
+        for (const auto& snapshots : o.snapshots) {
+          rows.push_back(runRow(o, Row{turns, tool, cc, snapshots, base / "home", o.seed}));
+        }
       }
     }
   }
@@ -255,11 +259,13 @@ std::vector<LongRunBenchRow> runLongRunBench(const LongRunBenchOptions& o) {
 
 std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows) {
   std::string out =
-      "| turns | tool | claim-check | CPU ms/turn | wall ms/turn | peak RSS MB | log MB | resume "
-      "ms (boot) | state ms | state peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|\n";
+      "| turns | tool | claim-check | snapshots | CPU ms/turn | wall ms/turn | peak RSS MB | log MB "
+      "| resume ms (boot) | state ms | state peak RSS MB |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     double n = static_cast<double>(r.turns);
     out += "| " + std::to_string(r.turns) + " | " + r.tool + " | " + r.claimCheck + " | " +
+           r.snapshots + " | " +
            fixedDecimals(r.runCpuSeconds * 1000 / n, 3) + " | " +
            fixedDecimals(r.runWallSeconds * 1000 / n, 3) + " | " +
            fixedDecimals(mb(r.runPeakRssBytes), 1) + " | " + fixedDecimals(mb(r.logBytes), 2) +
@@ -276,6 +282,7 @@ json::value toJson(const std::vector<LongRunBenchRow>& rows) {
     out.push_back(json::object{{"turns", r.turns},
                                {"tool", r.tool},
                                {"claimCheck", r.claimCheck},
+                               {"snapshots", r.snapshots},
                                {"runCpuSeconds", r.runCpuSeconds},
                                {"runWallSeconds", r.runWallSeconds},
                                {"runPeakRssBytes", r.runPeakRssBytes},

@@ -70,6 +70,13 @@ void ExecutionContext::append(Event event) {
   }
 }
 
+void ExecutionContext::history(const std::function<void(const Event&)>& visit) const {
+  env_.store.scan(executionId_, 1, [&](const Event& e) {
+    refuseErased(executionId_, e);
+    visit(e);
+  });
+}
+
 bool ExecutionContext::absorbSignals() {
   bool onlySignals = true;
   env_.store.scan(executionId_, log_.nextSeq, [&](const Event& e) {
@@ -236,7 +243,7 @@ void ExecutionContext::failStep(const StepCall& call, int attempt,
 }
 
 int ExecutionContext::retriesOf(std::string_view stepId) const {
-  auto it = log_.steps.find(std::string(stepId));
+  auto it = log_.steps.find(stepId);
   return it == log_.steps.end() ? 0 : it->second.retriedFailures;
 }
 

@@ -66,9 +66,18 @@ class ExecutionContext : public WorkflowContext {
   void sleep(std::string_view stepId, std::chrono::milliseconds duration) override;
   bool replaying() const override { return replaying_; }
   bool recorded(std::string_view stepId) const override {
-    auto it = log_.steps.find(std::string(stepId));
+    auto it = log_.steps.find(stepId);
     return it != log_.steps.end() && it->second.completed;
   }
+  const json::value* checkpoint(std::string_view scope) const override {
+    auto it = log_.checkpoints.find(scope);
+    return it == log_.checkpoints.end() ? nullptr : &it->second;
+  }
+  void setCheckpoint(std::string_view scope, json::value state,
+                     const std::vector<std::string>& forget) override {
+    log_.checkpoint(scope, std::move(state), forget);
+  }
+  void history(const std::function<void(const kernel::Event&)>& visit) const override;
   // Leaves replay (once): the run reached a step, park or end the log does not record.
   void endReplay();
 

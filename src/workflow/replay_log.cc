@@ -71,6 +71,34 @@ void ReplayLog::apply(const kernel::Event& e) { applyEvent(*this, e); }
 
 void ReplayLog::apply(kernel::Event&& e) { applyEvent(*this, std::move(e)); }
 
+namespace {
+
+// Erases the entries of `m` whose keys start with `prefix` (a sorted range).
+template <typename Map>
+void erasePrefix(Map& m, std::string_view prefix) {
+  if (prefix.empty()) return;
+  auto first = m.lower_bound(prefix);
+  auto last = first;
+  while (last != m.end() && std::string_view(last->first).starts_with(prefix)) ++last;
+  m.erase(first, last);
+}
+
+}  // namespace
+
+void ReplayLog::checkpoint(std::string_view scope, json::value state,
+                           const std::vector<std::string>& forget) {
+  for (const auto& prefix : forget) {
+    erasePrefix(steps, prefix);
+    erasePrefix(signals, prefix);
+  }
+  auto it = checkpoints.find(scope);
+  if (it == checkpoints.end()) {
+    checkpoints.emplace(std::string(scope), std::move(state));
+  } else {
+    it->second = std::move(state);
+  }
+}
+
 ReplayLog ReplayLog::load(const kernel::EventStore& store, const std::string& executionId) {
   ReplayLog log;
   store.scan(executionId, 1, [&](const kernel::Event& e) {

@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "loom/kernel/event_store.h"
@@ -33,16 +33,24 @@ struct ReplayLog {
   json::value input;
   std::optional<std::string> subject;
   int64_t startedAtMillis = 0;  // EXECUTION_STARTED's time (tells executions of one id apart)
-  std::unordered_map<std::string, RecordedStep> steps;
+  // By id, sorted: a checkpoint forgets a range of ids sharing a prefix.
+  std::map<std::string, RecordedStep, std::less<>> steps;
   std::map<std::string, std::vector<json::value>, std::less<>> signals;
   std::optional<kernel::EventType> lastType;  // the newest event's type
   json::object lastParked;                    // its data, when it is EXECUTION_PARKED
   int64_t nextSeq = 1;
   int64_t snapshotSeq = 0;  // seq of the snapshot last loaded or written; 0 = none
+  // Loop checkpoints by scope (WorkflowContext::setCheckpoint): kept by snapshots, never in
+  // the log, so a ReplayLog built from the whole log has none.
+  std::map<std::string, json::value, std::less<>> checkpoints;
 
   // Adds one event (in seq order). The rvalue form moves the recorded output in.
   void apply(const kernel::Event& event);
   void apply(kernel::Event&& event);
+  // Sets the checkpoint of `scope` and drops the steps and signals whose ids (names) start
+  // with one of `forget` (WorkflowContext::setCheckpoint).
+  void checkpoint(std::string_view scope, json::value state,
+                  const std::vector<std::string>& forget);
   // Scans the whole log of `executionId`.
   static ReplayLog load(const kernel::EventStore& store, const std::string& executionId);
 };

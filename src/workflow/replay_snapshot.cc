@@ -1,9 +1,9 @@
 #include "replay_snapshot.h"
 
-#include <algorithm>
 #include <iostream>
 #include <vector>
 
+#include "kernel/log_check.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 
@@ -92,6 +92,12 @@ ReplayLog readState(const json::object& o, int64_t seq) {
       log.lastParked = parked->get_object();
     }
   }
+  if (const auto* checkpoints = o.if_contains("checkpoints")) {  // version 2
+    if (!checkpoints->is_object()) throw InvalidArgumentError("'checkpoints' is not an object");
+    for (const auto& [scope, state] : checkpoints->get_object()) {
+      log.checkpoints.emplace(std::string(scope), state);
+    }
+  }
   log.nextSeq = seq + 1;
   log.snapshotSeq = seq;
   return log;
@@ -104,18 +110,16 @@ std::string where(const std::string& executionId, int64_t seq) {
 }  // namespace
 
 json::value replayStateToJson(const ReplayLog& log, int64_t seq) {
-  // Steps sorted by id: the same state always has the same text.
-  std::vector<const std::pair<const std::string, RecordedStep>*> sorted;
-  sorted.reserve(log.steps.size());
-  for (const auto& entry : log.steps) sorted.push_back(&entry);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  // Steps sorted by id (the map's order): the same state always has the same text.
   json::object steps;
-  steps.reserve(sorted.size());
-  for (const auto* entry : sorted) steps[entry->first] = stepToJson(entry->second);
+  steps.reserve(log.steps.size());
+  for (const auto& [id, step] : log.steps) steps[id] = stepToJson(step);
   json::object signals;
   for (const auto& [name, payloads] : log.signals) {
     signals[name] = json::array(payloads.begin(), payloads.end());
   }
+  json::object checkpoints;
+  for (const auto& [scope, state] : log.checkpoints) checkpoints[scope] = state;
   json::value last;
   if (log.lastType) {
     json::object o{{"type", kernel::eventTypeName(*log.lastType)}};
@@ -130,7 +134,8 @@ json::value replayStateToJson(const ReplayLog& log, int64_t seq) {
                       {"input", log.input},
                       {"steps", std::move(steps)},
                       {"signals", std::move(signals)},
-                      {"last", std::move(last)}};
+                      {"last", std::move(last)},
+                      {"checkpoints", std::move(checkpoints)}};
 }
 
 ReplayLog replayStateFromJson(const json::value& state, const std::string& executionId,
@@ -187,6 +192,13 @@ ReplayLog loadReplayLog(const kernel::EventStore& store, const RuntimeOptions& o
     if (fromSnapshot) {
       store.scan(id, fromSnapshot->nextSeq, [&](const kernel::Event& e) {
         refuseErased(id, e);
+        // The store checks this rule only on a scan from the start; the snapshot knows which
+        // steps completed before its seq (those a checkpoint forgot are never asked for again).
+        if (auto step = kernel::stepEventId(e)) {
+          auto it = fromSnapshot->steps.find(*step);
+          kernel::refuseAfterCompletion(id, e, it != fromSnapshot->steps.end() &&
+                                                   it->second.completed);
+        }
         fromSnapshot->apply(e);
       });
       return std::move(*fromSnapshot);

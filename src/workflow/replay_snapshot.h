@@ -17,7 +17,9 @@
 namespace loom::workflow {
 
 // The version of the snapshot state JSON this build writes, and the oldest it reads.
-inline constexpr int64_t kSnapshotStateVersion = 1;
+// Version 2 adds "checkpoints": a reader of version 1 would re-run the steps a checkpoint
+// forgot, so it must refuse a version 2 state (and replay the log).
+inline constexpr int64_t kSnapshotStateVersion = 2;
 inline constexpr int64_t kSnapshotStateOldestReadable = 1;
 
 // The state of `log` as of seq `seq` (= log.nextSeq - 1).

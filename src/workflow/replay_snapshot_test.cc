@@ -133,6 +133,43 @@ TEST_F(ReplaySnapshotTest, ReplayStateRoundTripsThroughJson) {
   EXPECT_EQ(back.lastParked.at("waitingFor").as_string(), "ok");
 }
 
+TEST_F(ReplaySnapshotTest, ACheckpointForgetsItsPrefixesOnlyAndRoundTrips) {
+  ReplayLog log;
+  std::vector<Event> events{
+      kernel::executionStarted("wf", nullptr, std::nullopt, 1),
+      kernel::stepCompleted("a#turn:1:model", "llm", "m", 1, 2),
+      kernel::stepCompleted("a#turn:1:tool:0", "tool", "t", 2, 3),
+      kernel::stepCompleted("a#turn:10:model", "llm", "m", 3, 4),
+      kernel::stepCompleted("before", "flow", "before", 4, 5),
+      kernel::signalReceived("approve:a#turn:1:tool:0", true, 6),
+      kernel::signalReceived("approve:a#turn:10:tool:0", true, 7)};
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    events[i].seq = static_cast<int64_t>(i) + 1;
+    log.apply(events[i]);
+  }
+  log.checkpoint("a", json::object{{"turn", 2}}, {"a#turn:1:", "approve:a#turn:1:"});
+  EXPECT_EQ(log.steps.size(), 2u);
+  EXPECT_TRUE(log.steps.contains("a#turn:10:model"));
+  EXPECT_TRUE(log.steps.contains("before"));
+  EXPECT_EQ(log.signals.size(), 1u);
+  EXPECT_TRUE(log.signals.contains("approve:a#turn:10:tool:0"));
+
+  json::value state = replayStateToJson(log, 7);
+  EXPECT_EQ(state.at("version").as_int64(), 2);
+  ReplayLog back = replayStateFromJson(json::parse(json::toText(state), "state"), "e1", 7);
+  EXPECT_EQ(back.checkpoints.at("a"), (json::value{{"turn", 2}}));
+  EXPECT_EQ(json::toText(replayStateToJson(back, 7)), json::toText(state));
+
+  // A version 1 state (written before checkpoints) still reads, with none.
+  json::object v1 = state.as_object();
+  v1["version"] = 1;
+  v1.erase("checkpoints");
+  EXPECT_TRUE(replayStateFromJson(v1, "e1", 7).checkpoints.empty());
+  json::object bad = state.as_object();
+  bad["checkpoints"] = json::array{};
+  EXPECT_THROW(replayStateFromJson(bad, "e1", 7), DataLossError);
+}
+
 TEST_F(ReplaySnapshotTest, UnreadableStatesAreTypedErrorsNamingExecutionAndSeq) {
   ReplayLog log;
   log.apply(Event{1, EventType::kExecutionStarted, 0, {{"workflow", "wf"}, {"input", nullptr}}});

@@ -209,7 +209,17 @@ class WorkflowRuntime::Impl {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
                                     "', which this program does not register");
     }
-    return execute(*wf, id, log, lease.lease(), parkedAt, pass);
+    if (log.checkpoints.empty()) return execute(*wf, id, log, lease.lease(), parkedAt, pass);
+    try {
+      return execute(*wf, id, log, lease.lease(), parkedAt, pass);
+    } catch (const UnusableCheckpointError& e) {
+      // Thrown before the loop ran or recorded anything from its checkpoint: as for an
+      // unusable snapshot, the whole log is the truth.
+      warn(options_, std::string(e.what()) + "; the whole log of execution '" + id +
+                         "' is replayed instead");
+      ReplayLog whole = ReplayLog::load(store_, id);
+      return execute(*wf, id, whole, lease.lease(), parkedAt, pass);
+    }
   }
 
   // True when `r` parked and something (a signal) was appended after the park, before the
@@ -254,6 +264,8 @@ class WorkflowRuntime::Impl {
       ctx.append(kernel::executionCancelled(cancel.reason, now()));
       r.status = ExecutionStatus::kCancelled;
       r.error = cancelledError(json::value(cancel.reason));
+    } catch (const UnusableCheckpointError&) {
+      throw;  // nothing was recorded from the checkpoint: runOnce replays the whole log
     } catch (const ConflictError&) {
       throw;  // another runner owns the log: record nothing
     } catch (const Error& e) {

@@ -35,16 +35,21 @@ class LogCorruption : public ::testing::Test {
                       R"({"steps": )" + std::to_string(steps) + "}"});
     ASSERT_EQ(o.exitCode, 0) << o.err;
   }
-  // A run parked on a signal: a resume replays its whole log.
+  // A run parked on a signal: a resume reads the snapshot written at the park, then the log
+  // after it.
   void park(const std::string& id) {
     Outcome o = loom({"run", "example.approval", "--id", id});
     ASSERT_EQ(o.exitCode, 0) << o.err;
   }
   // Every way an operator reads one run fails naming the row; the rest of the home reads.
-  void expectRefusedEverywhere(const std::string& id, int seq, const std::string& what) {
+  // `resumeReadsIt` false: the row lies before the run's snapshot, which a resume reads instead
+  // of it (docs/spec/snapshots.md).
+  void expectRefusedEverywhere(const std::string& id, int seq, const std::string& what,
+                               bool resumeReadsIt = true) {
     std::string where = "corrupt event in execution '" + id + "' at seq " + std::to_string(seq);
-    for (const auto& command :
-         std::vector<std::vector<std::string>>{{"state", id}, {"log", id}, {"resume", id}}) {
+    std::vector<std::vector<std::string>> commands{{"state", id}, {"log", id}};
+    if (resumeReadsIt) commands.push_back({"resume", id});
+    for (const auto& command : commands) {
       Outcome o = loom(command);
       EXPECT_EQ(o.exitCode, 1) << command[0] << ": " << o.out;
       EXPECT_NE(o.err.find(where), std::string::npos) << command[0] << ": " << o.err;
@@ -109,7 +114,18 @@ TEST_F(LogCorruption, AFlippedByteInsideAValueFailsItsChecksum) {
   park("flip");
   sql("UPDATE events SET body = replace(body, 'true', 'fals') "
       "WHERE execution_id = 'flip' AND seq = 2");
-  expectRefusedEverywhere("flip", 2, "checksum does not match");
+  expectRefusedEverywhere("flip", 2, "checksum does not match", /*resumeReadsIt=*/false);
+  // The resume reads the park's snapshot, not seq 2, and parks again on what Loom wrote.
+  Outcome fromSnapshot = loom({"resume", "flip"});
+  EXPECT_EQ(fromSnapshot.exitCode, 0) << fromSnapshot.err;
+  EXPECT_NE(fromSnapshot.out.find("parked"), std::string::npos) << fromSnapshot.out;
+  // Without the snapshot it reads the whole log, and refuses at the changed row.
+  sql("DELETE FROM snapshots WHERE execution_id = 'flip'");
+  Outcome fromLog = loom({"resume", "flip"});
+  EXPECT_EQ(fromLog.exitCode, 1);
+  EXPECT_NE(fromLog.err.find("corrupt event in execution 'flip' at seq 2"), std::string::npos)
+      << fromLog.err;
+  EXPECT_NE(fromLog.err.find("checksum does not match"), std::string::npos) << fromLog.err;
 }
 
 TEST_F(LogCorruption, RowsWrittenBeforeChecksumsStayReadableAndNewRowsGetOne) {

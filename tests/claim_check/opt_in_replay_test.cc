@@ -19,30 +19,38 @@ TEST_F(OptInFixture, D6_ResumingA200TurnParkedRunMakesZeroContentStoreCalls) {
   t.push_back(json::object{{"toolCalls", json::array{call("publish")}}});
   t.push_back(json::object{{"answer", "done"}});
   registerAgent(json::value{{"turns", std::move(t)}}, 250);
-  auto c = baseConfig();
-  c.execution.claimCheck = claimCheck({"fetch_report"});
-  {
+  // Without snapshots the resume replays every recorded turn from the log; with them (the
+  // default) it starts at the park's checkpoint and replays one step. Neither reads a blob.
+  for (int64_t every : {0, 1000}) {
+    SCOPED_TRACE("execution.snapshotEveryEvents = " + std::to_string(every));
+    std::string id = "long-" + std::to_string(every);
+    auto c = baseConfig();
+    c.execution.claimCheck = claimCheck({"fetch_report"});
+    c.execution.snapshotEveryEvents = every;
+    counting_->reset();
+    {
+      auto a = boot(c);
+      auto r = a->runtime().start("research", json::value("go"), {.id = id});
+      ASSERT_EQ(r.status, ExecutionStatus::kParked);
+    }
+    EXPECT_EQ(counting_->count("put"), 200);
+    counting_->reset();
+    int modelCalls = model_->calls, toolCalls = calls_["fetch_report"];
+    // A fresh app: replay, approve, finish.
     auto a = boot(c);
-    auto r = a->runtime().start("research", json::value("go"), {.id = "long"});
-    ASSERT_EQ(r.status, ExecutionStatus::kParked);
+    auto parked = a->runtime().resume(id);
+    EXPECT_EQ(parked.status, ExecutionStatus::kParked);
+    EXPECT_EQ(parked.replayedSteps, every == 0 ? 401 : 1);
+    EXPECT_EQ(parked.effectsRun, 0);
+    EXPECT_EQ(counting_->total(), 0) << "replay makes zero content-store calls";
+    auto done = a->runtime().signal(id, "approve:research#turn:201:tool:0",
+                                    json::value{{"approved", true}});
+    EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
+    EXPECT_EQ(counting_->total(), 0);
+    EXPECT_EQ(model_->calls, modelCalls + 1) << "only the turn after the approval";
+    EXPECT_EQ(calls_["fetch_report"], toolCalls) << "no recorded tool re-ran";
   }
-  EXPECT_EQ(counting_->count("put"), 200);
-  counting_->reset();
-  int modelCalls = model_->calls, toolCalls = calls_["fetch_report"];
-  // A fresh app: replay every recorded turn, approve, finish.
-  auto a = boot(c);
-  auto parked = a->runtime().resume("long");
-  EXPECT_EQ(parked.status, ExecutionStatus::kParked);
-  EXPECT_EQ(parked.replayedSteps, 401);
-  EXPECT_EQ(parked.effectsRun, 0);
-  EXPECT_EQ(counting_->total(), 0) << "replay makes zero content-store calls";
-  auto done = a->runtime().signal("long", "approve:research#turn:201:tool:0",
-                                  json::value{{"approved", true}});
-  EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
-  EXPECT_EQ(counting_->total(), 0);
-  EXPECT_EQ(model_->calls, modelCalls + 1) << "only the turn after the approval";
-  EXPECT_EQ(calls_["fetch_report"], toolCalls) << "no recorded tool re-ran";
-  EXPECT_EQ(calls_["publish"], 1);
+  EXPECT_EQ(calls_["publish"], 2);
 }
 
 sweep::SweepReport sweepNow(app::App& a, content::ContentStore& store,

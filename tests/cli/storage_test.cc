@@ -1,6 +1,6 @@
 // `loom` end to end for the claim-check opt-in and the content lifetime: the 200-turn
-// examples/agents/claim-check.toml app parks for approval, a fresh process approves it and
-// reports 0 content-store calls made by the replay (ADR 0140 D6); `loom sweep` keeps every
+// examples/agents/claim-check.toml app parks for approval, a fresh process approves it (from
+// the park's snapshot) and reports 0 content-store calls made by the replay (ADR 0140 D6); `loom sweep` keeps every
 // retained blob; `loom retention run` archives the log and `loom log` still reads it; `loom
 // bench claim-check` prints its rows.
 #include <gtest/gtest.h>
@@ -27,7 +27,10 @@ TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsIts
   ASSERT_EQ(approve.exitCode, 0) << approve.err;
   json::value r = approve.json();
   EXPECT_EQ(r.at("status").as_string(), "completed");
-  EXPECT_EQ(r.at("replayedSteps").as_int64(), 402);
+  // The park's snapshot holds the loop's checkpoint at turn 201: the resume replays that turn's
+  // model step alone (docs/adr/0011-loop-checkpoints.md), and rebuilds the transcript for turn
+  // 202 from the log, envelopes and all, without reading a blob.
+  EXPECT_EQ(r.at("replayedSteps").as_int64(), 1);
   EXPECT_EQ(r.at("replayContentStoreCalls").as_int64(), 0);
 
   Outcome sweep = runLoom({"--home", home, "sweep", "--json"}, dir);

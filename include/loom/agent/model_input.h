@@ -48,6 +48,13 @@ class ModelInputJournal {
   json::value compactionInput(const json::SharedArray& messages, int64_t keepHead,
                               int64_t keepTail) const;
 
+  // What was appended since the last model step, in the delta form (both modes keep it):
+  // {"since": step | null, "appended": [...]}. Between turns (no compaction pending) this
+  // with the log rebuilds the transcript (ModelInputRebuilder::inputAfter); the agent loop's
+  // checkpoint keeps it. restore() takes it back; InvalidArgumentError when malformed.
+  json::value pending() const;
+  void restore(const json::value& pending);
+
  private:
   ModelInputMode mode_;
   std::optional<std::string> since_;
@@ -73,6 +80,10 @@ class ModelInputRebuilder {
   // The model step whose input apply() last returned, and that input; empty before the first.
   const std::string& lastModelStep() const;
   const json::array& lastInput() const;
+  // The messages a delta input `pending` (ModelInputJournal::pending) stands for, over the
+  // events fed so far: what the next model step's input would be. Ends the rebuilder (its
+  // last input is moved out). Throws DataLossError as apply does.
+  json::array inputAfter(const json::value& pending) &&;
 
   struct Impl;
 

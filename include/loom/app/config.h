@@ -48,6 +48,9 @@ struct ExecutionConfig {
   workflow::DurableRetry retry;
   // execution.leaseTtlMs: how long a run's lease holds without a heartbeat.
   int64_t leaseTtlMillis = 15'000;
+  // execution.snapshotEveryEvents: snapshots of replay state when a run parks and every this
+  // many events (0 = none written); see workflow::RuntimeOptions::snapshotEveryEvents.
+  int64_t snapshotEveryEvents = 1000;
 };
 
 struct SecurityConfig {

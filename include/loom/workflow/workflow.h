@@ -13,6 +13,8 @@
 
 #include "loom/json/json.h"
 #include "loom/json/shared_array.h"
+#include "loom/kernel/event.h"
+#include "loom/util/error.h"
 #include "loom/util/function_ref.h"
 
 namespace loom::workflow {
@@ -107,6 +109,35 @@ class WorkflowContext {
   // it return that output without running anything or reading their input, so a caller may
   // skip building an expensive input (the agent loop's transcript copy on replay).
   virtual bool recorded(std::string_view stepId) const = 0;
+
+  // Checkpoints of a long loop's own state (docs/spec/snapshots.md, "Checkpoints"). A loop
+  // that replays thousands of recorded steps on every resume (the agent loop) records, at the
+  // start of each round, what it needs to go on from there; a snapshot keeps the newest one, so
+  // a resume from that snapshot starts the loop at its checkpoint instead of at its first step.
+  //
+  // The checkpoint of `scope` the run's replay state holds: set by a resume from a snapshot
+  // that kept one, or by setCheckpoint earlier in this run; nullptr when there is none (a
+  // resume from the whole log starts the loop from its beginning). Valid until the next
+  // setCheckpoint of the scope.
+  virtual const json::value* checkpoint(std::string_view scope) const = 0;
+  // Makes `state` the checkpoint of `scope` and forgets the recorded steps and signals whose
+  // ids (names) start with one of `forget`: the loop promises never to ask for them again in
+  // this run or any resume from this checkpoint, so snapshots stop carrying them. Nothing is
+  // appended to the log (the log keeps every step); the next snapshot keeps the checkpoint.
+  virtual void setCheckpoint(std::string_view scope, json::value state,
+                             const std::vector<std::string>& forget) = 0;
+  // Calls `visit` with each event of this execution's log, in order, as the run reads them
+  // (sealed events opened): what a loop resumed from a checkpoint reads to rebuild state it
+  // did not keep in it. Throws as a resume reading the log would (erased, corrupt).
+  virtual void history(const std::function<void(const kernel::Event&)>& visit) const = 0;
+};
+
+// Thrown by a loop whose checkpoint (WorkflowContext::checkpoint) this build cannot read:
+// the runtime reports it and runs the execution again from its whole log, as for an unusable
+// snapshot (nothing was run or recorded from the checkpoint).
+class UnusableCheckpointError : public FailedPreconditionError {
+ public:
+  using FailedPreconditionError::FailedPreconditionError;
 };
 
 using WorkflowFn = std::function<json::value(WorkflowContext&)>;
