@@ -1,8 +1,9 @@
 // Replay of an agent app after SIGKILL: `loom run app.toml` (10 turns, each calling the
 // fetch_report subprocess tool, which sleeps 100 ms and appends "fetch_report page=N" to a
 // witness file) is killed at several turns; `loom resume` in a fresh process finishes it.
-// No recorded step runs again: the resume calls the model only for the turns that were not
-// recorded ("modelCalls"), and the witness shows every page fetched once, except at most the
+// No recorded step runs again, whether the resume replays the whole log or starts at the loop
+// checkpoint of a snapshot written every 3 events: the resume calls the model only for the
+// turns that were not recorded ("modelCalls"), and the witness shows every page fetched once, except at most the
 // one call that was in flight at the kill (it ran, but its result was not recorded yet).
 #include <signal.h>
 
@@ -20,6 +21,9 @@ constexpr int kPages = 10;
 struct KillPoint {
   const char* name;
   std::size_t afterWitnessLines;  // SIGKILL once the witness file has this many lines
+  // execution.snapshotEveryEvents of the app: 0 writes none (the resume replays the whole
+  // log); a small interval makes the resume start at a checkpoint close to the kill.
+  int snapshotEveryEvents = 0;
 };
 
 void PrintTo(const KillPoint& k, std::ostream* os) { *os << k.name; }
@@ -27,7 +31,10 @@ void PrintTo(const KillPoint& k, std::ostream* os) { *os << k.name; }
 class AgentAppCrashTest : public AgentAppTest, public ::testing::WithParamInterface<KillPoint> {};
 
 TEST_P(AgentAppCrashTest, ResumeAfterSigkillRerunsNoRecordedModelOrToolStep) {
-  std::string app = writeApp(fetchPagesScript(kPages), fetchReportTool(", \"--delay\", \"0.1\""));
+  int every = GetParam().snapshotEveryEvents;
+  std::string app =
+      writeApp(fetchPagesScript(kPages), fetchReportTool(", \"--delay\", \"0.1\""),
+               "\n[execution]\nsnapshotEveryEvents = " + std::to_string(every) + "\n");
   Child run({"--home", home_, "run", app, "--id", "c"}, dir_, env());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (readLines(witness_).size() < GetParam().afterWitnessLines) {
@@ -50,7 +57,18 @@ TEST_P(AgentAppCrashTest, ResumeAfterSigkillRerunsNoRecordedModelOrToolStep) {
   EXPECT_EQ(result.at("status"), "completed");
   EXPECT_EQ(result.at("output").at("turns"), kPages + 1);
   EXPECT_EQ(result.at("modelCalls"), kPages + 1 - models) << "only unrecorded turns call the model";
-  EXPECT_EQ(result.at("replayedSteps"), models + tools);
+  int64_t replayed = result.at("replayedSteps").as_int64();
+  if (every == 0) {
+    EXPECT_EQ(replayed, models + tools);
+  } else {
+    // The newest snapshot is at most `every` events behind the kill, and its checkpoint at the
+    // start of its turn: the resume replays that turn and the log's tail, not the whole run.
+    EXPECT_LE(replayed, 2 + every);
+    if (models + tools > 2 + every) {
+      EXPECT_LT(replayed, models + tools);
+    }
+    EXPECT_EQ(resumed.err.find("warning"), std::string::npos) << resumed.err;
+  }
   EXPECT_EQ(result.at("effectsRun"), (kPages + 1 - models) + (kPages - tools));
 
   std::map<std::string, int> seen;
@@ -80,7 +98,9 @@ TEST_P(AgentAppCrashTest, ResumeAfterSigkillRerunsNoRecordedModelOrToolStep) {
 
 INSTANTIATE_TEST_SUITE_P(Turns, AgentAppCrashTest,
                          ::testing::Values(KillPoint{"afterTurn1", 1}, KillPoint{"afterTurn4", 4},
-                                           KillPoint{"afterTurn8", 8}),
+                                           KillPoint{"afterTurn8", 8},
+                                           KillPoint{"afterTurn4FromASnapshot", 4, 3},
+                                           KillPoint{"afterTurn8FromASnapshot", 8, 3}),
                          [](const ::testing::TestParamInfo<KillPoint>& info) {
                            return info.param.name;
                          });
