@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "agent_apps/agent_app_fixture.h"
@@ -102,6 +103,96 @@ INSTANTIATE_TEST_SUITE_P(Turns, AgentAppCrashTest,
                                            KillPoint{"afterTurn4FromASnapshot", 4, 3},
                                            KillPoint{"afterTurn8FromASnapshot", 8, 3}),
                          [](const ::testing::TestParamInfo<KillPoint>& info) {
+                           return info.param.name;
+                         });
+
+// A SIGKILL in the middle of a parallel batch: each turn asks for three fetch_report calls,
+// which run at once (agent.parallelToolCalls = 3) and are journaled in call order. Whatever
+// the kill lands on, a call whose result was recorded never runs again; the calls that ran
+// without being recorded all belong to the one batch in flight, and each runs at most twice.
+struct BatchKill {
+  const char* name;
+  std::size_t afterWitnessLines;
+  int snapshotEveryEvents;
+};
+
+void PrintTo(const BatchKill& k, std::ostream* os) { *os << k.name; }
+
+class AgentAppBatchCrashTest : public AgentAppTest,
+                               public ::testing::WithParamInterface<BatchKill> {};
+
+constexpr int kBatchTurns = 6;
+constexpr int kCallsPerTurn = 3;
+
+TEST_P(AgentAppBatchCrashTest, ResumeAfterSigkillMidBatchRerunsOnlyTheBatchInFlight) {
+  json::array turns;
+  for (int t = 1; t <= kBatchTurns; ++t) {
+    json::array calls;
+    for (int j = 0; j < kCallsPerTurn; ++j) {
+      int page = (t - 1) * kCallsPerTurn + j + 1;
+      calls.push_back(json::object{{"name", "fetch_report"}, {"arguments", {{"page", page}}}});
+    }
+    turns.push_back(json::object{{"toolCalls", std::move(calls)}});
+  }
+  turns.push_back(json::object{{"answer", "Read every page."}});
+  std::string app = writeApp(
+      json::toText(json::object{{"turns", std::move(turns)}}),
+      fetchReportTool(", \"--delay\", \"0.2\""),
+      "\n[execution]\nsnapshotEveryEvents = " + std::to_string(GetParam().snapshotEveryEvents) +
+          "\n");
+  // agent.parallelToolCalls lives in [agent]: the app file's first table.
+  std::string text = fileText(app);
+  text.replace(text.find("maxTurns = 50"), 13, "maxTurns = 50\nparallelToolCalls = 3");
+  write("app.toml", text);
+
+  Child run({"--home", home_, "run", app, "--id", "b"}, dir_, env());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (readLines(witness_).size() < GetParam().afterWitnessLines) {
+    ASSERT_FALSE(run.exited()) << "the run ended before it could be killed";
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the run made no progress";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  run.kill(SIGKILL);
+  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+
+  std::set<int> recorded;  // pages whose fetch_report result is in the log
+  for (const auto& e : events("b")) {
+    const auto& o = e.as_object();
+    if (o.at("type") != "STEP_COMPLETED") continue;
+    auto id = std::string(o.at("stepId").as_string());
+    auto at = id.find(":tool:");
+    if (at == std::string::npos) continue;
+    int turn = std::stoi(id.substr(id.find("#turn:") + 6));
+    recorded.insert((turn - 1) * kCallsPerTurn + std::stoi(id.substr(at + 6)) + 1);
+  }
+
+  Outcome resumed = loom({"resume", "b", "--json"});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "completed");
+  EXPECT_EQ(resumed.err.find("warning"), std::string::npos) << resumed.err;
+
+  std::map<std::string, int> seen;
+  for (const auto& line : readLines(witness_)) ++seen[line];
+  std::set<int> twiceTurns;
+  for (int page = 1; page <= kBatchTurns * kCallsPerTurn; ++page) {
+    int n = seen["fetch_report page=" + std::to_string(page)];
+    EXPECT_GE(n, 1) << "page " << page << " never ran";
+    EXPECT_LE(n, 2) << "page " << page;
+    if (recorded.contains(page)) {
+      EXPECT_EQ(n, 1) << "recorded page " << page << " ran again";
+    }
+    if (n == 2) twiceTurns.insert((page - 1) / kCallsPerTurn);
+  }
+  EXPECT_LE(twiceTurns.size(), 1u) << "only the batch in flight at the kill may run again";
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kBatchTurns * kCallsPerTurn));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kills, AgentAppBatchCrashTest,
+                         ::testing::Values(BatchKill{"inTheFirstBatch", 2, 0},
+                                           BatchKill{"inTheThirdBatch", 7, 0},
+                                           BatchKill{"inTheThirdBatchFromASnapshot", 8, 2},
+                                           BatchKill{"inTheFifthBatchFromASnapshot", 13, 2}),
+                         [](const ::testing::TestParamInfo<BatchKill>& info) {
                            return info.param.name;
                          });
 
