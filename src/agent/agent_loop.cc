@@ -51,8 +51,7 @@ class Loop {
     if (const json::value* saved = ctx_.checkpoint(name_)) {
       first = resume(*saved, answer);
     } else {
-      if (!options_.system.empty())
-        append(json::object{{"role", "system"}, {"content", options_.system}});
+      if (!options_.system.empty()) append(systemMessage());
       append(json::object{{"role", "user"}, {"content", prompt}});
     }
     for (int64_t turn = first; turn <= options_.maxTurns; ++turn) {
@@ -92,7 +91,7 @@ class Loop {
     ctx_.setCheckpoint(name_, std::move(state), {previous, kApprovalSignalPrefix + previous});
   }
 
-  // Goes on from checkpoint `saved`; returns its turn. UnusableCheckpointError when it does not
+  // Goes on from checkpoint `saved`; returns its turn. UnusableCheckpoint when it does not
   // read (the runtime then replays the whole log).
   int64_t resume(const json::value& saved, json::value& answer) {
     try {
@@ -116,15 +115,19 @@ class Loop {
       });
       return turn;
     } catch (const std::exception& e) {
-      throw workflow::UnusableCheckpointError("the checkpoint of agent loop '" + name_ +
-                                              "' in execution '" + ctx_.executionId() +
-                                              "' cannot be read: " + e.what());
+      throw workflow::UnusableCheckpoint{"the checkpoint of agent loop '" + name_ +
+                                         "' in execution '" + ctx_.executionId() +
+                                         "' cannot be read: " + e.what()};
     }
   }
 
   // The transcript at the start of `turn`: the log's model inputs up to that turn, rebuilt as
-  // `loom state` does, plus what `pending` says was appended since. Any failure is an
-  // UnusableCheckpointError: replaying the whole log does not need this rebuild.
+  // `loom state` does, plus what `pending` says was appended since. The system prompt is the
+  // loop's own, not the journaled one (journaling redacts secrets; the live loop sends the
+  // prompt as configured). A log that cannot rebuild it (DataLossError: a reference that does
+  // not resolve, a model step journaled without its input) is an UnusableCheckpoint: replaying
+  // the whole log does not need this rebuild. Other errors (the store unavailable, a sealed
+  // event without its key) propagate as they are: a replay of the log would meet them too.
   json::SharedArray rebuildTranscript(int64_t turn, const json::value& pending) const {
     try {
       ModelInputRebuilder rebuilder(name_);
@@ -142,16 +145,28 @@ class Loop {
         }
         rebuilder.apply(e);
       });
-      json::SharedArray out;
-      for (auto& m : std::move(rebuilder).inputAfter(pending)) out.push_back(std::move(m));
-      return out;
-    } catch (const workflow::UnusableCheckpointError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw workflow::UnusableCheckpointError("the transcript of agent loop '" + name_ +
-                                              "' at turn " + std::to_string(turn) +
-                                              " cannot be rebuilt from the log: " + e.what());
+      json::array messages = std::move(rebuilder).inputAfter(pending);
+      if (!options_.system.empty() && !messages.empty() &&
+          messages[0].as_object().at("role") == "system") {
+        messages[0] = systemMessage();
+      }
+      return json::SharedArray(std::move(messages));
+    } catch (const CorruptEventError&) {
+      throw;  // the log itself is wrong: every reader refuses it
+    } catch (const DataLossError& e) {
+      throw unusableTranscript(turn, e.what());
+    } catch (const boost::system::system_error& e) {  // an entry of another shape
+      throw unusableTranscript(turn, e.what());
     }
+  }
+
+  workflow::UnusableCheckpoint unusableTranscript(int64_t turn, std::string_view why) const {
+    return {"the transcript of agent loop '" + name_ + "' at turn " + std::to_string(turn) +
+            " cannot be rebuilt from the log: " + std::string(why)};
+  }
+
+  json::object systemMessage() const {
+    return json::object{{"role", "system"}, {"content", options_.system}};
   }
 
   void append(json::value message) {
@@ -346,6 +361,12 @@ class Loop {
 json::value agentLoop(workflow::WorkflowContext& ctx, std::string_view name,
                       const AgentOptions& options, const json::value& prompt) {
   if (options.maxTurns < 1) throw InvalidArgumentError("agent maxTurns must be at least 1");
+  // Its step ids are `<name>#turn:<i>:...` (effects/step_ids.h); a checkpoint forgets a turn by
+  // that prefix, so a name that holds the marker could forget another loop's steps.
+  if (name.empty() || name.find("#turn:") != std::string_view::npos) {
+    throw InvalidArgumentError("agent loop name '" + std::string(name) +
+                               "' must be non-empty and must not contain \"#turn:\"");
+  }
   return Loop(ctx, name, options).run(prompt);
 }
 

@@ -167,11 +167,11 @@ void Transcript::load() const {
   auto size = static_cast<int64_t>(loaded.size());
   int64_t bytes = transcriptBytes(loaded);
   if (size != deferredSize_ || bytes != deferredBytes_) {
-    throw workflow::UnusableCheckpointError(
+    throw workflow::UnusableCheckpoint{
         "the transcript rebuilt from the log has " + std::to_string(size) + " messages of " +
         std::to_string(bytes) + " bytes, but the checkpoint it resumes from recorded " +
         std::to_string(deferredSize_) + " messages of " + std::to_string(deferredBytes_) +
-        " bytes");
+        " bytes"};
   }
   for (auto& m : pending_) loaded.push_back(std::move(m));
   pending_.clear();

@@ -51,7 +51,7 @@ class Transcript {
  public:
   Transcript() = default;
   // A deferred transcript of `size` messages and `bytes` bytes. `load` returns them; a result
-  // of another size or byte count is a workflow::UnusableCheckpointError (the log and the
+  // of another size or byte count throws workflow::UnusableCheckpoint (the log and the
   // checkpoint disagree: the runtime replays the whole log instead).
   Transcript(int64_t size, int64_t bytes, std::function<json::SharedArray()> load);
 

@@ -70,6 +70,13 @@ void ExecutionContext::append(Event event) {
   }
 }
 
+void ExecutionContext::setCheckpoint(std::string_view scope, json::value state,
+                                     const std::vector<std::string>& forget) {
+  if (!env_.options.journalEffectInputs) return;
+  if (env_.options.journalFilter) state = env_.options.journalFilter(std::move(state));
+  log_.checkpoint(scope, std::move(state), forget);
+}
+
 void ExecutionContext::history(const std::function<void(const Event&)>& visit) const {
   env_.store.scan(executionId_, 1, [&](const Event& e) {
     refuseErased(executionId_, e);

@@ -73,10 +73,11 @@ class ExecutionContext : public WorkflowContext {
     auto it = log_.checkpoints.find(scope);
     return it == log_.checkpoints.end() ? nullptr : &it->second;
   }
+  // The state is filtered as journaled values are (secret redaction): snapshots keep it. Without
+  // journaled effect inputs (RuntimeOptions::journalEffectInputs false) a loop could not rebuild
+  // what it did not keep, so no checkpoint is set and nothing is forgotten.
   void setCheckpoint(std::string_view scope, json::value state,
-                     const std::vector<std::string>& forget) override {
-    log_.checkpoint(scope, std::move(state), forget);
-  }
+                     const std::vector<std::string>& forget) override;
   void history(const std::function<void(const kernel::Event&)>& visit) const override;
   // Leaves replay (once): the run reached a step, park or end the log does not record.
   void endReplay();

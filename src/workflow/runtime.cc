@@ -209,16 +209,19 @@ class WorkflowRuntime::Impl {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
                                     "', which this program does not register");
     }
-    if (log.checkpoints.empty()) return execute(*wf, id, log, lease.lease(), parkedAt, pass);
     try {
       return execute(*wf, id, log, lease.lease(), parkedAt, pass);
-    } catch (const UnusableCheckpointError& e) {
-      // Thrown before the loop ran or recorded anything from its checkpoint: as for an
-      // unusable snapshot, the whole log is the truth.
-      warn(options_, std::string(e.what()) + "; the whole log of execution '" + id +
+    } catch (const UnusableCheckpoint& unusable) {
+      // Thrown between steps, nothing in flight, under the lease this runner still holds: what
+      // the abandoned attempt recorded is in the log, and the whole log is the truth (as for an
+      // unusable snapshot). Its replay starts without checkpoints, so it cannot end up here.
+      warn(options_, unusable.reason + "; the whole log of execution '" + id +
                          "' is replayed instead");
       ReplayLog whole = ReplayLog::load(store_, id);
-      return execute(*wf, id, whole, lease.lease(), parkedAt, pass);
+      RunResult r = execute(*wf, id, whole, lease.lease(), parkedAt, pass);
+      r.effectsRun += unusable.effectsRun;  // run by the first attempt, replayed by this one
+      r.replayedSteps -= unusable.effectsRun;
+      return r;
     }
   }
 
@@ -234,11 +237,13 @@ class WorkflowRuntime::Impl {
 
   // Runs `wf` under `lease`. `parkedAt` gets where the log ended when the run stopped, or 0
   // when it parked although the signal it waits for is already in the log (absorbed while its
-  // EXECUTION_PARKED was being appended): the run must go on.
+  // EXECUTION_PARKED was being appended): the run must go on. A loop that finds the checkpoint
+  // of a snapshot unusable (UnusableCheckpoint) is rethrown for runOnce to replay the whole log.
   RunResult execute(const Workflow& wf, const std::string& id, ReplayLog& log,
                     const kernel::Lease& lease, int64_t& parkedAt, Pass& pass) {
     RunEnvironment env{store_, tasks_, chain_, options_, &lease, pass.retryNow};
     ExecutionContext ctx(env, id, log);
+    bool fromCheckpoints = !log.checkpoints.empty();  // a snapshot's: UnusableCheckpoint rethrows
     RunResult r;
     r.id = id;
     try {
@@ -264,8 +269,13 @@ class WorkflowRuntime::Impl {
       ctx.append(kernel::executionCancelled(cancel.reason, now()));
       r.status = ExecutionStatus::kCancelled;
       r.error = cancelledError(json::value(cancel.reason));
-    } catch (const UnusableCheckpointError&) {
-      throw;  // nothing was recorded from the checkpoint: runOnce replays the whole log
+    } catch (UnusableCheckpoint& unusable) {
+      if (!fromCheckpoints) {  // no checkpoint was read: a loop's bug, not a snapshot's
+        fail(ctx, r, errorCodeName(ErrorCode::kInternal), unusable.reason);
+      } else {
+        unusable.effectsRun = ctx.effectsRun();
+        throw;  // runOnce replays the whole log
+      }
     } catch (const ConflictError&) {
       throw;  // another runner owns the log: record nothing
     } catch (const Error& e) {

@@ -36,7 +36,8 @@ std::string approval(int turn, int call) {
 class AgentCheckpoint : public AgentFixture,
                         public ::testing::WithParamInterface<agent::ModelInputMode> {
  protected:
-  void setUp(std::optional<agent::CompactionOptions> compaction = std::nullopt) {
+  void setUp(std::optional<agent::CompactionOptions> compaction = std::nullopt,
+             std::string system = "") {
     addTool(
         "send_email",
         [this](const json::value&) {
@@ -47,13 +48,14 @@ class AgentCheckpoint : public AgentFixture,
     agent::AgentOptions o;
     o.modelInput = GetParam();
     o.compaction = compaction;
+    o.system = std::move(system);
     setUpAgent(script(), o);
   }
 
   // A runtime over `store` that writes snapshots when a run parks and every `every` events.
   std::unique_ptr<workflow::WorkflowRuntime> snapshotting(kernel::EventStore& store,
                                                           int64_t every = 1'000'000) {
-    workflow::RuntimeOptions o;
+    workflow::RuntimeOptions o = runtimeOptions_;
     o.clock = clock_;
     o.retry = retry_;
     o.snapshots = &snapshots_;
@@ -95,7 +97,25 @@ class AgentCheckpoint : public AgentFixture,
 
   kernel::MemorySnapshotStore snapshots_;
   std::vector<std::string> warnings_;
+  workflow::RuntimeOptions runtimeOptions_;  // what snapshotting() starts from
 };
+
+// Every string with "hunter2-key" in it, redacted (what security.redact does to journaled
+// values).
+json::value redactSecret(json::value v) {
+  if (auto* s = v.if_string()) {
+    std::string text(*s);
+    for (auto at = text.find("hunter2-key"); at != std::string::npos; at = text.find("hunter2-key"))
+      text.replace(at, 11, "[REDACTED:k]");
+    return json::value(text);
+  }
+  if (auto* a = v.if_array()) {
+    for (auto& e : *a) e = redactSecret(std::move(e));
+  } else if (auto* o = v.if_object()) {
+    for (auto& e : *o) e.value() = redactSecret(std::move(e.value()));
+  }
+  return v;
+}
 
 TEST_P(AgentCheckpoint, AResumeFromTheParkSnapshotReplaysOnlyTheLastTurn) {
   setUp();
@@ -201,6 +221,7 @@ TEST_P(AgentCheckpoint, ACheckpointThatDoesNotMatchTheLogReplaysTheWholeLog) {
   model_->requests.clear();
   auto r = snapshotting(store_)->signal("cp", approval(kTurns, 0), json::value{{"approved", true}});
   ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(r.effectsRun, 2) << "the approved call (first attempt) and turn 41's model call";
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("the checkpoint it resumes from recorded"), std::string::npos)
       << warnings_[0];
@@ -223,6 +244,75 @@ TEST_P(AgentCheckpoint, ACheckpointOfAnUnknownVersionReplaysTheWholeLog) {
                               "be read: version 99 is not 1"),
             std::string::npos)
       << warnings_[0];
+}
+
+TEST_P(AgentCheckpoint, ARedactedSystemPromptIsSentAsConfiguredAndNeverKept) {
+  runtimeOptions_.journalFilter = redactSecret;
+  setUp(std::nullopt, "You may use the key hunter2-key.");
+  {
+    // Turn 1's checkpoint holds the system prompt (nothing was sent yet); a run that dies
+    // after its first model step leaves a snapshot of it.
+    FaultyEventStore faulty(store_);
+    faulty.failFromAppend(3);
+    EXPECT_THROW(snapshotting(faulty, 1)->start("research", json::value("go"), {.id = "early"}),
+                 UnavailableError);
+    auto early = snapshots_.latest("early");
+    ASSERT_TRUE(early);
+    ASSERT_EQ(early->state.at("checkpoints").at("research").at("turn"), 1);
+    EXPECT_EQ(json::toText(early->state).find("hunter2-key"), std::string::npos)
+        << "a checkpoint is filtered as the journal is: " << json::toText(early->state);
+  }
+  runToTheLastPark();
+  model_->requests.clear();
+  auto r = snapshotting(store_)->signal("cp", approval(kTurns, 0), json::value{{"approved", true}});
+  ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
+  std::string next = "research#turn:" + std::to_string(kTurns + 1) + ":model";
+  EXPECT_EQ(model_->requests.at(next)[0].at("content"), "You may use the key hunter2-key.");
+  EXPECT_TRUE(warnings_.empty()) << warnings_.front();
+}
+
+TEST_P(AgentCheckpoint, AWorkflowThatCatchesEveryErrorDoesNotSwallowTheFallback) {
+  setUp();
+  workflows_.add("catching", "", [this](workflow::WorkflowContext& ctx) -> json::value {
+    try {
+      return agent::agentLoop(ctx, "research", options_, json::value("go"));
+    } catch (const std::exception& e) {
+      return json::value(std::string("swallowed: ") + e.what());
+    }
+  });
+  auto r = snapshotting(store_)->start("catching", nullptr, {.id = "cp"});
+  ASSERT_EQ(r.status, ExecutionStatus::kParked);
+  snapshotting(store_)->signal("cp", approval(5, 1), json::value{{"approved", false}});
+  editSnapshot([](json::object& s) { s.at("checkpoints").at("research").as_object()["version"] = 7; });
+  r = snapshotting(store_)->signal("cp", approval(kTurns, 0), json::value{{"approved", true}});
+  ASSERT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(r.output.at("answer"), "all done");
+  EXPECT_EQ(warnings_.size(), 1u);
+}
+
+TEST_P(AgentCheckpoint, WithoutJournaledInputsNoCheckpointIsKept) {
+  runtimeOptions_.journalEffectInputs = false;
+  setUp();
+  runToTheLastPark();
+  EXPECT_FALSE(snapshots_.latest("cp")->state.at("checkpoints").as_object().contains("research"));
+  auto r = snapshotting(store_)->resume("cp");
+  ASSERT_EQ(r.status, ExecutionStatus::kParked);
+  EXPECT_GT(r.replayedSteps, kTurns) << "every recorded step";
+  EXPECT_TRUE(warnings_.empty()) << warnings_.front();
+}
+
+TEST(AgentLoopName, ANameThatHoldsTheStepIdMarkerIsRefused) {
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  kernel::MemoryEventStore store;
+  agent::AgentOptions o;
+  o.model = "m";
+  agent::registerAgentWorkflow(workflows, "a#turn:1", o);
+  workflow::WorkflowRuntime runtime(store, workflows, tasks, nullptr);
+  auto r = runtime.start("a#turn:1", json::value("go"));
+  ASSERT_EQ(r.status, ExecutionStatus::kFailed);
+  EXPECT_NE(json::toText(r.error).find("must not contain \\\"#turn:\\\""), std::string::npos)
+      << json::toText(r.error);
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelInput, AgentCheckpoint,

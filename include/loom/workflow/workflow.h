@@ -132,12 +132,15 @@ class WorkflowContext {
   virtual void history(const std::function<void(const kernel::Event&)>& visit) const = 0;
 };
 
-// Thrown by a loop whose checkpoint (WorkflowContext::checkpoint) this build cannot read:
-// the runtime reports it and runs the execution again from its whole log, as for an unusable
-// snapshot (nothing was run or recorded from the checkpoint).
-class UnusableCheckpointError : public FailedPreconditionError {
- public:
-  using FailedPreconditionError::FailedPreconditionError;
+// Thrown by a loop whose checkpoint (WorkflowContext::checkpoint) cannot be used: it does not
+// read, or the state it rebuilds from the log disagrees with it. The runtime reports `reason`
+// and runs the execution again from its whole log, as for an unusable snapshot. Throw it only
+// between steps (nothing in flight): what was recorded until then is in the log and replays.
+// Deliberately not a std::exception, so workflow code that catches std::exception (or
+// loom::Error) around an agent loop does not swallow it and go on from a state that is wrong.
+struct UnusableCheckpoint {
+  std::string reason;
+  int64_t effectsRun = 0;  // set by the runtime: steps the abandoned attempt ran
 };
 
 using WorkflowFn = std::function<json::value(WorkflowContext&)>;
