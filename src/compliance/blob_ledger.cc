@@ -10,13 +10,16 @@ constexpr int kBusyMillis = 5000;
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS subject_blobs (subject TEXT NOT NULL, address TEXT NOT NULL, "
     "put_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (subject, address)) WITHOUT ROWID";
+// Who else put an address: one index lookup per address an erasure asks about.
+constexpr const char* kAddressIndex =
+    "CREATE INDEX IF NOT EXISTS subject_blobs_by_address ON subject_blobs (address)";
 // Each put refreshes put_at: the row tells when the subject last put the blob.
 constexpr const char* kAdd =
     "INSERT INTO subject_blobs (subject, address, put_at) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (subject, address) DO UPDATE SET put_at = excluded.put_at";
 constexpr const char* kOf = "SELECT address FROM subject_blobs WHERE subject = ?1";
-constexpr const char* kNotOf =
-    "SELECT address, subject, put_at FROM subject_blobs WHERE subject <> ?1";
+constexpr const char* kOthersOf =
+    "SELECT subject, put_at FROM subject_blobs WHERE address = ?1 AND subject <> ?2";
 constexpr const char* kForget = "DELETE FROM subject_blobs WHERE subject = ?1 AND address = ?2";
 
 // Runs without a subject are recorded under the empty subject (never a real one: erasure
@@ -34,6 +37,7 @@ class SqliteBlobLedgerRows : public BlobLedgerRows {
       db_.exec("ALTER TABLE subject_blobs ADD COLUMN put_at INTEGER NOT NULL DEFAULT 0",
                "add subject_blobs.put_at");
     }
+    db_.exec(kAddressIndex, "index the blob ledger by address");
     // A row must be visible to an erasure in another process before the blob is stored; that
     // is the commit, not an fsync. Without one per put, a power loss may lose rows of blobs
     // whose envelopes never reached the log either (the log is fsynced after the put), which
@@ -59,14 +63,25 @@ class SqliteBlobLedgerRows : public BlobLedgerRows {
     return out;
   }
 
-  void forEachNotOf(const std::string& subject,
-                    const std::function<void(std::string_view, std::string_view, int64_t)>& visit)
+  void forEachOtherPut(
+      const std::string& subject, const std::vector<std::string>& addresses,
+      const std::function<void(std::string_view, std::string_view, int64_t)>& visit)
       const override {
     std::lock_guard lock(mu_);
-    sqlite::StatementUse select(db_.prepare(kNotOf));
-    select->bind(1, std::string_view(subject));
-    while (select->step("read the blob ledger")) {
-      visit(select->text(0), select->text(1), select->int64(2));
+    db_.exec("BEGIN", "read the blob ledger");  // one snapshot of the table for every lookup
+    try {
+      for (const auto& address : addresses) {
+        sqlite::StatementUse select(db_.prepare(kOthersOf));
+        select->bind(1, std::string_view(address));
+        select->bind(2, std::string_view(subject));
+        while (select->step("read the blob ledger")) {
+          visit(address, select->text(0), select->int64(1));
+        }
+      }
+      db_.exec("COMMIT", "read the blob ledger");
+    } catch (...) {
+      db_.execNoThrow("ROLLBACK");
+      throw;
     }
   }
 
@@ -109,11 +124,13 @@ std::set<std::string, std::less<>> BlobLedger::addressesOf(const std::string& su
   return rows_->addressesOf(subject);
 }
 
-std::set<std::string, std::less<>> BlobLedger::addressesNotOf(
-    const std::string& subject,
+std::set<std::string, std::less<>> BlobLedger::alsoPutByOthers(
+    const std::string& subject, const std::vector<std::string>& addresses,
     const std::map<std::string, int64_t, std::less<>>& shreddedAt) const {
   std::set<std::string, std::less<>> out;
-  rows_->forEachNotOf(subject, [&](std::string_view address, std::string_view who, int64_t putAt) {
+  if (addresses.empty()) return out;
+  rows_->forEachOtherPut(subject, addresses, [&](std::string_view address, std::string_view who,
+                                                 int64_t putAt) {
     auto shred = shreddedAt.find(who);
     // A put by an erased subject before its erasure protects nothing any more: that erasure
     // dealt with it (or left it to a repeated erase of that subject).

@@ -138,7 +138,11 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
     for (const auto& a : options_.ledger->addressesOf(subject)) {
       refs.try_emplace(a, ClaimCheckRef{a, std::nullopt, std::nullopt});
     }
-    putByOthers = options_.ledger->addressesNotOf(subject, detail::shredTimes(options_.events));
+    std::vector<std::string> addresses;
+    addresses.reserve(refs.size());
+    for (const auto& [address, ref] : refs) addresses.push_back(address);
+    putByOthers =
+        options_.ledger->alsoPutByOthers(subject, addresses, detail::shredTimes(options_.events));
   }
   plan.citedBySubject = static_cast<int64_t>(refs.size());
   if (refs.empty()) return plan;

@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS subject_blobs (
   address text COLLATE "C" NOT NULL,
   put_at bigint NOT NULL,
   PRIMARY KEY (subject, address));
+CREATE INDEX IF NOT EXISTS subject_blobs_by_address ON subject_blobs (address);
 )sql";
 
 std::optional<int> metaVersion(Connection& conn, const char* key) {

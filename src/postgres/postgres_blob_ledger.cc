@@ -41,12 +41,17 @@ std::set<std::string, std::less<>> PostgresBlobLedgerRows::addressesOf(
   return out;
 }
 
-void PostgresBlobLedgerRows::forEachNotOf(
-    const std::string& subject,
+void PostgresBlobLedgerRows::forEachOtherPut(
+    const std::string& subject, const std::vector<std::string>& addresses,
     const std::function<void(std::string_view, std::string_view, int64_t)>& visit) const {
+  json::array list(addresses.begin(), addresses.end());
+  std::string listText = json::toText(list);
+  // One statement for every address (subject_blobs_by_address serves each), as a JSON array.
   Result r = withConnection(impl_->pool, [&](Connection& conn) {
-    return conn.exec("SELECT address, subject, put_at FROM subject_blobs WHERE subject <> $1",
-                     {Param::text(subject)}, "read the blob ledger");
+    return conn.exec(
+        "SELECT address, subject, put_at FROM subject_blobs WHERE subject <> $1 AND address IN "
+        "(SELECT jsonb_array_elements_text($2::jsonb))",
+        {Param::text(subject), Param::text(listText)}, "read the blob ledger");
   });
   for (int row = 0; row < r.rows(); ++row) visit(r.text(row, 0), r.text(row, 1), r.int64(row, 2));
 }

@@ -55,25 +55,46 @@ TEST_P(BlobLedgerConformance, RecordsWhoPutWhatIdempotently) {
   ledger().add("bob", kB);
   ledger().add(std::nullopt, kC);  // a run without a subject
   EXPECT_EQ((Addresses{kA, kB}), ledger().addressesOf("alice"));
-  EXPECT_EQ((Addresses{kB, kC}), ledger().addressesNotOf("alice"));
-  EXPECT_EQ((Addresses{kA, kB, kC}), ledger().addressesNotOf("bob"));
+  EXPECT_EQ((Addresses{kB}), ledger().alsoPutByOthers("alice", {kA, kB}));
+  EXPECT_EQ((Addresses{kB, kC}), ledger().alsoPutByOthers("alice", {kA, kB, kC}));
+  EXPECT_EQ((Addresses{kA, kB, kC}), ledger().alsoPutByOthers("bob", {kA, kB, kC}));
+  EXPECT_EQ((Addresses{kB}), ledger().alsoPutByOthers("bob", {kB}));
+  EXPECT_TRUE(ledger().alsoPutByOthers("bob", {}).empty());
+  EXPECT_TRUE(ledger().alsoPutByOthers("alice", {std::string(64, 'd')}).empty());
   EXPECT_TRUE(ledger().addressesOf("carol").empty());
+}
+
+// An erasure asks about its subject's blobs only: among many rows of others, it finds exactly
+// the ones that share an address with them.
+TEST_P(BlobLedgerConformance, OnlyTheAddressesAskedAboutAreAnswered) {
+  for (int i = 0; i < 500; ++i) {
+    std::string address = std::to_string(i);
+    address.insert(0, 64 - address.size(), '0');
+    ledger().add("tenant-" + std::to_string(i % 7), address);
+  }
+  ledger().add("alice", kA);
+  ledger().add("bob", kA);
+  std::string shared(64, '0');
+  shared.back() = '7';  // tenant-0's address 7
+  ledger().add("alice", shared);
+  EXPECT_EQ((Addresses{kA, shared}), ledger().alsoPutByOthers("alice", {kA, shared}));
+  EXPECT_EQ((Addresses{kA}), ledger().alsoPutByOthers("alice", {kA}));
 }
 
 TEST_P(BlobLedgerConformance, AnotherProcessSeesEveryPutAtOnce) {
   auto other = another();
   ledger().add("alice", kA);
   EXPECT_EQ((Addresses{kA}), other->addressesOf("alice"));
-  EXPECT_EQ((Addresses{kA}), other->addressesNotOf("bob"));
+  EXPECT_EQ((Addresses{kA}), other->alsoPutByOthers("bob", {kA}));
 }
 
 // Puts by an erased subject before its shred protect nothing any more; later ones do.
 TEST_P(BlobLedgerConformance, PutsOfAShreddedSubjectBeforeItsShredProtectNothing) {
   ledger().add("bob", kB);
   std::map<std::string, int64_t, std::less<>> shredded{{"bob", INT64_MAX - 1}};
-  EXPECT_TRUE(ledger().addressesNotOf("alice", shredded).empty());
+  EXPECT_TRUE(ledger().alsoPutByOthers("alice", {kB}, shredded).empty());
   shredded["bob"] = 0;  // shredded before the put: the put is new data, it protects its blob
-  EXPECT_EQ((Addresses{kB}), ledger().addressesNotOf("alice", shredded));
+  EXPECT_EQ((Addresses{kB}), ledger().alsoPutByOthers("alice", {kB}, shredded));
 }
 
 TEST_P(BlobLedgerConformance, ForgetRemovesOnlyThatSubjectsRows) {

@@ -75,6 +75,32 @@ TEST_F(PostgresEventStoreTest, ASchemaOfANewerLoomIsRefusedByTheStoreAndTheMigra
   }
 }
 
+// A schema of version 1 (before the blob ledger's address index) is refused until migrated;
+// the migration adds the index and keeps every row.
+TEST_F(PostgresEventStoreTest, AVersion1SchemaIsRefusedUntilTheMigrationAddsTheLedgerIndex) {
+  postgres::migrate(options());
+  {
+    postgres::PostgresEventStore store(options());
+    store.append("kept", 1, {kernel::executionStarted("wf", nullptr, std::nullopt, 1)});
+  }
+  auto conn = admin();
+  conn.run("DROP INDEX subject_blobs_by_address", "test");
+  conn.run("UPDATE meta SET value = '1' WHERE key = 'schema_version'", "test");
+  try {
+    postgres::PostgresEventStore store(options());
+    FAIL() << "a store opened a schema of an older version";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("migrat"));
+  }
+  postgres::migrate(options());
+  postgres::PostgresEventStore store(options());
+  EXPECT_TRUE(store.info("kept"));
+  auto index = conn.exec("SELECT 1 FROM pg_indexes WHERE indexname = 'subject_blobs_by_address' "
+                         "AND schemaname = current_schema()",
+                         {}, "test");
+  EXPECT_EQ(index.rows(), 1);
+}
+
 TEST_F(PostgresEventStoreTest, AnUnreachableServerIsUnavailableAndNoMessageHoldsThePassword) {
   postgres::PostgresOptions o = options();
   o.url = "postgresql://loom:s3cret-pw@127.0.0.1:1/postgres";

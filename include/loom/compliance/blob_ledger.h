@@ -37,9 +37,11 @@ class BlobLedgerRows {
   virtual void add(const std::string& subject, std::string_view address) = 0;
   // Addresses `subject` put.
   virtual std::set<std::string, std::less<>> addressesOf(const std::string& subject) const = 0;
-  // Calls `visit(address, subject, putAtMillis)` for every row of another subject.
-  virtual void forEachNotOf(
-      const std::string& subject,
+  // Calls `visit(address, subject, putAtMillis)` for every row of another subject whose
+  // address is one of `addresses` (an erasure asks about the erased subject's blobs only, so
+  // the work grows with them, not with the whole table).
+  virtual void forEachOtherPut(
+      const std::string& subject, const std::vector<std::string>& addresses,
       const std::function<void(std::string_view, std::string_view, int64_t)>& visit) const = 0;
   // Deletes the rows (subject, each of addresses), all or none.
   virtual void forget(const std::string& subject, const std::vector<std::string>& addresses) = 0;
@@ -60,10 +62,11 @@ class BlobLedger {
   void add(const std::optional<std::string>& subject, std::string_view address);
   // Addresses `subject` put.
   std::set<std::string, std::less<>> addressesOf(const std::string& subject) const;
-  // Addresses anyone other than `subject` put (other subjects and runs without one), except
-  // puts by a subject of `shreddedAt` made before it was shredded (at that time).
-  std::set<std::string, std::less<>> addressesNotOf(
-      const std::string& subject,
+  // Those of `addresses` that anyone other than `subject` put too (other subjects and runs
+  // without one), except puts by a subject of `shreddedAt` made before it was shredded (at that
+  // time).
+  std::set<std::string, std::less<>> alsoPutByOthers(
+      const std::string& subject, const std::vector<std::string>& addresses,
       const std::map<std::string, int64_t, std::less<>>& shreddedAt = {}) const;
   // Forgets that `subject` put `addresses` (after erasure deleted them).
   void forget(const std::string& subject, const std::vector<std::string>& addresses);

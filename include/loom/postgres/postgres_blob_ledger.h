@@ -19,9 +19,10 @@ class PostgresBlobLedgerRows : public compliance::BlobLedgerRows {
 
   void add(const std::string& subject, std::string_view address) override;
   std::set<std::string, std::less<>> addressesOf(const std::string& subject) const override;
-  void forEachNotOf(
-      const std::string& subject,
-      const std::function<void(std::string_view, std::string_view, int64_t)>& visit) const override;
+  void forEachOtherPut(
+      const std::string& subject, const std::vector<std::string>& addresses,
+      const std::function<void(std::string_view, std::string_view, int64_t)>& visit)
+      const override;
   void forget(const std::string& subject, const std::vector<std::string>& addresses) override;
 
  private:
