@@ -6,6 +6,7 @@
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/postgres/postgres_event_store.h"
+#include "loom/postgres/postgres_key_store.h"
 #include "support/postgres_server.h"
 
 namespace loom::kernel::conformance {
@@ -34,6 +35,34 @@ EventStoreFactory sealing() {
             return std::make_unique<OwningSealingEventStore>(dir, std::move(clock));
           },
           /*storesAnotherForm=*/true};
+}
+
+// The sealing wrapper over the PostgreSQL stores, as an app on a shared server wires it: the
+// events and the subjects' keys in one schema of the test cluster.
+struct SealedPostgresParts {
+  explicit SealedPostgresParts(postgres::PostgresOptions options)
+      : rows((postgres::migrate(options), options)),
+        keys(postgres::PostgresKeyStoreOptions{options, std::array<uint8_t, 32>{7, 7, 7}}) {}
+  postgres::PostgresEventStore rows;
+  postgres::PostgresKeyStore keys;
+};
+class OwningSealingPostgresStore : private SealedPostgresParts,
+                                   public compliance::SealingEventStore {
+ public:
+  explicit OwningSealingPostgresStore(postgres::PostgresOptions options)
+      : SealedPostgresParts(std::move(options)),
+        compliance::SealingEventStore(rows, keys, compliance::SealingOptions{true}) {}
+};
+
+EventStoreFactory sealingOverPostgres() {
+  return {"SealingPostgres",
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<EventStore> {
+            return std::make_unique<OwningSealingPostgresStore>(postgres::PostgresOptions{
+                loom::testing::testPostgresUrl(), loom::testing::testSchemaFor(dir),
+                std::move(clock)});
+          },
+          /*storesAnotherForm=*/true, &loom::testing::postgresUnavailable};
 }
 
 EventStoreFactory memory() {
@@ -71,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Stores, EventStoreConformance,
                                            sqlite(Durability::kFull),    //
                                            sqlite(Durability::kNormal),  //
                                            sealing(),                    //
-                                           postgres()),
+                                           postgres(),                   //
+                                           sealingOverPostgres()),
                          factoryName);
 
 }  // namespace
