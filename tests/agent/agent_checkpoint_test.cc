@@ -316,11 +316,7 @@ TEST(AgentLoopName, ANameThatHoldsTheStepIdMarkerIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelInput, AgentCheckpoint,
-                         ::testing::Values(agent::ModelInputMode::kDelta,
-                                           agent::ModelInputMode::kFull),
-                         [](const auto& info) {
-                           return info.param == agent::ModelInputMode::kDelta ? "delta" : "full";
-                         });
+                         bothJournalModes(), journalModeName);
 
 }  // namespace
 }  // namespace loom::testing

@@ -87,6 +87,14 @@ class AgentFixture : public ::testing::Test {
   agent::AgentOptions options_;
 };
 
+// Both model-input journal modes, as test parameters named "delta" and "full".
+inline auto bothJournalModes() {
+  return ::testing::Values(agent::ModelInputMode::kDelta, agent::ModelInputMode::kFull);
+}
+inline std::string journalModeName(const ::testing::TestParamInfo<agent::ModelInputMode>& info) {
+  return info.param == agent::ModelInputMode::kDelta ? "delta" : "full";
+}
+
 inline json::value generatorScript(int64_t turns) {
   return json::value{
       {"generate",

@@ -144,11 +144,7 @@ TEST_F(AgentFixture, FoldingTheStateAllocatesInProportionToTheLog) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Journal, TranscriptCopy,
-                         ::testing::Values(agent::ModelInputMode::kDelta,
-                                           agent::ModelInputMode::kFull),
-                         [](const auto& info) {
-                           return info.param == agent::ModelInputMode::kDelta ? "delta" : "full";
-                         });
+                         bothJournalModes(), journalModeName);
 
 }  // namespace
 }  // namespace loom::testing

@@ -5,12 +5,8 @@
 // checkpoint of a snapshot written every 3 events: the resume calls the model only for the
 // turns that were not recorded ("modelCalls"), and the witness shows every page fetched once, except at most the
 // one call that was in flight at the kill (it ran, but its result was not recorded yet).
-#include <signal.h>
-
-#include <chrono>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "agent_apps/agent_app_fixture.h"
 
@@ -36,15 +32,8 @@ TEST_P(AgentAppCrashTest, ResumeAfterSigkillRerunsNoRecordedModelOrToolStep) {
   std::string app =
       writeApp(fetchPagesScript(kPages), fetchReportTool(", \"--delay\", \"0.1\""),
                "\n[execution]\nsnapshotEveryEvents = " + std::to_string(every) + "\n");
-  Child run({"--home", home_, "run", app, "--id", "c"}, dir_, env());
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (readLines(witness_).size() < GetParam().afterWitnessLines) {
-    ASSERT_FALSE(run.exited()) << "the run ended before it could be killed";
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the run made no progress";
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  run.kill(SIGKILL);
-  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+  runAndKillAfter(app, "c", GetParam().afterWitnessLines);
+  if (HasFatalFailure()) return;
 
   int models = recordedSteps("c", ":model");
   int tools = recordedSteps("c", ":tool:");
@@ -145,15 +134,8 @@ TEST_P(AgentAppBatchCrashTest, ResumeAfterSigkillMidBatchRerunsOnlyTheBatchInFli
   text.replace(text.find("maxTurns = 50"), 13, "maxTurns = 50\nparallelToolCalls = 3");
   write("app.toml", text);
 
-  Child run({"--home", home_, "run", app, "--id", "b"}, dir_, env());
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (readLines(witness_).size() < GetParam().afterWitnessLines) {
-    ASSERT_FALSE(run.exited()) << "the run ended before it could be killed";
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the run made no progress";
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  run.kill(SIGKILL);
-  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+  runAndKillAfter(app, "b", GetParam().afterWitnessLines);
+  if (HasFatalFailure()) return;
 
   std::set<int> recorded;  // pages whose fetch_report result is in the log
   for (const auto& e : events("b")) {

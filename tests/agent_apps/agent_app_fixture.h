@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -48,6 +52,19 @@ class AgentAppTest : public ::testing::Test {
   static std::string fetchReportTool(const std::string& options = "") {
     return "[[tools]]\nname = \"fetch_report\"\ncommand = [\"" + exampleTool("fetch_report") +
            "\"" + options + "]\n";
+  }
+
+  // Runs `loom run app --id id` and SIGKILLs it once the witness file has `lines` lines.
+  void runAndKillAfter(const std::string& app, const std::string& id, std::size_t lines) {
+    Child run({"--home", home_, "run", app, "--id", id}, dir_, env());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (readLines(witness_).size() < lines) {
+      ASSERT_FALSE(run.exited()) << "the run ended before it could be killed";
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the run made no progress";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    run.kill(SIGKILL);
+    ASSERT_EQ(run.wait().termSignal, SIGKILL);
   }
 
   Outcome loom(std::vector<std::string> args) {
