@@ -137,7 +137,9 @@ TEST_F(RetryCli, AWorkerRidesOutATenSecondOutageAndTheLogShowsEveryAttempt) {
     EXPECT_EQ(e.at("attempt"), attempts);
     EXPECT_TRUE(e.as_object().contains("nextAttemptAt"));
   }
-  EXPECT_GE(attempts, 5) << "1 s, then 2 s between attempts over 10 s";
+  // 1 s, then 2 s between attempts (less jitter) over 10 s: about six when every attempt is
+  // quick; a loaded machine or a sanitizer build spends seconds starting each `loom resume`.
+  EXPECT_GE(attempts, 3) << "1 s, then 2 s between attempts over 10 s";
   EXPECT_EQ(server_.requests().size(), static_cast<std::size_t>(attempts) + 1);
   EXPECT_EQ(events.as_array().back().at("type"), "EXECUTION_COMPLETED");
 }
