@@ -422,6 +422,55 @@ TEST(Workers, SigkilledWorkersRunsAreTakenOverAndEveryRunCompletes) {
 namespace loom::testing {
 namespace {
 
+// A sealed agent run (compliance.erase, subject bob) parked for an approval, resumed by
+// `loom resume` and `loom signal` with the key: both go on from the checkpoint kept in the
+// sealed park snapshot (one replayed step), and the signal's run rebuilds the transcript from
+// the sealed log for the next model turn, with no fallback to the whole log.
+TEST(Snapshots, ASealedAgentResumesFromItsCheckpointAndRebuildsItsTranscript) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome key = runLoom({"keys", "new-master"}, dir);
+  ASSERT_EQ(key.exitCode, 0) << key.err;
+  std::vector<std::string> withKey{"LOOM_MASTER_KEY=" + key.out.substr(0, 64)};
+  dir.write("s.json", R"({"turns":[{"toolCalls":[{"name":"send","arguments":{"n":1}}]},
+                                    {"toolCalls":[{"name":"send","arguments":{"n":2}}]},
+                                    {"toolCalls":[{"name":"gated","arguments":{}}]},
+                                    {"answer":"ok"}]})");
+  std::string app = dir.write("app.toml", R"([agent]
+name = "sealed"
+prompt = "go"
+[model]
+kind = "scripted"
+script = "s.json"
+[compliance.erase]
+[security.keys]
+env = "LOOM_MASTER_KEY"
+[[tools]]
+name = "send"
+command = ["/bin/cat"]
+[[tools]]
+name = "gated"
+command = ["/bin/cat"]
+requiresApproval = true
+)")
+                        .string();
+  Outcome parked = runLoom({"--home", home, "run", app, "--subject", "bob", "--id", "s", "--json"},
+                           dir, withKey);
+  ASSERT_EQ(parked.exitCode, 0) << parked.err;
+  ASSERT_EQ(parked.json().at("parkReason"), "approval");
+  Outcome resumed = runLoom({"--home", home, "resume", "s", "--json"}, dir, withKey);
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "parked");
+  EXPECT_EQ(resumed.json().at("replayedSteps"), 1) << "turn 3's model step, from the checkpoint";
+  EXPECT_EQ(resumed.err.find("warning"), std::string::npos) << resumed.err;
+  Outcome approved = runLoom({"--home", home, "signal", "s", "approve:sealed#turn:3:tool:0",
+                              R"({"approved": true})", "--json"},
+                             dir, withKey);
+  ASSERT_EQ(approved.exitCode, 0) << approved.err;
+  EXPECT_EQ(approved.json().at("status"), "completed");
+  EXPECT_EQ(approved.err.find("warning"), std::string::npos) << approved.err;
+}
+
 // A sealed agent run parked for an approval with a 1 s deadline: a worker without the key
 // leaves it parked (it cannot read it) and goes on with the rest; with the key, once the
 // deadline has passed, the call is denied as onApprovalTimeout says and the run completes.
