@@ -40,7 +40,10 @@ echo "embed (its own loom command line, Config in code):"
 cli=(./build/embed/embed loom --home "$home/cli")
 "${cli[@]}" run helper --id h1 --input '"How is churn?"' --json | tee "$home/run.json"
 grep -q '"parkReason":"approval"' "$home/run.json"
-"${cli[@]}" log h1 | grep -q __loomClaimCheck || {
+# Output is captured before grep reads it: `producer | grep -q` under pipefail fails when grep
+# stops reading at its first match and the producer then dies of SIGPIPE.
+log="$("${cli[@]}" log h1)"
+grep -q __loomClaimCheck <<<"$log" || {
   echo "test-embed: the Config in code did not offload the tool's result" >&2
   exit 1
 }
@@ -61,7 +64,8 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 g++ -o build/embed-pc/embed examples/embed/embed.cc $(pkg-config --cflags --libs loom)
 echo "embed (pkg-config, libloom.so):"
 LD_LIBRARY_PATH="$libdir" ./build/embed-pc/embed "$home/shared"
-ldd build/embed-pc/embed | grep -q "libloom.so" || {
+linked="$(ldd build/embed-pc/embed)"
+grep -q "libloom.so" <<<"$linked" || {
   echo "test-embed: the pkg-config build did not link libloom.so" >&2
   exit 1
 }
