@@ -4,16 +4,14 @@
 #include "compliance/sealing_event_store.h"
 #include "compliance/sealing_snapshot_store.h"
 #include "home_record.h"
+#include "storage_location.h"
 #include "loom/app/app.h"
 #include "loom/compliance/blob_ledger.h"
-#include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
-#include "loom/kernel/sqlite_event_store.h"
-#include "loom/kernel/sqlite_snapshot_store.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
@@ -37,21 +35,12 @@ void addClaimCheckLayer(const Config& config, const std::shared_ptr<content::Con
       cc, tasks, [onWarn](std::string_view m) { middleware::warn(onWarn, m); })));
 }
 
-std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const Config& config,
-                                                         const std::filesystem::path& home) {
-  if (config.storage.eventStore.kind == "memory") {
-    return std::make_unique<kernel::MemorySnapshotStore>();
-  }
-  kernel::SqliteSnapshotStoreOptions options;
-  options.path = (home / "loom.db").string();
-  return std::make_unique<kernel::SqliteSnapshotStore>(std::move(options));
-}
-
 std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
                                                         const std::filesystem::path& home,
                                                         std::shared_ptr<const Clock> clock) {
   const ContentStoreConfig& c = config.storage.contentStore;
   if (c.instance) return c.instance;
+  if (!config.storage.url.empty()) return openPostgresContentStore(storageLocation(config));
   if (c.kind == "memory") return std::make_shared<content::MemoryContentStore>(clock);
   if (c.kind == "sqlite") {
     return std::make_shared<content::SqliteContentStore>(
@@ -71,15 +60,18 @@ std::filesystem::path createHome(const std::string& home) {
   return path;
 }
 
-std::unique_ptr<kernel::EventStore> openEventStore(const Config& config,
-                                                   const std::filesystem::path& home) {
+// The event and snapshot stores: in the process (eventStore.kind "memory") or at the home's
+// location (loom.db, or PostgreSQL with storage.url).
+void openLogStores(const Config& config, std::unique_ptr<kernel::EventStore>& events,
+                   std::unique_ptr<kernel::SnapshotStore>& snapshots) {
   if (config.storage.eventStore.kind == "memory") {
-    return std::make_unique<kernel::MemoryEventStore>();
+    events = std::make_unique<kernel::MemoryEventStore>();
+    snapshots = std::make_unique<kernel::MemorySnapshotStore>();
+    return;
   }
-  kernel::SqliteEventStoreOptions options;
-  options.path = (home / "loom.db").string();
-  options.durability = kernel::durabilityFromName(config.storage.eventStore.durability);
-  return std::make_unique<kernel::SqliteEventStore>(std::move(options));
+  StorageLocation where = storageLocation(config);
+  events = openEventStore(where);
+  snapshots = openSnapshotStore(where);
 }
 
 // A master key that is wiped when boot is done with it.
@@ -102,13 +94,9 @@ struct AppAccess {
 
 void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
                                std::shared_ptr<const Clock> clock, App& app) {
-  compliance::SqliteKeyStoreOptions keyOptions;
-  keyOptions.path = (app.home_ / "loom.db").string();
-  keyOptions.masterKey = masterKey.bytes;
-  keyOptions.masterKeyOrigin = compliance::masterKeyOrigin(*config.security.keys);
-  keyOptions.clock = clock;
-  app.keys_ = std::make_unique<compliance::SqliteKeyStore>(std::move(keyOptions));
-  sodium_memzero(keyOptions.masterKey.data(), keyOptions.masterKey.size());
+  StorageLocation where = storageLocation(config);
+  app.keys_ = openKeyStore(where, masterKey.bytes,
+                           compliance::masterKeyOrigin(*config.security.keys), clock);
   if (config.compliance.erase || config.security.crypto) {
     compliance::SealingOptions sealing{.sealSubjectless = config.security.crypto};
     app.rawStore_ = std::move(app.store_);
@@ -124,7 +112,7 @@ void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
         std::make_shared<compliance::EncryptingContentStore>(*app.rawContentStore_, *app.keys_);
   }
   // Who put which blob, for erasure (blob_ledger.h).
-  app.ledger_ = std::make_unique<compliance::BlobLedger>((app.home_ / "loom.db").string());
+  app.ledger_ = openBlobLedger(where);
   app.contentStore_ =
       std::make_shared<compliance::LedgeredContentStore>(app.contentStore_, *app.ledger_);
 }
@@ -169,16 +157,12 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   auto app = std::unique_ptr<App>(new App());
   app->config_ = config;
   app->home_ = createHome(config->storage.home);
-  app->store_ = openEventStore(*config, app->home_);
-  recordHome(*config, app->home_);  // refuses another content store than the runs used
+  openLogStores(*config, app->store_, app->snapshots_);
+  recordHome(*config);  // refuses another content store than the runs used
   app->contentStore_ = openContentStore(*config, app->home_, options.clock);
-  app->snapshots_ = openSnapshotStore(*config, app->home_);
   if (masterKey) AppAccess::openCompliance(*config, *masterKey, options.clock, *app);
   if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
-  middleware::KillSwitchOptions killOptions;
-  killOptions.path = (app->home_ / "loom.db").string();
-  killOptions.clock = options.clock;
-  app->killSwitch_ = std::make_shared<middleware::KillSwitchStore>(std::move(killOptions));
+  app->killSwitch_ = openKillSwitch(storageLocation(*config), options.clock);
 
   // 4. The chain, once, outermost first.
   Layers layers;

@@ -163,5 +163,34 @@ TEST(DefineConfig, DescribeHidesLiteralSecrets) {
             std::string::npos);
 }
 
+TEST(DefineConfig, StorageUrlMovesEveryStoreAndRefusesOneKeptElsewhere) {
+  Config config;
+  config.storage.url = "postgresql://loom:hunter22@127.0.0.1:5432/db";
+  std::string text = describeConfig(*defineConfig(config));  // the defaults all move
+  EXPECT_EQ(text.find("hunter22"), std::string::npos) << text;
+  EXPECT_NE(text.find("postgresql://loom:***@127.0.0.1:5432/db"), std::string::npos) << text;
+
+  config.storage.schema = "Not-An-Identifier";
+  config.storage.eventStore.kind = "memory";
+  config.storage.contentStore.kind = "sqlite";
+  try {
+    defineConfig(config);
+    FAIL() << "expected ConfigValidationError";
+  } catch (const ConfigValidationError& e) {
+    EXPECT_EQ(pathsOf(e.issues()), (std::vector<std::string>{"storage.schema",
+                                                             "storage.eventStore.kind",
+                                                             "storage.contentStore"}));
+    EXPECT_EQ(std::string(e.what()).find("hunter22"), std::string::npos);
+  }
+  config.storage.schema = "loom";
+  config.storage.eventStore.kind = "sqlite";
+  config.storage.contentStore.kind = "filesystem";
+  config.storage.contentStore.path = "/var/blobs";  // one machine's folder: refused too
+  EXPECT_THROW(defineConfig(config), ConfigValidationError);
+  config.storage.url.clear();  // the embedded home ignores storage.schema
+  config.storage.schema = "Not-An-Identifier";
+  EXPECT_NO_THROW(defineConfig(config));
+}
+
 }  // namespace
 }  // namespace loom::app

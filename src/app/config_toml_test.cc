@@ -105,6 +105,8 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"keys = {}", "security.keys"},
       {"erase = {}", "compliance.erase"},
       {"home = \".loom\"", "storage.home"},
+      {"url = \"postgresql://h/db\"", "storage.url"},
+      {"schema = \"loom\"", "storage.schema"},
       {"eventStore = { kind = \"sqlite\" }", "storage.eventStore"},
       {"kind = \"memory\"", "storage.eventStore.kind"},
       {"durability = \"normal\"", "storage.eventStore.durability"},
@@ -165,7 +167,7 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
 TEST(ConfigToml, UnknownKeys) {
   expectIssue("colour = \"blue\"", "colour", "unknown top-level key; expected one of the groups");
   expectIssue("[storage]\ncolour = 1", "storage.colour",
-              "unknown option; storage accepts home, eventStore, contentStore, retention");
+              "unknown option; storage accepts home, url, schema, eventStore, contentStore, retention");
   expectIssue("[storage.eventStore]\npath = \"x\"", "storage.eventStore.path",
               "did you mean storage.contentStore.path?");
   expectIssue("[execution.claimCheck]\ntoolIds = [\"a\"]\ncap = 3", "execution.claimCheck.cap",

@@ -2,8 +2,9 @@
 
 #include <system_error>
 
-#include "util/sqlite_db.h"
+#include "loom/postgres/postgres_admin.h"
 #include "loom/util/error.h"
+#include "util/sqlite_db.h"
 
 namespace loom::app {
 namespace {
@@ -26,15 +27,59 @@ std::optional<std::string> readRow(sqlite::Db& db, std::string_view name) {
   return std::string(select->text(0));
 }
 
-json::object rowObject(const std::filesystem::path& database, std::string_view name,
+// The rows of the home record at `where`, read once: name -> value.
+class RecordRows {
+ public:
+  explicit RecordRows(const StorageLocation& where) : where_(where) {
+    if (where.onPostgres()) return;
+    std::error_code ec;
+    if (!std::filesystem::exists(where.database(), ec)) return;
+    db_.emplace(where.database().string(), kBusyMillis);
+    bool hasTable = false;
+    {
+      sqlite::StatementUse exists(db_->prepare(kTableExists));
+      hasTable = exists->step("read the home record");
+    }
+    if (!hasTable) db_.reset();
+  }
+  std::optional<std::string> read(std::string_view name) {
+    if (where_.onPostgres()) return postgres::readHomeRecordRow(where_.postgresOptions(), name);
+    if (!db_) return std::nullopt;
+    return readRow(*db_, name);
+  }
+
+ private:
+  const StorageLocation& where_;
+  std::optional<sqlite::Db> db_;
+};
+
+// Writes row `name`: with `replace` over what is there, without only when there is none.
+void writeRow(const StorageLocation& where, std::string_view name, const std::string& value,
+              bool replace) {
+  if (where.onPostgres()) {
+    postgres::writeHomeRecordRow(where.postgresOptions(), name, value, replace);
+    return;
+  }
+  sqlite::Db db(where.database().string(), kBusyMillis);
+  db.exec(kSchema, "create the home record");
+  sqlite::StatementUse write(db.prepare(replace ? kUpsert : kInsert));
+  write->bind(1, name);
+  write->bind(2, std::string_view(value));
+  write->step("write the home record");
+}
+
+json::object rowObject(const StorageLocation& where, std::string_view name,
                        const std::string& text) {
   try {
     json::value v = json::parse(text, "home_record row");
     if (v.is_object()) return std::move(v.get_object());
   } catch (const InvalidArgumentError&) {
   }
-  throw DataLossError("the home record row '" + std::string(name) + "' in " + database.string() +
-                      " is not what Loom writes; restore loom.db from a backup");
+  throw DataLossError("the home record row '" + std::string(name) + "' of " + where.describe() +
+                      " is not what Loom writes; restore " +
+                      (where.onPostgres() ? std::string("the schema")
+                                          : where.database().string()) +
+                      " from a backup");
 }
 
 std::string stringMember(const json::object& o, std::string_view key) {
@@ -56,8 +101,6 @@ bool canOffload(const Config& config) {
          config.compliance.erase || config.security.crypto;
 }
 
-std::filesystem::path databaseOf(const std::filesystem::path& home) { return home / "loom.db"; }
-
 struct FirstBlobSeen {};
 
 // True when the store holds any blob (a store that cannot enumerate is taken to hold some).
@@ -77,6 +120,7 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
                                                          const std::filesystem::path& home) {
   const ContentStoreConfig& c = config.storage.contentStore;
   if (c.instance || c.kind == "memory") return std::nullopt;
+  if (!config.storage.url.empty()) return ContentStoreIdentity{"postgresql", "blobs", c.sealed};
   std::filesystem::path path = !c.path.empty()
                                    ? std::filesystem::path(c.path)
                                    : home / (c.kind == "sqlite" ? "content.db" : "blobs");
@@ -87,25 +131,22 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
 }
 
 std::string describe(const ContentStoreIdentity& s) {
+  if (s.kind == "postgresql") {
+    return std::string("the postgresql content store (table blobs)") + (s.sealed ? " (sealed)" : "");
+  }
   return "the " + s.kind + " content store at " + s.path + (s.sealed ? " (sealed)" : "");
 }
 
-HomeRecord readHomeRecord(const std::filesystem::path& database) {
+HomeRecord readHomeRecord(const StorageLocation& where) {
   HomeRecord record;
-  std::error_code ec;
-  if (!std::filesystem::exists(database, ec)) return record;
-  sqlite::Db db(database.string(), kBusyMillis);
-  {
-    sqlite::StatementUse exists(db.prepare(kTableExists));
-    if (!exists->step("read the home record")) return record;
-  }
-  if (auto text = readRow(db, "contentStore")) {
-    json::object o = rowObject(database, "contentStore", *text);
+  RecordRows rows(where);
+  if (auto text = rows.read("contentStore")) {
+    json::object o = rowObject(where, "contentStore", *text);
     record.contentStore = ContentStoreIdentity{stringMember(o, "kind"), stringMember(o, "path"),
                                                boolMember(o, "sealed")};
   }
-  if (auto text = readRow(db, "keys")) {
-    json::object o = rowObject(database, "keys", *text);
+  if (auto text = rows.read("keys")) {
+    json::object o = rowObject(where, "keys", *text);
     compliance::KeysConfig keys;
     if (o.contains("file")) keys.file = stringMember(o, "file");
     if (o.contains("env")) keys.env = stringMember(o, "env");
@@ -116,27 +157,22 @@ HomeRecord readHomeRecord(const std::filesystem::path& database) {
   return record;
 }
 
-void recordHome(const Config& config, const std::filesystem::path& home) {
+void recordHome(const Config& config) {
   if (config.storage.eventStore.kind != "sqlite") return;  // nothing outlives the process
-  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, home);
+  StorageLocation where = storageLocation(config);
+  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
   bool offloads = store && canOffload(config);
   if (!offloads && !config.security.keys) return;
-  HomeRecord recorded = readHomeRecord(databaseOf(home));
+  HomeRecord recorded = readHomeRecord(where);
   if (offloads && recorded.contentStore && !(*recorded.contentStore == *store)) {
     throw FailedPreconditionError(
-        "storage.contentStore wires " + describe(*store) + ", but the runs of the home " +
-        home.string() + " offload to " + describe(*recorded.contentStore) +
-        " (its home record in loom.db); point storage.contentStore at that store, or use "
-        "another --home for this config");
+        "storage.contentStore wires " + describe(*store) + ", but the runs of " +
+        where.describe() + " offload to " + describe(*recorded.contentStore) +
+        " (its home record); point storage.contentStore at that store, or use another " +
+        (where.onPostgres() ? "storage.schema" : "--home") + " for this config");
   }
-  sqlite::Db db(databaseOf(home).string(), kBusyMillis);
-  db.exec(kSchema, "create the home record");
   if (offloads && !recorded.contentStore) {
-    sqlite::StatementUse insert(db.prepare(kInsert));
-    insert->bind(1, std::string_view("contentStore"));
-    std::string text = json::toText(toJson(*store));
-    insert->bind(2, std::string_view(text));
-    insert->step("write the home record");
+    writeRow(where, "contentStore", json::toText(toJson(*store)), false);
   }
   if (config.security.keys) {
     json::object keys{{"erase", config.compliance.erase}, {"crypto", config.security.crypto}};
@@ -146,18 +182,17 @@ void recordHome(const Config& config, const std::filesystem::path& home) {
       keys["file"] = (ec ? std::filesystem::path(*config.security.keys->file) : file).string();
     }
     if (config.security.keys->env) keys["env"] = *config.security.keys->env;
-    sqlite::StatementUse upsert(db.prepare(kUpsert));
-    upsert->bind(1, std::string_view("keys"));
-    std::string text = json::toText(json::value(std::move(keys)));
-    upsert->bind(2, std::string_view(text));
-    upsert->step("write the home record");
+    writeRow(where, "keys", json::toText(json::value(std::move(keys))), true);
   }
 }
 
 void applyHomeRecord(const HomeRecord& record, Config& config) {
   if (record.contentStore) {
-    config.storage.contentStore.kind = record.contentStore->kind;
-    config.storage.contentStore.path = record.contentStore->path;
+    // PostgreSQL's content store is the one storage.url implies: only `sealed` is recorded.
+    if (record.contentStore->kind != "postgresql") {
+      config.storage.contentStore.kind = record.contentStore->kind;
+      config.storage.contentStore.path = record.contentStore->path;
+    }
     config.storage.contentStore.sealed = record.contentStore->sealed;
   }
   if (record.keys) {
@@ -168,13 +203,13 @@ void applyHomeRecord(const HomeRecord& record, Config& config) {
 }
 
 std::optional<std::string> contentStoreMismatch(const Config& config,
-                                                const std::filesystem::path& home,
                                                 const content::ContentStore& wired) {
-  HomeRecord recorded = readHomeRecord(databaseOf(home));
-  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, home);
+  StorageLocation where = storageLocation(config);
+  HomeRecord recorded = readHomeRecord(where);
+  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
   if (!recorded.contentStore) {
     if (!holdsBlobs(wired)) return std::nullopt;
-    return "the home " + home.string() + " has no record of offloading to " +
+    return where.describe() + " has no record of offloading to " +
            (store ? describe(*store) : std::string("the wired content store")) +
            ", which holds blobs: pass --config with the app or loom.toml the runs were made "
            "with (its first boot records the store)";
@@ -182,7 +217,7 @@ std::optional<std::string> contentStoreMismatch(const Config& config,
   if (store && *store == *recorded.contentStore) return std::nullopt;
   return "the wired content store is " +
          (store ? describe(*store) : std::string("not one on disk")) + ", but the runs of " +
-         home.string() + " offloaded to " + describe(*recorded.contentStore) +
+         where.describe() + " offloaded to " + describe(*recorded.contentStore) +
          "; pass --config with that store (or drop --config to use the recorded one)";
 }
 

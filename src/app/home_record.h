@@ -1,5 +1,6 @@
 // The home record: what a Loom home remembers of the config its runs were made with, in
-// loom.db (table home_record; docs/spec/home-record.md). Every command that opens the home
+// loom.db (table home_record) or, on PostgreSQL, in the schema's meta table
+// (docs/spec/home-record.md). Every command that opens the home
 // reads it, so a command given no --config still uses the content store the runs offloaded
 // to and the keys that seal them, and a command given another store is refused instead of
 // sweeping, erasing or exporting the wrong one.
@@ -16,12 +17,13 @@
 
 #include "loom/app/config.h"
 #include "loom/compliance/master_key.h"
+#include "storage_location.h"
 
 namespace loom::app {
 
 struct ContentStoreIdentity {
-  std::string kind;  // "filesystem" or "sqlite"
-  std::string path;  // absolute, lexically normal
+  std::string kind;  // "filesystem", "sqlite" or "postgresql"
+  std::string path;  // absolute, lexically normal; "blobs" (the table) for "postgresql"
   bool sealed = false;
   bool operator==(const ContentStoreIdentity&) const = default;
 };
@@ -41,13 +43,14 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
 // "the filesystem content store at /x/blobs (sealed)": how messages name a store.
 std::string describe(const ContentStoreIdentity& store);
 
-// The record of the home whose loom.db is `database`; empty when the file or the table does
-// not exist. Throws DataLossError naming the row when a row is not what Loom writes.
-HomeRecord readHomeRecord(const std::filesystem::path& database);
+// The record of the home at `where`; empty when its loom.db or the table does not exist.
+// Throws DataLossError naming the row when a row is not what Loom writes, and (PostgreSQL)
+// FailedPreconditionError when the schema was never migrated.
+HomeRecord readHomeRecord(const StorageLocation& where);
 
-// Records `config` for the home at boot (see above). Throws FailedPreconditionError, writing
+// Records `config` for its home at boot (see above). Throws FailedPreconditionError, writing
 // nothing, when the config can offload and wires another content store than the recorded one.
-void recordHome(const Config& config, const std::filesystem::path& home);
+void recordHome(const Config& config);
 
 // Fills `config` (a default one, for a command given no --config) from `record`: the recorded
 // content store, security.keys, compliance.erase and security.crypto.
@@ -57,7 +60,6 @@ void applyHomeRecord(const HomeRecord& record, Config& config);
 // erasure and export, which must act on that store); nullopt when it is, or when the home
 // recorded none and `store` (the wired store) holds no blob (nothing was offloaded there).
 std::optional<std::string> contentStoreMismatch(const Config& config,
-                                                const std::filesystem::path& home,
                                                 const content::ContentStore& store);
 
 }  // namespace loom::app

@@ -15,6 +15,7 @@
 #include "loom/middleware/middleware_factory.h"
 #include "loom/middleware/retry_config.h"
 #include "loom/middleware/timeout_config.h"
+#include "postgres/pg_connection.h"
 #include "run_ownership_option_rows.h"
 
 namespace loom::app {
@@ -175,11 +176,34 @@ std::vector<OptionRow> buildTable() {
     OptionRow& r = row("storage.home", OptionType::kString,
                        "The home folder, created at boot. It holds `loom.db` (the SQLite "
                        "event store and the kill switch, which lives there whatever the "
-                       "event store kind).");
+                       "event store kind). With `storage.url` it keeps only what stays on "
+                       "this machine: the retention archive.");
     r.defaultText = "\".loom\"";
     r.required = true;
     bindString(
         r, [](auto& c) -> auto& { return c.storage.home; });
+  }
+  {
+    OptionRow& r = row("storage.url", OptionType::kString,
+                       "A PostgreSQL server (`postgresql://user@host:5432/db`, or a libpq "
+                       "connection string): every store moves to it, shared by workers on many "
+                       "machines (docs/operations.md, \"Running on PostgreSQL\"). The `loom` "
+                       "command line reads `LOOM_DATABASE_URL` instead. Shown with its "
+                       "password as `***`; prefer `PGPASSWORD` or `~/.pgpass` to a password in "
+                       "the file.");
+    r.defaultText = "\"\" (the embedded home)";
+    bindString(
+        r, [](auto& c) -> auto& { return c.storage.url; });
+    r.show = [](const Config& c) { return optionValueText(postgres::redactUrl(c.storage.url)); };
+  }
+  {
+    OptionRow& r = row("storage.schema", OptionType::kString,
+                       "With `storage.url`: the PostgreSQL schema of Loom's tables (lower-case "
+                       "letters, digits, `_`); one server can hold several deployments. The "
+                       "`loom` command line reads `LOOM_DATABASE_SCHEMA` instead.");
+    r.defaultText = "\"loom\"";
+    bindString(
+        r, [](auto& c) -> auto& { return c.storage.schema; });
   }
   row("storage.eventStore", OptionType::kTable, "The execution logs.");
   {

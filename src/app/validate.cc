@@ -5,6 +5,7 @@
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/middleware/timeout.h"
+#include "postgres/pg_connection.h"
 
 namespace loom::app {
 namespace {
@@ -82,6 +83,29 @@ void validateCompliance(const Config& c, ConfigIssues& issues) {
   }
 }
 
+// storage.url moves every store to one PostgreSQL schema: a store the config keeps elsewhere
+// would be one machine's, which the workers on the others could neither read nor sweep.
+void validateStorage(const StorageConfig& s, ConfigIssues& issues) {
+  if (s.url.empty()) return;
+  try {
+    postgres::requireIdentifier(s.schema);
+  } catch (const ConfigError& e) {
+    issues.push_back({"storage.schema", e.what()});
+  }
+  if (s.eventStore.kind != "sqlite") {
+    issues.push_back({"storage.eventStore.kind",
+                      "with storage.url the execution logs are on PostgreSQL; remove "
+                      "storage.eventStore.kind (or storage.url)"});
+  }
+  const ContentStoreConfig& c = s.contentStore;
+  if (!c.instance && (c.kind != "filesystem" || !c.path.empty())) {
+    issues.push_back({"storage.contentStore",
+                      "with storage.url the content store is PostgreSQL's (table blobs), which "
+                      "every worker reads; remove storage.contentStore.kind and .path (keep "
+                      ".sealed)"});
+  }
+}
+
 }  // namespace
 
 content::ContentCapabilities claimCheckStoreCapabilities(const Config& c) {
@@ -126,6 +150,7 @@ ConfigIssues validateConfig(const Config& config, const middleware::KnownTasks& 
   validateRunOwnership(config, tasks, issues);
   validateOptionSections(config, issues);
   validateCompliance(config, issues);
+  validateStorage(config.storage, issues);
   return issues;
 }
 

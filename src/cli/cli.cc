@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -88,7 +89,7 @@ void buildProgram(Program& program, Session& session) {
     CLI::App* command = app.add_subcommand(std::string(row.name), std::string(row.help));
     program.actions.emplace_back(command, row.setup(*command, session));
   }
-  app.footer(std::string(kExitCodesHelp));  // after the subcommands, which would inherit it
+  app.footer(std::string(kPostgresHelp) + "\n\n" + std::string(kExitCodesHelp));  // after the subcommands, which would inherit it
 }
 
 }  // namespace
@@ -202,6 +203,10 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
       return kExitUsage;
     }
     session.options().homeGiven = program.home->count() > 0;
+    if (const char* url = std::getenv("LOOM_DATABASE_URL")) session.options().databaseUrl = url;
+    if (const char* schema = std::getenv("LOOM_DATABASE_SCHEMA")) {
+      session.options().databaseSchema = schema;
+    }
     session.options().durabilityGiven = program.durability->count() > 0;
     for (auto& [command, action] : program.actions) {
       if (command->parsed()) return action();

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/storage_location.h"
 #include "content/counting_content_store.h"
 #include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
@@ -49,6 +50,10 @@ struct GlobalOptions {
   // storage.home and storage.eventStore.durability.
   bool homeGiven = false;
   bool durabilityGiven = false;
+  // LOOM_DATABASE_URL and LOOM_DATABASE_SCHEMA (empty: unset): when the url is set, every
+  // store is in that PostgreSQL schema, whatever a config file's storage.url says.
+  std::string databaseUrl;
+  std::string databaseSchema;
 };
 
 // What a subcommand runs in: the registries, the output stream, the agent app it loaded (if
@@ -67,15 +72,16 @@ class Session {
   const effects::TaskRegistry& tasks() const { return tasks_; }
   std::ostream& out() { return out_; }
 
-  // The event store in <home>/loom.db, for reading. Without create, a home with no loom.db
-  // is a NotFoundError telling how to point at the right one. After runtime(), the booted
-  // app's store.
+  // The home's event store (<home>/loom.db, or PostgreSQL), for reading. Without create, a
+  // home with no loom.db is a NotFoundError telling how to point at the right one. After
+  // runtime(), the booted app's store.
   kernel::EventStore& store(bool create);
   // Boots the app over the home (with the loaded agent app's config) and returns its
   // runtime. With create, makes the home when missing; without, as store(false).
   workflow::WorkflowRuntime& runtime(bool create);
-  // The home's loom.db (with the loaded agent app's storage.home when --home was not given).
-  std::filesystem::path databasePath() const;
+  // Where the home's stores are: --home (or the loaded app's or config's storage.home when
+  // --home was not given), and LOOM_DATABASE_URL or the config's storage.url.
+  app::StorageLocation location() const;
 
   // Loads the agent app at `file` and registers it; its config is what runtime() boots.
   // Throws ConfigValidationError listing the file's problems. Call before runtime().
@@ -121,7 +127,9 @@ class Session {
   void requireDatabase() const;
   // Opens reader_ over store_: unsealing with the home's recorded keys when they load,
   // refusing sealed events (naming how to give the keys) otherwise.
-  void openReader(const std::filesystem::path& db);
+  void openReader(const app::StorageLocation& where);
+  // The config a command boots or reads with: the app's, the --config file's, the program's.
+  const app::Config* fileConfig() const;
 
   workflow::WorkflowRegistry& workflows_;
   effects::TaskRegistry& tasks_;
@@ -132,7 +140,7 @@ class Session {
   std::string configFile_;                     // config_'s file, absolute
   bool configRuns_ = false;                    // config_ runs the program's workflows
   std::shared_ptr<const app::Config> codeConfig_;  // the program's Config, when no file is
-  std::unique_ptr<kernel::EventStore> store_;  // <home>/loom.db, before any boot
+  std::unique_ptr<kernel::EventStore> store_;  // the home's log store, before any boot
   std::unique_ptr<compliance::KeyStore> keys_;  // the home's recorded keys, for reader_
   std::unique_ptr<kernel::EventStore> reader_;  // store_ as commands read it (see store())
   std::unique_ptr<middleware::KillSwitchStore> killSwitch_;
@@ -192,6 +200,7 @@ json::value parseFlagJson(const std::string& text, std::string_view flag);
 // Text shared by `loom --help` and docs/cli.md.
 extern const std::string_view kAbout;
 extern const std::string_view kExitCodesHelp;
+extern const std::string_view kPostgresHelp;
 extern const std::string_view kDurabilityHelp;
 extern const std::string_view kAgentAppHelp;
 std::string versionText();

@@ -34,7 +34,7 @@ app::App& complianceApp(Session& session, const std::string& config) {
 
 // Why the wired content store is not the one the home's runs offloaded to, if it is not.
 std::optional<std::string> wrongStore(app::App& app) {
-  return app::contentStoreMismatch(app.config(), app.home(), *app.contentStore());
+  return app::contentStoreMismatch(app.config(), *app.contentStore());
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ Action setupErase(CLI::App& command, Session& session) {
       "going records nothing more; running the erasure again deletes what it wrote.");
   return [&session, args] {
     app::App& app = complianceApp(session, args->config);
-    HomeLock lock(app.home(), "erase");
+    HomeLock lock(app::storageLocation(app.config()), "erase");
     if (auto why = wrongStore(app)) {
       throw compliance::ContentCopiesRemainError(args->subject, *why, -1);
     }

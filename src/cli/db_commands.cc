@@ -30,10 +30,12 @@ Action setupDb(CLI::App& command, Session& session) {
                   "The PostgreSQL server: a libpq URL or connection string "
                   "(default: LOOM_DATABASE_URL)")
       ->type_name("URL");
-  command
-      .add_option("--schema", args->schema,
-                  "The PostgreSQL schema that holds Loom's tables (default: loom)")
-      ->type_name("NAME");
+  CLI::Option* schemaOption =
+      command
+          .add_option("--schema", args->schema,
+                      "The PostgreSQL schema that holds Loom's tables (default: "
+                      "LOOM_DATABASE_SCHEMA, else loom)")
+          ->type_name("NAME");
   command.add_flag("--json", args->json,
                    "Print one JSON object {\"url\", \"schema\", \"schemaVersion\", "
                    "\"eventSchema\"} (the url with its password as ***)");
@@ -42,11 +44,10 @@ Action setupDb(CLI::App& command, Session& session) {
       "upgrades older ones, under an advisory lock so workers starting at once migrate once.\n"
       "It never downgrades: a schema of a newer Loom is refused. Run it before the first worker\n"
       "and after every upgrade of Loom; stores refuse a schema they do not know.");
-  return [&session, args] {
-    std::string url = args->url;
-    if (url.empty()) {
-      const char* env = std::getenv("LOOM_DATABASE_URL");
-      if (env != nullptr) url = env;
+  return [&session, args, schemaOption] {
+    std::string url = args->url.empty() ? session.options().databaseUrl : args->url;
+    if (schemaOption->count() == 0 && !session.options().databaseSchema.empty()) {
+      args->schema = session.options().databaseSchema;
     }
     if (url.empty()) {
       throw UsageError(

@@ -92,6 +92,7 @@ std::string markdown(const CLI::App& root) {
     md += section(*command);
     for (const CLI::App* sub : command->get_subcommands({})) md += section(*sub);
   }
+  md += "## PostgreSQL\n\n" + textBlock(std::string(kPostgresHelp));
   md += "## Exit codes\n\n" + textBlock(std::string(kExitCodesHelp));
   while (md.size() > 1 && md.substr(md.size() - 2) == "\n\n") md.pop_back();
   return md;

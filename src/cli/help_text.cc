@@ -9,6 +9,13 @@ const std::string_view kAbout =
     "stops, crashes or waits for a signal is continued by `loom resume`, which replays the "
     "recorded steps instead of running them again.";
 
+const std::string_view kPostgresHelp =
+    "PostgreSQL: with LOOM_DATABASE_URL set (a libpq URL; the password is never printed), every\n"
+    "command keeps its runs, blobs, keys and kill switch in that server's schema\n"
+    "(LOOM_DATABASE_SCHEMA, default loom; create it with `loom db migrate`) instead of the\n"
+    "home's loom.db, so workers on many machines share them. A config file's [storage] url\n"
+    "does the same for the commands given that file.";
+
 const std::string_view kExitCodesHelp =
     "Exit codes:\n"
     "  0  success, including a run that parked (it waits for a signal: `loom signal`)\n"

@@ -1,6 +1,8 @@
 // An exclusive per-home lock for the maintenance commands (`loom sweep`, `loom erase`,
 // `loom retention run`): a second one on the same home fails at once instead of racing the
-// first. flock(2) on a file in the home; released when the process ends, even by a crash.
+// first. flock(2) on a file in the home or, on PostgreSQL, an advisory lock of the schema (so
+// the commands on every machine exclude each other); released when the process ends, even by
+// a crash.
 #pragma once
 
 #include <fcntl.h>
@@ -8,8 +10,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
+#include "app/storage_location.h"
+#include "loom/postgres/postgres_admin.h"
 #include "loom/util/error.h"
 
 namespace loom::cli {
@@ -17,8 +22,12 @@ namespace loom::cli {
 class HomeLock {
  public:
   // Throws FailedPreconditionError when another process holds `name` on this home.
-  HomeLock(const std::filesystem::path& home, const std::string& name) {
-    std::string path = (home / (name + ".lock")).string();
+  HomeLock(const app::StorageLocation& where, const std::string& name) {
+    if (where.onPostgres()) {
+      shared_ = std::make_unique<postgres::MaintenanceLock>(where.postgresOptions(), name);
+      return;
+    }
+    std::string path = (where.home / (name + ".lock")).string();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd_ < 0) {
       throw UnavailableError("cannot open the lock file " + path + "; check the home is writable");
@@ -29,12 +38,15 @@ class HomeLock {
                                     path + " is locked); wait for it to finish, then run again");
     }
   }
-  ~HomeLock() { ::close(fd_); }
+  ~HomeLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   HomeLock(const HomeLock&) = delete;
   HomeLock& operator=(const HomeLock&) = delete;
 
  private:
   int fd_ = -1;
+  std::unique_ptr<postgres::MaintenanceLock> shared_;
 };
 
 }  // namespace loom::cli

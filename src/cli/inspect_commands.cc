@@ -127,7 +127,7 @@ bool isErased(const kernel::ExecutionInfo& info,
 kernel::ExecutionInfo requireExecution(Session& session, const std::string& id) {
   auto info = session.store(false).info(id);
   if (!info) {
-    throw NotFoundError("no execution '" + id + "' in " + session.databasePath().string() +
+    throw NotFoundError("no execution '" + id + "' in " + session.location().describe() +
                         "; list the executions with `loom ls`");
   }
   return *info;
@@ -196,7 +196,7 @@ Action setupLs(CLI::App& command, Session& session) {
       return kExitOk;
     }
     if (infos.empty()) {
-      session.out() << "no executions in " << session.databasePath().string()
+      session.out() << "no executions in " << session.location().describe()
                     << "; start one with `loom run <workflow>`" << std::endl;
       return kExitOk;
     }
@@ -234,7 +234,7 @@ Action setupLog(CLI::App& command, Session& session) {
     // A live log, or else one that retention moved into an archive segment (ADR 0138).
     std::optional<sweep::ArchivedExecution> archived;
     if (!session.store(false).info(args->id)) {
-      archived = sweep::Archive(session.databasePath().parent_path() / "archive").find(args->id);
+      archived = sweep::Archive(session.location().home / "archive").find(args->id);
       if (!archived) requireExecution(session, args->id);
     }
     std::ostream& out = session.out();

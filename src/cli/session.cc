@@ -7,9 +7,7 @@
 #include "command.h"
 #include "compliance/sealing_event_store.h"
 #include "loom/compliance/master_key.h"
-#include "loom/compliance/sqlite_key_store.h"
 #include "loom/kernel/forwarding_event_store.h"
-#include "loom/kernel/sqlite_event_store.h"
 #include "util/private_files.h"
 
 namespace loom::cli {
@@ -76,12 +74,26 @@ Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& t
 
 Session::~Session() = default;
 
-std::filesystem::path Session::databasePath() const {
-  std::string home = options_.home;
-  if (app_ && !options_.homeGiven) home = app_->config->storage.home;
-  if (!app_ && config_ && !options_.homeGiven) home = config_->storage.home;
-  if (!app_ && !config_ && codeConfig_ && !options_.homeGiven) home = codeConfig_->storage.home;
-  return std::filesystem::path(home) / "loom.db";
+const app::Config* Session::fileConfig() const {
+  if (app_) return app_->config.get();
+  if (config_) return config_.get();
+  return codeConfig_.get();
+}
+
+app::StorageLocation Session::location() const {
+  const app::Config* file = fileConfig();
+  app::StorageLocation where;
+  if (file != nullptr) where = app::storageLocation(*file);
+  if (options_.homeGiven || file == nullptr) where.home = options_.home;
+  if (!options_.databaseUrl.empty()) {
+    where.url = options_.databaseUrl;
+    where.schema = "loom";
+  }
+  if (where.onPostgres() && !options_.databaseSchema.empty()) {
+    where.schema = options_.databaseSchema;
+  }
+  where.durability = options_.durability;
+  return where;
 }
 
 kernel::Durability Session::durability() const {
@@ -93,7 +105,9 @@ kernel::Durability Session::durability() const {
 }
 
 void Session::requireDatabase() const {
-  std::filesystem::path db = databasePath();
+  app::StorageLocation where = location();
+  if (where.onPostgres()) return;  // the stores refuse a schema that was never migrated
+  std::filesystem::path db = where.database();
   std::error_code ec;
   if (!std::filesystem::exists(db, ec)) {
     throw NotFoundError("no Loom home at '" + db.parent_path().string() +
@@ -122,32 +136,32 @@ kernel::EventStore& Session::store(bool create) {
   if (booted_) return booted_->store();
   if (config_) return app(create).store();  // through its sealing layer, when it has one
   if (reader_) return *reader_;
-  kernel::Durability mode = durability();
-  std::filesystem::path db = databasePath();
+  durability();  // a bad --durability is a usage error, before anything is opened
+  app::StorageLocation where = location();
   if (create) {
-    createPrivateDirectories(db.parent_path());
+    createPrivateDirectories(where.home);
   } else {
     requireDatabase();
   }
-  store_ = std::make_unique<kernel::SqliteEventStore>(
-      kernel::SqliteEventStoreOptions{.path = db.string(), .durability = mode});
-  openReader(db);
+  store_ = app::openEventStore(where);
+  openReader(where);
   return *reader_;
 }
 
-void Session::openReader(const std::filesystem::path& db) {
-  app::HomeRecord record = app::readHomeRecord(db);
+void Session::openReader(const app::StorageLocation& where) {
+  app::HomeRecord record = app::readHomeRecord(where);
   std::string how(kernel::kHowToOpenSealed);
   if (record.keys) {
     try {
       auto masterKey = compliance::loadMasterKey(*record.keys);
-      compliance::SqliteKeyStoreOptions options;
-      options.path = db.string();
-      options.masterKey = masterKey;
-      options.masterKeyOrigin = compliance::masterKeyOrigin(*record.keys);
+      try {
+        keys_ = app::openKeyStore(where, masterKey, compliance::masterKeyOrigin(*record.keys),
+                                  nullptr);
+      } catch (...) {
+        sodium_memzero(masterKey.data(), masterKey.size());
+        throw;
+      }
       sodium_memzero(masterKey.data(), masterKey.size());
-      keys_ = std::make_unique<compliance::SqliteKeyStore>(std::move(options));
-      sodium_memzero(options.masterKey.data(), options.masterKey.size());
       reader_ = std::make_unique<compliance::SealingEventStore>(
           *store_, *keys_, compliance::SealingOptions{.sealSubjectless = record.crypto});
       return;
@@ -169,10 +183,15 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
                        : codeConfig_ ? *codeConfig_
                                      : app::Config{};
   if (options_.homeGiven || !fromFile) config.storage.home = options_.home;
+  if (!options_.databaseUrl.empty()) {  // LOOM_DATABASE_URL wins, as --home does
+    app::StorageLocation where = location();
+    config.storage.url = where.url;
+    config.storage.schema = where.schema;
+  }
   // No file: the config the home's runs were made with, as far as the home recorded it (its
   // content store and keys), so a resume seals and offloads as the run did.
   if (!fromFile) {
-    app::HomeRecord record = app::readHomeRecord(databasePath());
+    app::HomeRecord record = app::readHomeRecord(location());
     if (record.keys && keysOptional_) {
       try {
         auto key = compliance::loadMasterKey(*record.keys);
@@ -221,11 +240,11 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
   kernel::EventStore& events = store(false);
   auto info = events.info(executionId);
   if (!info) {
-    throw NotFoundError("no execution '" + executionId + "' in " + databasePath().string() +
+    throw NotFoundError("no execution '" + executionId + "' in " + location().describe() +
                         "; list the executions with `loom ls`");
   }
   json::object started = startedDataOf(events, executionId);
-  std::string home = databasePath().parent_path().string();
+  std::string home = location().home.string();
   if (workflows_.find(info->workflow) != nullptr) {
     const auto* recorded = started.if_contains("configFile");
     if (config_ || recorded == nullptr) return nullptr;
@@ -271,9 +290,7 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
 middleware::KillSwitchStore& Session::killSwitch() {
   if (killSwitch_) return *killSwitch_;
   requireDatabase();
-  middleware::KillSwitchOptions options;
-  options.path = databasePath().string();
-  killSwitch_ = std::make_unique<middleware::KillSwitchStore>(std::move(options));
+  killSwitch_ = app::openKillSwitch(location(), nullptr);
   return *killSwitch_;
 }
 

@@ -72,8 +72,8 @@ Action setupSweep(CLI::App& command, Session& session) {
     if (!args->config.empty()) session.loadConfig(args->config);
     session.setKeysOptional();  // without keys, the sweep names the sealed runs it cannot read
     app::App& app = session.app(false);
-    HomeLock lock(app.home(), "sweep");
-    if (auto why = app::contentStoreMismatch(app.config(), app.home(), *app.contentStore())) {
+    HomeLock lock(app::storageLocation(app.config()), "sweep");
+    if (auto why = app::contentStoreMismatch(app.config(), *app.contentStore())) {
       throw FailedPreconditionError("sweep refused, nothing was deleted: " + *why);
     }
     sweep::Archive archive(app.archiveDir());
@@ -124,7 +124,7 @@ Action setupRetention(CLI::App& command, Session& session) {
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
-    HomeLock lock(app.home(), "retention");
+    HomeLock lock(app::storageLocation(app.config()), "retention");
     const auto& retention = app.config().storage.retention;
     if (!retention) {
       throw FailedPreconditionError(

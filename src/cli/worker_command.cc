@@ -398,7 +398,7 @@ Action setupWorker(CLI::App& command, Session& session) {
   return [&session, args] {
     kernel::EventStore& store = session.store(true);
     ChildCommand child{thisProgram(),
-                       {"--home", session.databasePath().parent_path().string(), "--durability",
+                       {"--home", session.location().home.string(), "--durability",
                         session.options().durability}};
     struct sigaction action {};
     action.sa_handler = requestStop;

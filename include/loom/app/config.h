@@ -93,6 +93,12 @@ struct RetentionConfig {
 
 struct StorageConfig {
   std::string home = ".loom";  // the folder of loom.db, the blobs and the archive
+  // A PostgreSQL server (libpq URL or connection string): every store (logs, control log,
+  // leases, snapshots, blobs, keys, kill switch, blob ledger, home record) lives in `schema`
+  // there, shared by workers on many machines; home keeps only the archive and local files.
+  // Empty (the default): the embedded home. The password never appears in a message.
+  std::string url;
+  std::string schema = "loom";  // the PostgreSQL schema of Loom's tables (with url)
   EventStoreConfig eventStore;
   ContentStoreConfig contentStore;  // the "default" content store
   std::optional<RetentionConfig> retention;  // unset: `loom retention run` refuses

@@ -1,0 +1,96 @@
+#include "storage_location.h"
+
+#include <sodium.h>
+
+#include "loom/compliance/sqlite_key_store.h"
+#include "loom/kernel/sqlite_event_store.h"
+#include "loom/kernel/sqlite_snapshot_store.h"
+#include "loom/postgres/postgres_blob_ledger.h"
+#include "loom/postgres/postgres_content_store.h"
+#include "loom/postgres/postgres_key_store.h"
+#include "loom/postgres/postgres_kill_switch.h"
+#include "loom/postgres/postgres_snapshot_store.h"
+#include "postgres/pg_connection.h"
+
+namespace loom::app {
+
+std::string StorageLocation::describe() const {
+  if (!onPostgres()) return "the home " + home.string();
+  return "the postgresql schema '" + schema + "' at " + postgres::redactUrl(url);
+}
+
+StorageLocation storageLocation(const Config& config) {
+  return {.home = config.storage.home,
+          .url = config.storage.url,
+          .schema = config.storage.schema,
+          .durability = config.storage.eventStore.durability};
+}
+
+std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where) {
+  if (where.onPostgres()) {
+    return std::make_unique<postgres::PostgresEventStore>(where.postgresOptions());
+  }
+  kernel::SqliteEventStoreOptions options;
+  options.path = where.database().string();
+  options.durability = kernel::durabilityFromName(where.durability);
+  return std::make_unique<kernel::SqliteEventStore>(std::move(options));
+}
+
+std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& where) {
+  if (where.onPostgres()) {
+    return std::make_unique<postgres::PostgresSnapshotStore>(where.postgresOptions());
+  }
+  kernel::SqliteSnapshotStoreOptions options;
+  options.path = where.database().string();
+  return std::make_unique<kernel::SqliteSnapshotStore>(std::move(options));
+}
+
+std::shared_ptr<content::ContentStore> openPostgresContentStore(const StorageLocation& where) {
+  return std::make_shared<postgres::PostgresContentStore>(where.postgresOptions());
+}
+
+std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,
+                                                   const std::array<uint8_t, 32>& masterKey,
+                                                   std::string masterKeyOrigin,
+                                                   std::shared_ptr<const Clock> clock) {
+  if (where.onPostgres()) {
+    postgres::PostgresKeyStoreOptions options;
+    options.database = where.postgresOptions();
+    options.masterKey = masterKey;
+    options.masterKeyOrigin = std::move(masterKeyOrigin);
+    auto store = std::make_unique<postgres::PostgresKeyStore>(options);
+    sodium_memzero(options.masterKey.data(), options.masterKey.size());
+    return store;
+  }
+  compliance::SqliteKeyStoreOptions options;
+  options.path = where.database().string();
+  options.masterKey = masterKey;
+  options.masterKeyOrigin = std::move(masterKeyOrigin);
+  if (clock) options.clock = std::move(clock);
+  auto store = std::make_unique<compliance::SqliteKeyStore>(options);
+  sodium_memzero(options.masterKey.data(), options.masterKey.size());
+  return store;
+}
+
+std::unique_ptr<compliance::BlobLedger> openBlobLedger(const StorageLocation& where) {
+  if (where.onPostgres()) {
+    return std::make_unique<compliance::BlobLedger>(
+        std::make_unique<postgres::PostgresBlobLedgerRows>(where.postgresOptions()));
+  }
+  return std::make_unique<compliance::BlobLedger>(where.database().string());
+}
+
+std::unique_ptr<middleware::KillSwitchStore> openKillSwitch(const StorageLocation& where,
+                                                            std::shared_ptr<const Clock> clock) {
+  middleware::KillSwitchOptions options;
+  options.path = where.database().string();
+  if (clock) options.clock = std::move(clock);
+  if (where.onPostgres()) {
+    return std::make_unique<middleware::KillSwitchStore>(
+        std::make_unique<postgres::PostgresKillSwitchRows>(where.postgresOptions()),
+        std::move(options));
+  }
+  return std::make_unique<middleware::KillSwitchStore>(std::move(options));
+}
+
+}  // namespace loom::app

@@ -1,0 +1,54 @@
+// Where a home's stores live, and the one place that opens them: the embedded home
+// (<home>/loom.db, a folder of blobs) or, with storage.url, one PostgreSQL schema shared by
+// every machine (docs/spec/postgresql.md). Boot and every `loom` command open their stores
+// here, so the two never disagree on where a run's data is.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "loom/app/config.h"
+#include "loom/compliance/blob_ledger.h"
+#include "loom/compliance/key_store.h"
+#include "loom/content/content_store.h"
+#include "loom/kernel/event_store.h"
+#include "loom/kernel/snapshot_store.h"
+#include "loom/middleware/kill_switch_store.h"
+#include "loom/postgres/postgres_event_store.h"
+#include "loom/util/clock.h"
+
+namespace loom::app {
+
+struct StorageLocation {
+  std::filesystem::path home;  // the local folder: loom.db when embedded, the archive always
+  std::string url;             // empty: the embedded home
+  std::string schema = "loom";
+  std::string durability = "full";  // storage.eventStore.durability (SQLite)
+
+  bool onPostgres() const { return !url.empty(); }
+  std::filesystem::path database() const { return home / "loom.db"; }
+  postgres::PostgresOptions postgresOptions() const { return {.url = url, .schema = schema}; }
+  // "the home /x/.loom" or "the postgresql schema 'loom' at postgresql://u:***@h/db".
+  std::string describe() const;
+};
+
+// The location `config` names (storage.home, storage.url, storage.schema).
+StorageLocation storageLocation(const Config& config);
+
+// The stores of a location. On PostgreSQL each connects and checks the schema version
+// (FailedPreconditionError: run `loom db migrate`); times are the server's clock.
+std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where);
+std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& where);
+std::shared_ptr<content::ContentStore> openPostgresContentStore(const StorageLocation& where);
+// `masterKey` is copied by the store; the caller wipes its own.
+std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,
+                                                   const std::array<uint8_t, 32>& masterKey,
+                                                   std::string masterKeyOrigin,
+                                                   std::shared_ptr<const Clock> clock);
+std::unique_ptr<compliance::BlobLedger> openBlobLedger(const StorageLocation& where);
+std::unique_ptr<middleware::KillSwitchStore> openKillSwitch(const StorageLocation& where,
+                                                            std::shared_ptr<const Clock> clock);
+
+}  // namespace loom::app

@@ -1,0 +1,239 @@
+// The `loom` binary with every store on PostgreSQL (LOOM_DATABASE_URL, or a config file's
+// [storage] url), against the test cluster (support/postgres_server.h). Each "machine" is a
+// separate home folder (its own working files) over one shared schema: what one machine runs,
+// the others list, resume, sweep, erase and export; nothing lands in a home's loom.db, and the
+// password never appears in an output or a file.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "support/loom_process.h"
+#include "support/postgres_server.h"
+
+namespace loom::testing {
+namespace {
+
+const std::string kExamples = std::string(LOOM_SOURCE_DIR) + "/examples/agents/";
+
+// The password of a postgresql://user:password@host/... url.
+std::string passwordOf(const std::string& url) {
+  auto start = url.find("://") + 3;
+  auto colon = url.find(':', start);
+  auto at = url.find('@', start);
+  return colon < at ? url.substr(colon + 1, at - colon - 1) : "";
+}
+
+class PostgresCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = postgresUnavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+    url_ = testPostgresUrl();
+    schema_ = testSchemaFor(dir_.path());
+    env_ = {"LOOM_DATABASE_URL=" + url_, "LOOM_DATABASE_SCHEMA=" + schema_};
+    Outcome migrated = cli({"db", "migrate"});
+    ASSERT_EQ(0, migrated.exitCode) << migrated.err;
+  }
+
+  // `loom args...` on this schema, from the folder of machine `machine` (its own home).
+  Outcome cli(std::vector<std::string> args, const std::string& machine = "a",
+               std::vector<std::string> extraEnv = {}) {
+    args.insert(args.begin(), {"--home", home(machine)});
+    std::vector<std::string> env = env_;
+    env.insert(env.end(), extraEnv.begin(), extraEnv.end());
+    Outcome o = runLoom(args, dir_, env);
+    outputs_.push_back(o.out + o.err);
+    return o;
+  }
+  std::string home(const std::string& machine) const { return dir_ / ("machine-" + machine); }
+  std::string stepsInput(int steps, int sleepMs) const {
+    return "{\"steps\":" + std::to_string(steps) + ",\"sleepMs\":" + std::to_string(sleepMs) +
+           ",\"witness\":\"" + witness() + "\"}";
+  }
+  std::string witness() const { return dir_ / "witness.txt"; }
+
+  void TearDown() override {
+    if (url_.empty()) return;
+    std::string password = passwordOf(url_);
+    ASSERT_FALSE(password.empty()) << "the test cluster's url has a password";
+    for (const auto& text : outputs_) EXPECT_EQ(text.find(password), std::string::npos) << text;
+    EXPECT_FALSE(folderContains(dir_.path().string(), password)) << "the password reached a file";
+  }
+
+  TempDir dir_;
+  std::string url_;
+  std::string schema_;
+  std::vector<std::string> env_;
+  std::vector<std::string> outputs_;
+};
+
+TEST_F(PostgresCli, ARunLivesInTheSchemaAndEveryMachineListsAndReadsIt) {
+  Outcome run = cli({"run", "example.steps", "--id", "p1", "--input", stepsInput(3, 0), "--json"});
+  ASSERT_EQ(0, run.exitCode) << run.err;
+  EXPECT_EQ(run.json().at("status"), "completed");
+  EXPECT_FALSE(std::filesystem::exists(home("a") + "/loom.db")) << "every store is on the server";
+
+  Outcome listed = cli({"ls", "--json"}, "b");
+  ASSERT_EQ(0, listed.exitCode) << listed.err;
+  ASSERT_EQ(listed.json().as_array().size(), 1u);
+  EXPECT_EQ(listed.json().at(0).at("id"), "p1");
+  EXPECT_EQ(listed.json().at(0).at("status"), "completed");
+  Outcome log = cli({"log", "p1"}, "b");
+  ASSERT_EQ(0, log.exitCode) << log.err;
+  EXPECT_NE(log.out.find("step-3"), std::string::npos) << log.out;
+
+  Outcome missing = cli({"log", "nope"}, "b");
+  EXPECT_EQ(1, missing.exitCode);
+  EXPECT_NE(missing.err.find("the postgresql schema '" + schema_ + "'"), std::string::npos)
+      << missing.err;
+}
+
+TEST_F(PostgresCli, ARunKilledOnOneMachineIsResumedOnAnotherRunningEachStepOnce) {
+  constexpr int kSteps = 30;
+  Child run({"--home", home("a"), "run", "example.steps", "--id", "k1", "--input",
+             stepsInput(kSteps, 20)},
+            dir_, env_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (readLines(witness()).size() < 10) {
+    ASSERT_FALSE(run.exited()) << "the run ended before it could be killed";
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the run made no progress";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  run.kill(SIGKILL);
+  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+  std::size_t linesAtKill = readLines(witness()).size();
+
+  Outcome listed = cli({"ls", "--json"}, "b");
+  ASSERT_EQ(0, listed.exitCode) << listed.err;
+  EXPECT_EQ(listed.json().at(0).at("status"), "orphaned");
+  Outcome resumed = cli({"resume", "k1", "--json"}, "b");
+  ASSERT_EQ(0, resumed.exitCode) << resumed.err;
+  json::value result = resumed.json();
+  EXPECT_EQ(result.at("status"), "completed");
+  int64_t replayed = result.at("replayedSteps").to_number<int64_t>();
+  EXPECT_EQ(replayed + result.at("effectsRun").to_number<int64_t>(), kSteps);
+  EXPECT_GE(replayed + 1, static_cast<int64_t>(linesAtKill));
+
+  std::map<std::string, int> seen;
+  for (const auto& line : readLines(witness())) ++seen[line];
+  int repeated = 0;
+  for (int i = 1; i <= kSteps; ++i) {
+    int n = seen["step-" + std::to_string(i)];
+    EXPECT_GE(n, 1) << "step-" << i << " never ran";
+    repeated += n > 1 ? 1 : 0;
+  }
+  EXPECT_LE(repeated, 1) << "only the step in flight at the kill may run twice";
+}
+
+TEST_F(PostgresCli, ARunSubmittedOnOneMachineIsRunByAWorkerOnAnother) {
+  Outcome submitted = cli({"run", "example.steps", "--id", "s1", "--input", stepsInput(4, 0),
+                            "--submit", "--json"});
+  ASSERT_EQ(0, submitted.exitCode) << submitted.err;
+  EXPECT_EQ(submitted.json().at("status"), "submitted");
+  Outcome worked = cli({"worker", "--once"}, "b");
+  ASSERT_EQ(0, worked.exitCode) << worked.err;
+  EXPECT_NE(worked.out.find("s1: completed"), std::string::npos) << worked.out;
+  Outcome listed = cli({"ls", "--json"}, "a");
+  EXPECT_EQ(listed.json().at(0).at("status"), "completed");
+  EXPECT_EQ(readLines(witness()).size(), 4u) << "each step ran once";
+}
+
+TEST_F(PostgresCli, AConfigFilesStorageUrlMovesEveryStoreAndConfigCheckHidesThePassword) {
+  TempDir config("pgconfig");  // the file holds the password: outside the checked folder
+  std::string file = config / "loom.toml";
+  std::ofstream(file) << "[storage]\nhome = \"" << home("c") << "\"\nurl = \"" << url_
+                      << "\"\nschema = \"" << schema_ << "\"\n";
+  Outcome checked = runLoom({"config", "check", file}, dir_, {"LOOM_DATABASE_URL="});
+  outputs_.push_back(checked.out + checked.err);
+  ASSERT_EQ(0, checked.exitCode) << checked.err;
+  EXPECT_NE(checked.out.find("storage.url"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find(":***@"), std::string::npos) << checked.out;
+
+  Outcome run = runLoom({"run", "example.steps", "--config", file, "--id", "f1", "--input",
+                         stepsInput(2, 0), "--json"},
+                        dir_, {"LOOM_DATABASE_URL="});
+  outputs_.push_back(run.out + run.err);
+  ASSERT_EQ(0, run.exitCode) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(home("c") + "/loom.db"));
+  Outcome listed = cli({"ls", "--json"}, "b");  // LOOM_DATABASE_URL: the same schema
+  ASSERT_EQ(0, listed.exitCode) << listed.err;
+  EXPECT_EQ(listed.json().at(0).at("id"), "f1");
+
+  std::ofstream(config / "bad.toml") << "[storage]\nurl = \"" << url_
+                                     << "\"\n[storage.contentStore]\nkind = \"sqlite\"\n";
+  Outcome bad = runLoom({"config", "check", config / "bad.toml"}, dir_);
+  outputs_.push_back(bad.out + bad.err);
+  EXPECT_EQ(1, bad.exitCode);
+  EXPECT_NE((bad.out + bad.err).find("with storage.url the content store is PostgreSQL's"),
+            std::string::npos)
+      << bad.out << bad.err;
+}
+
+TEST_F(PostgresCli, ASchemaNeverMigratedAndAWrongPasswordAreRefusedSayingWhatToDo) {
+  Outcome fresh = runLoom({"--home", home("a"), "ls"}, dir_,
+                          {"LOOM_DATABASE_URL=" + url_, "LOOM_DATABASE_SCHEMA=never_migrated"});
+  outputs_.push_back(fresh.out + fresh.err);
+  EXPECT_EQ(1, fresh.exitCode);
+  EXPECT_NE(fresh.err.find("loom db migrate"), std::string::npos) << fresh.err;
+
+  std::string wrong = url_;
+  std::string password = passwordOf(url_);
+  wrong.replace(wrong.find(password), password.size(), "not-the-password");
+  Outcome refused = runLoom({"--home", home("a"), "ls"}, dir_, {"LOOM_DATABASE_URL=" + wrong});
+  EXPECT_EQ(1, refused.exitCode);
+  EXPECT_NE(refused.err.find("cannot connect to postgresql"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("not-the-password"), std::string::npos) << refused.err;
+}
+
+TEST_F(PostgresCli, TheKillSwitchSetOnOneMachineStopsRunsOnAnother) {
+  Outcome killed = cli({"kill", "example.step"}, "b");
+  ASSERT_EQ(0, killed.exitCode) << killed.err;
+  Outcome run = cli({"run", "example.steps", "--id", "ks", "--input", stepsInput(2, 0), "--json"});
+  EXPECT_NE(run.json().at("status"), "completed") << run.out;
+  EXPECT_TRUE(readLines(witness()).empty()) << "a stopped effect ran";
+  ASSERT_EQ(0, cli({"unkill", "example.step"}, "b").exitCode);
+  Outcome resumed = cli({"resume", "ks", "--json"}, "b");
+  ASSERT_EQ(0, resumed.exitCode) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "completed");
+}
+
+TEST_F(PostgresCli, ErasureExportAndTheSweepWorkOnTheSharedSchema) {
+  std::vector<std::string> key = {
+      "LOOM_MASTER_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"};
+  std::string app = kExamples + "compliance.toml";
+  for (auto [id, subject] : {std::pair{"e1", "alice"}, std::pair{"e2", "bob"}}) {
+    Outcome run = cli({"run", app, "--id", id, "--subject", subject, "--json"}, "a", key);
+    ASSERT_EQ(0, run.exitCode) << run.err;
+    ASSERT_EQ(run.json().at("status"), "completed") << run.out;
+  }
+  Outcome exported = cli({"export", "alice"}, "b", key);
+  ASSERT_EQ(0, exported.exitCode) << exported.err;
+  EXPECT_NE(exported.out.find("\"e1\""), std::string::npos);
+  EXPECT_EQ(exported.out.find("\"e2\""), std::string::npos) << "bob's run is not alice's";
+
+  Outcome sealed = cli({"log", "e2"}, "b");  // no key on this machine
+  EXPECT_EQ(1, sealed.exitCode);
+  EXPECT_NE(sealed.err.find("is sealed"), std::string::npos) << sealed.err;
+
+  Outcome erased = cli({"erase", "alice"}, "b", key);
+  ASSERT_EQ(0, erased.exitCode) << erased.err;
+  Outcome log = cli({"log", "e1"}, "a", key);
+  ASSERT_EQ(0, log.exitCode) << log.err;
+  EXPECT_NE(log.out.find("\"erased\""), std::string::npos) << log.out;
+  EXPECT_EQ(log.out.find("Read the first pages"), std::string::npos) << "alice's input is gone";
+  Outcome bob = cli({"log", "e2"}, "a", key);
+  ASSERT_EQ(0, bob.exitCode) << bob.err;
+  EXPECT_NE(bob.out.find("Read the first pages"), std::string::npos) << "bob's run is intact";
+
+  Outcome swept = cli({"sweep"}, "c", key);
+  ASSERT_EQ(0, swept.exitCode) << swept.err;
+  Outcome resumedBob = cli({"log", "e2", "--json"}, "c", key);
+  EXPECT_EQ(0, resumedBob.exitCode) << resumedBob.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
