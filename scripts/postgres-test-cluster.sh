@@ -4,7 +4,9 @@
 # scram-sha-256, no trust), then prints the shell assignments the tests read:
 #   LOOM_TEST_POSTGRES_URL=postgresql://loom:PASSWORD@127.0.0.1:PORT/postgres
 #   LOOM_TEST_POSTGRES_DIR=/tmp/loom-pg.XXXXXX
-# `stop DIR` stops that server (pg_ctl stop, as the user that runs it) and removes DIR. Nothing
+# `restart DIR` restarts that server as a crash would (pg_ctl restart -m immediate: no
+# checkpoint, recovery from the WAL) on the same port. `stop DIR` stops that server (pg_ctl
+# stop, as the user that runs it) and removes DIR. Nothing
 # depends on a server an earlier run left. Usage:
 #   eval "$(scripts/postgres-test-cluster.sh start)"; ...; scripts/postgres-test-cluster.sh stop "$LOOM_TEST_POSTGRES_DIR"
 set -euo pipefail
@@ -51,6 +53,15 @@ case "${1:-}" in
     cat "$dir/server.log" >&2 || true
     exit 1
     ;;
+  restart)
+    dir="${2:?usage: postgres-test-cluster.sh restart DIR}"
+    if ! [[ "$dir" =~ ^/tmp/loom-pg\.[A-Za-z0-9]{6}$ ]]; then
+      echo "postgres-test-cluster: $dir is not a test cluster folder" >&2
+      exit 1
+    fi
+    "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m immediate -w -t 60 \
+      restart >/dev/null
+    ;;
   stop)
     dir="${2:?usage: postgres-test-cluster.sh stop DIR}"
     if ! [[ "$dir" =~ ^/tmp/loom-pg\.[A-Za-z0-9]{6}$ ]]; then
@@ -65,7 +76,7 @@ case "${1:-}" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: postgres-test-cluster.sh start | stop DIR" >&2
+    echo "usage: postgres-test-cluster.sh start | restart DIR | stop DIR" >&2
     exit 2
     ;;
 esac

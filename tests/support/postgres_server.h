@@ -19,4 +19,24 @@ std::string postgresUnavailable();
 // a store reopened over it sees what it wrote).
 std::string testSchemaFor(const std::filesystem::path& scratchDir);
 
+// A cluster of the calling test's own (scripts/postgres-test-cluster.sh start), for a test that
+// restarts or stops its server and so must not share one. Stopped and removed when destroyed.
+// A test first checks postgresUnavailable(): a machine without PostgreSQL skips (or fails, when
+// the test command required it).
+class PrivatePostgres {
+ public:
+  PrivatePostgres();  // throws std::runtime_error with the script's message when it fails
+  ~PrivatePostgres();
+  PrivatePostgres(const PrivatePostgres&) = delete;
+  PrivatePostgres& operator=(const PrivatePostgres&) = delete;
+
+  const std::string& url() const { return url_; }
+  // Restarts the server as a crash would (`pg_ctl restart -m immediate`), on the same port.
+  void restartImmediately();
+
+ private:
+  std::string url_;
+  std::string dir_;
+};
+
 }  // namespace loom::testing

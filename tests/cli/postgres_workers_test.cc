@@ -1,0 +1,168 @@
+// Workers on many "machines" (separate processes with separate home folders) over one
+// PostgreSQL schema, crashed for real: three workers, one SIGKILLed again and again, and a
+// server restarted as a crash would (`pg_ctl restart -m immediate`) in the middle of twenty
+// running agents. Every run completes; no recorded step runs again; every log's seqs are
+// 1..n without a gap or a duplicate.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "support/loom_process.h"
+#include "support/postgres_server.h"
+
+namespace loom::testing {
+namespace {
+
+const std::string kExamples = std::string(LOOM_SOURCE_DIR) + "/examples/agents/";
+
+class PostgresWorkers : public ::testing::Test {
+ protected:
+  void useServer(const std::string& url) {
+    env_ = {"LOOM_DATABASE_URL=" + url, "LOOM_DATABASE_SCHEMA=" + testSchemaFor(dir_.path()),
+            "LOOM_TOOL_WITNESS=" + (dir_ / "tools.txt")};
+    Outcome migrated = cli({"db", "migrate"});
+    ASSERT_EQ(0, migrated.exitCode) << migrated.err;
+  }
+  std::string home(const std::string& machine) const { return dir_ / ("machine-" + machine); }
+  Outcome cli(std::vector<std::string> args, const std::string& machine = "a") {
+    args.insert(args.begin(), {"--home", home(machine)});
+    return runLoom(args, dir_, env_);
+  }
+  std::unique_ptr<Child> worker(const std::string& machine, int concurrency) {
+    return std::make_unique<Child>(
+        std::vector<std::string>{"--home", home(machine), "worker", "--concurrency",
+                                 std::to_string(concurrency), "--poll-ms", "100"},
+        dir_, env_);
+  }
+
+  // Polls `loom ls` until every execution has ended; returns the last listing.
+  json::array waitUntilAllEnded(std::size_t runs, std::chrono::seconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    json::array listed;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Outcome ls = cli({"ls", "--json"}, "observer");
+      if (ls.exitCode == 0) {
+        listed = ls.json().as_array();
+        std::size_t ended = 0;
+        for (const auto& e : listed) {
+          const auto& status = e.at("status");
+          ended += status == "completed" || status == "failed" || status == "cancelled";
+        }
+        if (listed.size() == runs && ended == runs) return listed;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    ADD_FAILURE() << "not every run ended in " << limit.count() << " s: " << json::toText(listed);
+    return listed;
+  }
+
+  // The log of `id`: its seqs are 1..n and each step id is recorded once; returns the step ids.
+  std::vector<std::string> checkedSteps(const std::string& id) {
+    Outcome log = cli({"log", id, "--json"}, "observer");
+    EXPECT_EQ(0, log.exitCode) << log.err;
+    std::vector<std::string> steps;
+    std::set<std::string> unique;
+    int64_t expected = 1;
+    json::value events = log.json();
+    for (const auto& e : events.as_array()) {
+      EXPECT_EQ(e.at("seq").to_number<int64_t>(), expected++) << id << ": a gap or a duplicate";
+      if (e.at("type") != "STEP_COMPLETED") continue;
+      std::string step(e.at("stepId").as_string());
+      EXPECT_TRUE(unique.insert(step).second) << id << ": " << step << " recorded twice";
+      steps.push_back(step);
+    }
+    return steps;
+  }
+
+  TempDir dir_;
+  std::vector<std::string> env_;
+};
+
+TEST_F(PostgresWorkers, ThreeWorkersOneSigkilledAgainAndAgainFinishEveryRunRunningEachStepOnce) {
+  std::string why = postgresUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  useServer(testPostgresUrl());
+  constexpr int kRuns = 9;
+  constexpr int kSteps = 15;
+  for (int i = 0; i < kRuns; ++i) {
+    std::string id = "w" + std::to_string(i);
+    std::string input = "{\"steps\":" + std::to_string(kSteps) + ",\"sleepMs\":30,\"witness\":\"" +
+                        (dir_ / (id + ".txt")) + "\"}";
+    Outcome submitted = cli({"run", "example.steps", "--id", id, "--input", input, "--submit"});
+    ASSERT_EQ(0, submitted.exitCode) << submitted.err;
+  }
+  std::vector<std::unique_ptr<Child>> workers;
+  for (const char* machine : {"a", "b", "c"}) workers.push_back(worker(machine, 3));
+  constexpr int kKills = 6;
+  for (int k = 0; k < kKills; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    auto& victim = workers[k % workers.size()];
+    victim->kill(SIGKILL);
+    EXPECT_EQ(victim->wait().termSignal, SIGKILL);
+    victim = worker(std::string(1, static_cast<char>('a' + k % 3)), 3);
+  }
+  json::array listed = waitUntilAllEnded(kRuns, std::chrono::seconds(120));
+  for (auto& w : workers) w->kill(SIGTERM);
+  for (auto& w : workers) w->wait();
+
+  for (const auto& e : listed) {
+    std::string id(e.at("id").as_string());
+    EXPECT_EQ(e.at("status"), "completed") << id;
+    EXPECT_EQ(checkedSteps(id).size(), static_cast<std::size_t>(kSteps)) << id;
+    std::map<std::string, int> ran;
+    for (const auto& line : readLines(dir_ / (id + ".txt"))) ++ran[line];
+    int again = 0;
+    for (int s = 1; s <= kSteps; ++s) {
+      int n = ran["step-" + std::to_string(s)];
+      EXPECT_GE(n, 1) << id << " step-" << s << " never ran";
+      again += n - 1;
+    }
+    // Only a step in flight when its worker died may run again: at most one per kill.
+    EXPECT_LE(again, kKills) << id;
+  }
+}
+
+TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryRunCompletes) {
+  std::string why = postgresUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  PrivatePostgres server;  // restarted below: not the cluster the other tests share
+  useServer(server.url());
+  constexpr int kRuns = 20;
+  std::string app = kExamples + "research.toml";
+  for (int i = 0; i < kRuns; ++i) {
+    Outcome submitted = cli({"run", app, "--id", "g" + std::to_string(i), "--submit"});
+    ASSERT_EQ(0, submitted.exitCode) << submitted.err;
+  }
+  auto a = worker("a", 10);
+  auto b = worker("b", 10);
+  // Some tool calls have run (the agents are mid-run): crash the server under them.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (readLines(dir_ / "tools.txt").size() < 15) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the agents made no progress";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  server.restartImmediately();
+  json::array listed = waitUntilAllEnded(kRuns, std::chrono::seconds(180));
+  a->kill(SIGTERM);
+  b->kill(SIGTERM);
+  Outcome aOut = a->wait();
+  Outcome bOut = b->wait();
+
+  ASSERT_EQ(listed.size(), static_cast<std::size_t>(kRuns));
+  for (const auto& e : listed) {
+    std::string id(e.at("id").as_string());
+    EXPECT_EQ(e.at("status"), "completed") << id;
+    EXPECT_EQ(checkedSteps(id).size(), 24u) << id << ": 12 model turns and 12 tool calls";
+  }
+  if (HasFailure()) {
+    std::cerr << "worker a:\n" << aOut.out << aOut.err << "worker b:\n" << bOut.out << bOut.err;
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing
