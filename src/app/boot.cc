@@ -7,9 +7,6 @@
 #include "storage_location.h"
 #include "loom/app/app.h"
 #include "loom/compliance/blob_ledger.h"
-#include "loom/content/filesystem_content_store.h"
-#include "loom/content/memory_content_store.h"
-#include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
@@ -33,21 +30,6 @@ void addClaimCheckLayer(const Config& config, const std::shared_ptr<content::Con
   auto onWarn = config.observability.onWarn;
   layers.push_back(middleware::claimCheckMiddleware(middleware::claimCheckOptionsFor(
       cc, tasks, [onWarn](std::string_view m) { middleware::warn(onWarn, m); })));
-}
-
-std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
-                                                        const std::filesystem::path& home,
-                                                        std::shared_ptr<const Clock> clock) {
-  const ContentStoreConfig& c = config.storage.contentStore;
-  if (c.instance) return c.instance;
-  if (!config.storage.url.empty()) return openPostgresContentStore(storageLocation(config));
-  if (c.kind == "memory") return std::make_shared<content::MemoryContentStore>(clock);
-  if (c.kind == "sqlite") {
-    return std::make_shared<content::SqliteContentStore>(
-        c.path.empty() ? home / "content.db" : std::filesystem::path(c.path), clock);
-  }
-  return std::make_shared<content::FilesystemContentStore>(
-      c.path.empty() ? home / "blobs" : std::filesystem::path(c.path), clock);
 }
 
 std::filesystem::path createHome(const std::string& home) {
@@ -159,7 +141,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   app->home_ = createHome(config->storage.home);
   openLogStores(*config, app->store_, app->snapshots_);
   recordHome(*config);  // refuses another content store than the runs used
-  app->contentStore_ = openContentStore(*config, app->home_, options.clock);
+  app->contentStore_ = openContentStore(*config, options.clock);
   if (masterKey) AppAccess::openCompliance(*config, *masterKey, options.clock, *app);
   if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
   app->killSwitch_ = openKillSwitch(storageLocation(*config), options.clock);

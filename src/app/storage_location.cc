@@ -3,6 +3,9 @@
 #include <sodium.h>
 
 #include "loom/compliance/sqlite_key_store.h"
+#include "loom/content/filesystem_content_store.h"
+#include "loom/content/memory_content_store.h"
+#include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
 #include "loom/postgres/postgres_blob_ledger.h"
@@ -45,8 +48,22 @@ std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& 
   return std::make_unique<kernel::SqliteSnapshotStore>(std::move(options));
 }
 
-std::shared_ptr<content::ContentStore> openPostgresContentStore(const StorageLocation& where) {
-  return std::make_shared<postgres::PostgresContentStore>(where.postgresOptions());
+std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
+                                                        std::shared_ptr<const Clock> clock) {
+  const ContentStoreConfig& c = config.storage.contentStore;
+  if (c.instance) return c.instance;
+  if (!config.storage.url.empty()) {
+    return std::make_shared<postgres::PostgresContentStore>(
+        storageLocation(config).postgresOptions());
+  }
+  if (c.kind == "memory") return std::make_shared<content::MemoryContentStore>(clock);
+  std::filesystem::path home(config.storage.home);
+  if (c.kind == "sqlite") {
+    return std::make_shared<content::SqliteContentStore>(
+        c.path.empty() ? home / "content.db" : std::filesystem::path(c.path), clock);
+  }
+  return std::make_shared<content::FilesystemContentStore>(
+      c.path.empty() ? home / "blobs" : std::filesystem::path(c.path), clock);
 }
 
 std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,

@@ -41,7 +41,11 @@ StorageLocation storageLocation(const Config& config);
 // (FailedPreconditionError: run `loom db migrate`); times are the server's clock.
 std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where);
 std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& where);
-std::shared_ptr<content::ContentStore> openPostgresContentStore(const StorageLocation& where);
+// The default content store `config` wires (storage.contentStore: its C++ instance, the
+// schema's with storage.url, or the filesystem, SQLite or memory store at its path, by default
+// under storage.home); without the sealing or ledger layers boot adds.
+std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
+                                                        std::shared_ptr<const Clock> clock);
 // `masterKey` is copied by the store; the caller wipes its own.
 std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,
                                                    const std::array<uint8_t, 32>& masterKey,

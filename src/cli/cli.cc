@@ -50,6 +50,10 @@ constexpr Subcommand kSubcommands[] = {
     {"export", "Export everything held on a data subject as one JSON file", setupExport},
     {"keys", "Key management: `loom keys new-master` prints a fresh master key", setupKeys},
     {"db", "PostgreSQL: `loom db migrate` creates or upgrades Loom's tables in a schema", setupDb},
+    {"migrate-home",
+     "Copy an embedded home (logs, control log, snapshots, blobs, keys) into PostgreSQL and "
+     "verify the copy",
+     setupMigrateHome},
     {"bench", "Measure: `loom bench claim-check` prints the ADR 0140 table", setupBench},
     {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
 };

@@ -190,6 +190,7 @@ Action setupErase(CLI::App& command, Session& session);      // compliance_comma
 Action setupExport(CLI::App& command, Session& session);     // compliance_commands.cc
 Action setupKeys(CLI::App& command, Session& session);       // compliance_commands.cc
 Action setupDb(CLI::App& command, Session& session);         // db_commands.cc
+Action setupMigrateHome(CLI::App& command, Session& session);  // db_commands.cc
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
 void printError(std::string_view message);

@@ -1,15 +1,22 @@
 // `loom db migrate`: creates or upgrades Loom's tables in a PostgreSQL schema
 // (docs/spec/postgresql.md), so the stores on that server can open it. The url comes from
-// --url or LOOM_DATABASE_URL; its password is never printed.
+// --url or LOOM_DATABASE_URL; its password is never printed. `loom migrate-home --to URL`
+// copies an embedded home into such a schema (postgres/migrate_home.h).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <string>
 
+#include "app/home_record.h"
 #include "command.h"
+#include "home_lock.h"
+#include "loom/kernel/lease.h"
 #include "loom/kernel/version.h"
 #include "loom/postgres/postgres_event_store.h"
+#include "postgres/migrate_home.h"
 #include "postgres/pg_connection.h"
 
 namespace loom::cli {
@@ -68,6 +75,128 @@ Action setupDb(CLI::App& command, Session& session) {
                     << postgres::kPostgresSchemaVersion << " (EVENT_SCHEMA " << EVENT_SCHEMA
                     << ")\n";
     }
+    return kExitOk;
+  };
+}
+
+namespace {
+
+// The embedded home at --home, whatever LOOM_DATABASE_URL says: the copy's source.
+app::StorageLocation embeddedHome(Session& session) {
+  app::StorageLocation where;
+  where.home = session.location().home;
+  std::error_code ec;
+  if (!std::filesystem::exists(where.database(), ec)) {
+    throw NotFoundError("no Loom home at '" + where.home.string() +
+                        "' (it holds no loom.db); pass --home DIR with the home to copy");
+  }
+  return where;
+}
+
+// The content store the home's runs offloaded to (its home record), raw; null when none.
+std::shared_ptr<content::ContentStore> recordedBlobs(const app::StorageLocation& home) {
+  app::Config config;
+  config.storage.home = home.home.string();
+  app::HomeRecord record = app::readHomeRecord(home);
+  if (!record.contentStore) {
+    std::error_code ec;
+    if (!std::filesystem::exists(home.home / "blobs", ec)) return nullptr;
+  }
+  app::applyHomeRecord(record, config);
+  return app::openContentStore(config, systemClock());
+}
+
+// Refuses while a process runs one of the home's executions: its next steps would be
+// written to the home after the copy.
+void requireNothingRunning(const kernel::EventStore& events) {
+  int64_t now = systemClock()->nowMillis();
+  kernel::ExecutionFilter running;
+  running.status = kernel::ExecutionStatus::kRunning;
+  kernel::forEachExecution(events, running, [&](const kernel::ExecutionInfo& info) {
+    auto lease = events.currentLease(info.id);
+    if (lease && !kernel::isOrphaned(lease, now)) {
+      throw FailedPreconditionError(
+          "execution '" + info.id + "' is running (" + kernel::describeHolder(*lease, now) +
+          "); stop the workers and runs of this home, then run `loom migrate-home` again");
+    }
+  });
+}
+
+std::string reportText(const postgres::MigrateHomeReport& r) {
+  return std::to_string(r.executions) + " executions (" + std::to_string(r.events) + " events; " +
+         std::to_string(r.alreadyThere) + " copied by an earlier try), " +
+         std::to_string(r.controlEvents) + " control events, " + std::to_string(r.snapshots) +
+         " snapshots, " + std::to_string(r.blobs) + " blobs (" + std::to_string(r.blobBytes) +
+         " bytes), " + std::to_string(r.keys) + " subject keys and tombstones, " +
+         std::to_string(r.killSwitch) + " kill switch stops, " + std::to_string(r.ledgerRows) +
+         " blob ledger rows";
+}
+
+}  // namespace
+
+Action setupMigrateHome(CLI::App& command, Session& session) {
+  struct Args {
+    std::string to;
+    std::string schema;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("--to", args->to, "The PostgreSQL server: a libpq URL or connection string")
+      ->required()
+      ->type_name("URL");
+  command
+      .add_option("--schema", args->schema,
+                  "The schema to copy into, created with `loom db migrate` (default: "
+                  "LOOM_DATABASE_SCHEMA, else loom)")
+      ->type_name("NAME");
+  command.add_flag("--json", args->json, "Print the counts as one JSON object");
+  command.footer(
+      "Copies the home at --home (loom.db and its content store) into the schema as Loom wrote\n"
+      "it: sealed events and blobs stay sealed. Every execution is copied in one transaction\n"
+      "and read back (event counts and a SHA-256 of each log), then the control log, every blob\n"
+      "(its address is its SHA-256), the key store's rows, the kill switch, the blob ledger, the\n"
+      "home record and the snapshots. Refused while a run of the home is running. Run it again\n"
+      "after a failure: what is there is verified, the rest copied. The home is not changed:\n"
+      "keep it as a backup. Then point every command at the server (LOOM_DATABASE_URL).");
+  return [&session, args] {
+    std::string schema = !args->schema.empty()                   ? args->schema
+                         : !session.options().databaseSchema.empty() ? session.options().databaseSchema
+                                                                     : std::string("loom");
+    app::StorageLocation home = embeddedHome(session);
+    HomeLock sweep(home, "sweep");
+    HomeLock erase(home, "erase");
+    HomeLock retention(home, "retention");
+    std::unique_ptr<kernel::EventStore> events = app::openEventStore(home);
+    requireNothingRunning(*events);
+    std::unique_ptr<kernel::SnapshotStore> snapshots = app::openSnapshotStore(home);
+    std::shared_ptr<content::ContentStore> blobs = recordedBlobs(home);
+    postgres::PostgresOptions to{.url = args->to, .schema = schema};
+    auto report = postgres::migrateHome(
+        {home.database(), *events, *snapshots, blobs.get()}, to,
+        [](const std::string& phase) { std::cerr << "loom migrate-home: copying and checking " << phase << "\n"; });
+    std::string shown = postgres::redactUrl(args->to);
+    if (args->json) {
+      session.out() << json::toText(json::object{{"home", home.home.string()},
+                                                 {"url", shown},
+                                                 {"schema", schema},
+                                                 {"executions", report.executions},
+                                                 {"events", report.events},
+                                                 {"alreadyThere", report.alreadyThere},
+                                                 {"controlEvents", report.controlEvents},
+                                                 {"snapshots", report.snapshots},
+                                                 {"blobs", report.blobs},
+                                                 {"blobBytes", report.blobBytes},
+                                                 {"keys", report.keys},
+                                                 {"killSwitch", report.killSwitch},
+                                                 {"ledgerRows", report.ledgerRows}})
+                    << "\n";
+      return kExitOk;
+    }
+    session.out() << "copied and verified " << home.home.string() << " into schema '" << schema
+                  << "' at " << shown << ": " << reportText(report) << "\n"
+                  << "next: export LOOM_DATABASE_URL=<the url> LOOM_DATABASE_SCHEMA=" << schema
+                  << "; the home is unchanged (keep it as a backup until the runs there are "
+                     "checked)\n";
     return kExitOk;
   };
 }

@@ -235,5 +235,101 @@ TEST_F(PostgresCli, ErasureExportAndTheSweepWorkOnTheSharedSchema) {
   EXPECT_EQ(0, resumedBob.exitCode) << resumedBob.err;
 }
 
+// `loom migrate-home`: an embedded home with sealed, erased, offloaded, parked and orphaned
+// runs and a kill switch stop moves to the schema, and every run goes on there.
+TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
+  std::vector<std::string> embedded = {
+      "LOOM_DATABASE_URL=",
+      "LOOM_MASTER_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"};
+  auto local = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home("old")});
+    Outcome o = runLoom(args, dir_, embedded);
+    outputs_.push_back(o.out + o.err);
+    return o;
+  };
+  for (auto [id, subject] : {std::pair{"e1", "alice"}, std::pair{"e2", "bob"}}) {
+    ASSERT_EQ(0, local({"run", kExamples + "compliance.toml", "--id", id, "--subject", subject})
+                     .exitCode);
+  }
+  Outcome parked = local({"run", kExamples + "claim-check.toml", "--id", "c1", "--json"});
+  ASSERT_EQ(parked.json().at("status"), "parked") << parked.out << parked.err;
+  ASSERT_EQ(0, local({"erase", "alice"}).exitCode);
+  ASSERT_EQ(0, local({"kill", "nosuch"}).exitCode);
+
+  // A run in progress holds the home: refused, naming it; once its process is gone, copied.
+  Child running({"--home", home("old"), "run", "example.steps", "--id", "k1", "--input",
+                 stepsInput(40, 30)},
+                dir_, embedded);
+  while (readLines(witness()).size() < 3) {
+    ASSERT_FALSE(running.exited()) << "the run ended before the copy";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::vector<std::string> copy = {"migrate-home", "--to", url_, "--schema", schema_, "--json"};
+  Outcome refused = local(copy);
+  EXPECT_EQ(1, refused.exitCode);
+  EXPECT_NE(refused.err.find("execution 'k1' is running"), std::string::npos) << refused.err;
+  running.kill(SIGKILL);
+  running.wait();
+  std::size_t linesAtKill = readLines(witness()).size();
+
+  Outcome copied = local(copy);
+  ASSERT_EQ(0, copied.exitCode) << copied.err;
+  json::value report = copied.json();
+  EXPECT_EQ(report.at("executions"), 4);
+  EXPECT_EQ(report.at("alreadyThere"), 0);
+  EXPECT_GE(report.at("blobs").to_number<int64_t>(), 200) << "claim-check offloaded its pages";
+  EXPECT_EQ(report.at("keys"), 2) << "bob's key and alice's tombstone";
+  Outcome again = local(copy);  // a second try verifies what is there
+  ASSERT_EQ(0, again.exitCode) << again.err;
+  EXPECT_EQ(again.json().at("alreadyThere"), 4);
+
+  std::vector<std::string> key = {embedded[1]};
+  Outcome listed = cli({"ls", "--json"}, "b", key);  // with the key: alice's run reads erased
+  ASSERT_EQ(0, listed.exitCode) << listed.err;
+  std::map<std::string, std::string> status;
+  json::value executions = listed.json();
+  for (const auto& e : executions.as_array()) {
+    const auto* erased = e.as_object().if_contains("erased");
+    status[std::string(e.at("id").as_string())] =
+        erased != nullptr && *erased == true ? "erased" : std::string(e.at("status").as_string());
+  }
+  EXPECT_EQ(status, (std::map<std::string, std::string>{
+                        {"c1", "parked"}, {"e1", "erased"}, {"e2", "completed"}, {"k1", "orphaned"}}));
+  Outcome bob = cli({"log", "e2"}, "b", key);
+  EXPECT_NE(bob.out.find("Read the first pages"), std::string::npos) << bob.err;
+  Outcome stops = cli({"killed"}, "b");
+  EXPECT_NE(stops.out.find("nosuch"), std::string::npos) << stops.out;
+  Outcome approved =
+      cli({"signal", "c1", "approve:claim-check#turn:201:tool:0", "{\"approved\":true}", "--json"},
+          "b", key);
+  ASSERT_EQ(0, approved.exitCode) << approved.err;
+  EXPECT_EQ(approved.json().at("status"), "completed");
+  EXPECT_EQ(approved.json().at("replayContentStoreCalls"), 0);
+  Outcome resumed = cli({"resume", "k1", "--json"}, "b", key);
+  ASSERT_EQ(0, resumed.exitCode) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "completed");
+  EXPECT_GE(resumed.json().at("replayedSteps").to_number<int64_t>() + 1,
+            static_cast<int64_t>(linesAtKill))
+      << "the steps recorded at home are replayed on the server, not run again";
+
+  // A schema never migrated, and one holding runs the home does not, are refused.
+  std::string otherSchema = schema_ + "_other";
+  Outcome unmigrated = local({"migrate-home", "--to", url_, "--schema", otherSchema});
+  EXPECT_EQ(1, unmigrated.exitCode);
+  EXPECT_NE(unmigrated.err.find("loom db migrate"), std::string::npos) << unmigrated.err;
+  std::vector<std::string> other = {"LOOM_DATABASE_URL=" + url_,
+                                    "LOOM_DATABASE_SCHEMA=" + otherSchema};
+  ASSERT_EQ(0, runLoom({"--home", home("x"), "db", "migrate"}, dir_, other).exitCode);
+  ASSERT_EQ(0, runLoom({"--home", home("x"), "run", "example.steps", "--id", "theirs", "--input",
+                        "{\"steps\":1}"},
+                       dir_, other)
+                   .exitCode);
+  Outcome foreign = local({"migrate-home", "--to", url_, "--schema", otherSchema});
+  EXPECT_EQ(1, foreign.exitCode);
+  EXPECT_NE(foreign.err.find("holds execution 'theirs', which the home does not"),
+            std::string::npos)
+      << foreign.err;
+}
+
 }  // namespace
 }  // namespace loom::testing

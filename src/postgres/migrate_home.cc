@@ -1,0 +1,223 @@
+#include "migrate_home.h"
+
+#include <set>
+#include <vector>
+
+#include "loom/json/json.h"
+#include "loom/postgres/postgres_admin.h"
+#include "loom/postgres/postgres_content_store.h"
+#include "loom/postgres/postgres_snapshot_store.h"
+#include "pg_connection.h"
+#include "util/sqlite_db.h"
+
+namespace loom::postgres {
+namespace {
+
+constexpr int kBusyMillis = 5000;
+
+std::vector<kernel::Event> readLog(const kernel::EventStore& store, const std::string& id) {
+  std::vector<kernel::Event> events;
+  store.scan(id, 1, [&](const kernel::Event& e) { events.push_back(e); });
+  return events;
+}
+
+// One digest over the stored text of every event (seq, type, time, data), as Loom renders it.
+std::string digestOf(const std::vector<kernel::Event>& events) {
+  std::string all;
+  for (const auto& e : events) all += kernel::toText(e) + "\n";
+  return content::sha256Hex(all);
+}
+
+std::string digestOf(const std::vector<kernel::ControlEvent>& events) {
+  std::string all;
+  for (const auto& e : events) all += kernel::toText(e) + "\n";
+  return content::sha256Hex(all);
+}
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw FailedPreconditionError("loom migrate-home: " + what +
+                                "; nothing more was copied. Migrate into an empty schema (`loom "
+                                "db migrate --schema NEW`), or drop this one and run again");
+}
+
+// The home's execution ids; refuses, before anything is copied, a schema holding another one.
+std::vector<std::string> homeExecutions(const HomeSource& from, const PostgresEventStore& to) {
+  std::vector<std::string> ids;
+  kernel::forEachExecution(from.events, {},
+                           [&](const kernel::ExecutionInfo& i) { ids.push_back(i.id); });
+  std::set<std::string> mine(ids.begin(), ids.end());
+  kernel::forEachExecution(to, {}, [&](const kernel::ExecutionInfo& i) {
+    if (!mine.contains(i.id)) {
+      refuse("the schema holds execution '" + i.id + "', which the home does not");
+    }
+  });
+  return ids;
+}
+
+void copyExecutions(const HomeSource& from, const std::vector<std::string>& ids,
+                    PostgresEventStore& to, MigrateHomeReport& report) {
+  for (const auto& id : ids) {
+    std::vector<kernel::Event> events = readLog(from.events, id);
+    if (to.info(id)) {
+      ++report.alreadyThere;
+    } else {
+      to.append(id, 1, events);  // one transaction: an execution is copied whole or not at all
+    }
+    if (digestOf(readLog(to, id)) != digestOf(events)) {
+      refuse("execution '" + id + "' in the schema differs from the home's log");
+    }
+    ++report.executions;
+    report.events += static_cast<int64_t>(events.size());
+  }
+}
+
+void copyControl(const HomeSource& from, PostgresEventStore& to, MigrateHomeReport& report) {
+  std::vector<kernel::ControlEvent> events = from.events.readControl(1);
+  std::vector<kernel::ControlEvent> there = to.readControl(1);
+  if (there.empty() && !events.empty()) to.appendControl(1, events);
+  if (digestOf(to.readControl(1)) != digestOf(events)) {
+    refuse("the schema's control log differs from the home's");
+  }
+  report.controlEvents = static_cast<int64_t>(events.size());
+}
+
+void copyBlobs(const HomeSource& from, const PostgresOptions& to, MigrateHomeReport& report) {
+  if (from.blobs == nullptr) return;
+  PostgresContentStore blobs(to);
+  from.blobs->forEachBlob([&](const content::BlobInfo& info) {
+    std::optional<std::string> bytes = from.blobs->get(info.address);
+    if (!bytes) return;  // deleted by a sweep since it was listed
+    if (blobs.put(*bytes) != info.address) {
+      refuse("blob " + info.address + " of the home's content store is not the SHA-256 of its "
+             "bytes (a corrupt file: restore it from a backup)");
+    }
+    std::optional<content::BlobInfo> copied = blobs.stat(info.address);
+    if (!copied || copied->size != static_cast<int64_t>(bytes->size())) {
+      refuse("blob " + info.address + " did not read back whole from the schema");
+    }
+    ++report.blobs;
+    report.blobBytes += static_cast<int64_t>(bytes->size());
+  });
+}
+
+bool hasTable(sqlite::Db& db, const char* table) {
+  sqlite::StatementUse s(
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1"));
+  s->bind(1, std::string_view(table));
+  return s->step("look for a table");
+}
+
+// Copies the rows of `select` (a SQLite query of the home) with `insert` ($1..$n, ON CONFLICT
+// DO NOTHING), each column a text or an integer as `integerColumns` says; returns the rows.
+int64_t copyRows(sqlite::Db& db, Connection& conn, const char* table, const char* select,
+                 const std::string& insert, const std::vector<bool>& integerColumns) {
+  if (!hasTable(db, table)) return 0;
+  sqlite::StatementUse rows(db.prepare(select));
+  int64_t n = 0;
+  while (rows->step("read the home's " + std::string(table))) {
+    std::vector<Param> params;
+    for (std::size_t c = 0; c < integerColumns.size(); ++c) {
+      int col = static_cast<int>(c);
+      params.push_back(integerColumns[c] ? Param::int64(rows->int64(col))
+                                         : Param::text(rows->text(col)));
+    }
+    conn.execDynamic(insert, params, "copy the home's " + std::string(table));
+    ++n;
+  }
+  return n;
+}
+
+// The schema's key store must hold this home's check value (one master key for both).
+void checkKeyMeta(sqlite::Db& db, Connection& conn) {
+  if (!hasTable(db, "key_store_meta")) return;
+  sqlite::StatementUse rows(db.prepare("SELECT name, value FROM key_store_meta"));
+  while (rows->step("read the home's key store")) {
+    Result r = conn.execDynamic("SELECT value FROM key_store_meta WHERE name = $1",
+                                {Param::text(rows->text(0))}, "read the schema's key store");
+    if (r.rows() != 1 || r.text(0, 0) != rows->text(1)) {
+      refuse("the schema's key store was opened with another master key than the home's");
+    }
+  }
+}
+
+void copyKeyRows(const HomeSource& from, const PostgresOptions& to, MigrateHomeReport& report) {
+  sqlite::Db db(from.database.string(), kBusyMillis);
+  Connection conn(to.url, to.schema);
+  copyRows(db, conn, "key_store_meta", "SELECT name, value FROM key_store_meta",
+           "INSERT INTO key_store_meta (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+           {false, false});
+  checkKeyMeta(db, conn);
+  report.keys += copyRows(
+      db, conn, "subject_keys", "SELECT subject, key_id, nonce, wrapped, created_at FROM subject_keys",
+      "INSERT INTO subject_keys (subject, key_id, nonce, wrapped, created_at) "
+      "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+      {false, false, false, false, true});
+  report.keys += copyRows(
+      db, conn, "subject_key_tombstones", "SELECT subject, shredded_at FROM subject_key_tombstones",
+      "INSERT INTO subject_key_tombstones (subject, shredded_at) VALUES ($1, $2) "
+      "ON CONFLICT DO NOTHING",
+      {false, true});
+  Result keys = conn.execDynamic(
+      "SELECT (SELECT count(*) FROM subject_keys) + (SELECT count(*) FROM subject_key_tombstones)",
+      {}, "count the schema's keys");
+  if (keys.int64(0, 0) != report.keys) {
+    refuse("the schema holds " + std::to_string(keys.int64(0, 0)) + " subject keys and tombstones, "
+           "the home " + std::to_string(report.keys));
+  }
+  report.killSwitch = copyRows(
+      db, conn, "kill_switch", "SELECT effect_id, at FROM kill_switch",
+      "INSERT INTO kill_switch (effect_id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+      {false, true});
+  report.ledgerRows = copyRows(
+      db, conn, "subject_blobs", "SELECT subject, address, put_at FROM subject_blobs",
+      "INSERT INTO subject_blobs (subject, address, put_at) VALUES ($1, $2, $3) "
+      "ON CONFLICT DO NOTHING",
+      {false, false, true});
+}
+
+// The home record moves too: the keys row as it is; the content store becomes the schema's.
+void copyHomeRecord(const HomeSource& from, const PostgresOptions& to) {
+  sqlite::Db db(from.database.string(), kBusyMillis);
+  if (!hasTable(db, "home_record")) return;
+  sqlite::StatementUse rows(db.prepare("SELECT name, value FROM home_record"));
+  while (rows->step("read the home record")) {
+    std::string name(rows->text(0));
+    std::string value(rows->text(1));
+    if (name == "contentStore") {
+      json::value recorded = json::parse(value, "home_record row contentStore");
+      const auto* sealed = recorded.is_object() ? recorded.get_object().if_contains("sealed")
+                                                : nullptr;
+      value = json::toText(json::object{{"kind", "postgresql"},
+                                        {"path", "blobs"},
+                                        {"sealed", sealed != nullptr && sealed->is_bool() &&
+                                                       sealed->get_bool()}});
+    }
+    writeHomeRecordRow(to, name, value, false);
+  }
+}
+
+}  // namespace
+
+MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
+                              const std::function<void(const std::string&)>& progress) {
+  MigrateHomeReport report;
+  PostgresEventStore events(to);  // refuses a schema that was never migrated
+  std::vector<std::string> ids = homeExecutions(from, events);
+  progress("keys, kill switch, blob ledger and home record");
+  copyKeyRows(from, to, report);
+  copyHomeRecord(from, to);
+  progress("blobs");
+  copyBlobs(from, to, report);  // before the logs that cite them
+  progress("execution logs");
+  copyExecutions(from, ids, events, report);
+  copyControl(from, events, report);
+  progress("snapshots");
+  PostgresSnapshotStore snapshots(to);
+  from.snapshots.forEach([&](const kernel::Snapshot& s) {
+    snapshots.put(s);
+    ++report.snapshots;
+  });
+  return report;
+}
+
+}  // namespace loom::postgres
