@@ -163,6 +163,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.snapshots = app->snapshots_.get();
   runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;
+  runtimeOptions.claimedLease = options.claimedLease;
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };
   if (redaction) {

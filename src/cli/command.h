@@ -175,6 +175,9 @@ Action setupWorker(CLI::App& command, Session& session);  // worker_command.cc
 // In a run's child process of `loom worker`: dies with the worker (PR_SET_PDEATHSIG). Called
 // first thing by main(); does nothing in any other process.
 void dieWithWorkerIfAsked();
+// The lease the worker that started this process claimed for it (LOOM_CLAIMED_LEASE), read by
+// dieWithWorkerIfAsked; nullopt when no worker started it.
+const std::optional<kernel::ClaimedLease>& claimedLeaseFromWorker();
 Action setupLs(CLI::App& command, Session& session);
 Action setupLog(CLI::App& command, Session& session);
 Action setupState(CLI::App& command, Session& session);

@@ -217,6 +217,7 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   keys_.reset();
   store_.reset();
   app::BootOptions boot{.workers = 1};
+  boot.claimedLease = claimedLeaseFromWorker();
   // A --config file given to read its runs is booted without its tools registered here.
   boot.tasksAreTheApps = app_.has_value() || !config_ || configRuns_;
   boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {

@@ -42,6 +42,12 @@ std::atomic<bool> gStopRequested{false};
 
 // Set in a run's child: the worker's pid, so the child dies with the worker.
 constexpr const char* kWorkerPidEnv = "LOOM_WORKER_PID";
+// "<token>:<execution id>": the lease the worker claimed for the `loom resume` it starts.
+constexpr const char* kClaimedLeaseEnv = "LOOM_CLAIMED_LEASE";
+// How long a worker's claim holds if the worker dies before its child takes the run over.
+constexpr int64_t kClaimTtlMillis = 15'000;
+
+std::optional<kernel::ClaimedLease> gClaimedLease;  // set once, before main's work
 
 void requestStop(int) { gStopRequested.store(true); }
 
@@ -80,14 +86,18 @@ std::string readBack(int fd, std::size_t limit) {
 class Worker {
  public:
   Worker(kernel::EventStore& store, ChildCommand child, const WorkerArgs& args, std::ostream& out)
-      : store_(store), child_(std::move(child)), args_(args), out_(out) {}
+      : store_(store),
+        child_(std::move(child)),
+        args_(args),
+        out_(out),
+        owner_(kernel::processLeaseOwner()) {}
 
   int run() {
     say("worker: pid " + std::to_string(::getpid()) + ", up to " +
         std::to_string(args_.concurrency) + " runs at once");
     int failedPolls = 0;
     while (!gStopRequested.load()) {
-      std::vector<std::string> claimed;
+      std::vector<kernel::Lease> claimed;
       try {
         claimed = claimRunnable();
         failedPolls = 0;
@@ -105,9 +115,12 @@ class Worker {
         continue;
       }
       if (args_.once && claimed.empty() && active() == 0) break;
-      for (auto& id : claimed) {
-        if (gStopRequested.load()) break;  // stop claiming at once
-        start(std::move(id));
+      for (auto& lease : claimed) {
+        if (gStopRequested.load()) {  // stop claiming at once: let the others go
+          releaseClaim(lease);
+          continue;
+        }
+        start(std::move(lease));
       }
       waitFor(std::chrono::milliseconds(args_.pollMillis));
     }
@@ -123,16 +136,23 @@ class Worker {
 
  private:
   // Runnable executions not already running here and not backing off, up to the free slots.
-  std::vector<std::string> claimRunnable() {
-    std::vector<std::string> out;
+  // Claims what is runnable now by taking its lease (kernel::EventStore::claimRunnable), so
+  // no other worker starts a child for it: runs nobody holds by the store's clock, runs
+  // whose owner died on this host (their lease broken), parked runs whose timer is due.
+  std::vector<kernel::Lease> claimRunnable() {
     std::size_t free = static_cast<std::size_t>(args_.concurrency) - active();
-    if (free == 0) return out;
+    if (free == 0) return {};
     int64_t now = systemClock()->nowMillis();
+    std::vector<kernel::Lease> out =
+        store_.claimRunnable({owner_, kClaimTtlMillis, free, busyIds(now)});
     kernel::ExecutionFilter filter;
     filter.status = kernel::ExecutionStatus::kRunning;
     kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
-      if (out.size() >= free || busy(info.id, now)) return;
-      if (kernel::isOrphaned(store_.currentLease(info.id), now)) out.push_back(info.id);
+      if (out.size() >= free || busy(info.id, now) || claimedHere(out, info.id)) return;
+      auto lease = store_.currentLease(info.id);
+      if (lease && lease->liveAt(now) && kernel::ownerIsDeadHere(lease->owner)) {
+        claim(info.id, lease->token, out);
+      }
     });
     filter.status = kernel::ExecutionStatus::kParked;  // durable timers that are due
     kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
@@ -141,15 +161,49 @@ class Worker {
       try {
         wake = kernel::timerWakeAt(store_, info);
       } catch (const kernel::SealedEventError&) {
-        // Sealed, and this worker has no keys: it cannot tell, so it leaves the run parked
-        // (and the other executions still run). `loom worker` needs the home's key to wake it.
         return;
       }
       if (wake && *wake <= now && kernel::isOrphaned(store_.currentLease(info.id), now)) {
-        out.push_back(info.id);
+        claim(info.id, std::nullopt, out);
       }
     });
     return out;
+  }
+
+  static bool claimedHere(const std::vector<kernel::Lease>& claims, const std::string& id) {
+    for (const auto& c : claims) {
+      if (c.executionId == id) return true;
+    }
+    return false;
+  }
+
+  // Takes `id`'s lease for this worker (breaking `breakToken`); another claimer won: skipped.
+  void claim(const std::string& id, std::optional<int64_t> breakToken,
+             std::vector<kernel::Lease>& out) {
+    try {
+      out.push_back(store_.acquireLease({id, owner_, kClaimTtlMillis, breakToken}));
+    } catch (const kernel::LeaseHeldError&) {
+    }
+  }
+
+  // The claim goes: a child that took the run over holds a newer lease (nothing happens).
+  void releaseClaim(const kernel::Lease& claim) {
+    try {
+      store_.releaseLease(claim);
+    } catch (const std::exception& e) {
+      say("worker: could not release its claim of " + claim.executionId + " (it expires in " +
+          std::to_string(kClaimTtlMillis / 1000) + " s): " + e.what());
+    }
+  }
+
+  std::vector<std::string> busyIds(int64_t now) {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> ids;
+    for (const auto& [id, pid] : running_) ids.push_back(id);
+    for (const auto& [id, b] : backoff_) {
+      if (b.untilMillis > now) ids.push_back(id);
+    }
+    return ids;
   }
 
   bool busy(const std::string& id, int64_t now) {
@@ -164,15 +218,15 @@ class Worker {
     return running_.size();
   }
 
-  void start(std::string id) {
+  void start(kernel::Lease claim) {
     {
       std::lock_guard lock(mu_);
-      running_.emplace(id, 0);
+      running_.emplace(claim.executionId, 0);
     }
     reapThreads();
     auto done = std::make_shared<std::atomic<bool>>(false);
-    threads_.push_back({std::thread([this, done, id = std::move(id)] {
-                          resume(id);
+    threads_.push_back({std::thread([this, done, claim = std::move(claim)] {
+                          resume(claim);
                           done->store(true);
                         }),
                         done});
@@ -191,7 +245,8 @@ class Worker {
   }
 
   // Runs `loom resume ID --json` in a child and reports how it ended, as the store tells it.
-  void resume(const std::string& id) {
+  void resume(const kernel::Lease& claim) {
+    const std::string& id = claim.executionId;
     std::string outcome;
     bool failed = false;
     try {
@@ -199,9 +254,11 @@ class Worker {
       std::vector<std::string> argv{child_.program};
       argv.insert(argv.end(), child_.globalArgs.begin(), child_.globalArgs.end());
       for (const char* a : {"resume", id.c_str(), "--json"}) argv.emplace_back(a);
-      int status = spawnAndWait(id, argv, err.get());
+      int status = spawnAndWait(claim, argv, err.get());
+      releaseClaim(claim);  // before the outcome: a claim still held is not "another runner"
       std::tie(outcome, failed) = outcomeOf(id, status, readBack(err.get(), 4096));
     } catch (const std::exception& e) {
+      releaseClaim(claim);
       outcome = std::string("could not run `loom resume`: ") + e.what();
       failed = true;
     }
@@ -249,7 +306,8 @@ class Worker {
     return {"did not finish: " + (err.empty() ? std::string("no message") : err), true};
   }
 
-  int spawnAndWait(const std::string& id, const std::vector<std::string>& argv, int err) {
+  int spawnAndWait(const kernel::Lease& claim, const std::vector<std::string>& argv, int err) {
+    const std::string& id = claim.executionId;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -267,9 +325,12 @@ class Worker {
     // The environment as it is, plus the worker's pid: the child dies with the worker, so a
     // worker's runs are orphaned with it and another worker takes them over.
     std::string workerPid = std::string(kWorkerPidEnv) + "=" + std::to_string(::getpid());
+    std::string claimed =
+        std::string(kClaimedLeaseEnv) + "=" + std::to_string(claim.token) + ":" + id;
     std::vector<char*> envp;
     for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
     envp.push_back(workerPid.data());
+    envp.push_back(claimed.data());
     envp.push_back(nullptr);
     pid_t pid = -1;
     int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, cargv.data(), envp.data());
@@ -339,6 +400,7 @@ class Worker {
   const ChildCommand child_;
   const WorkerArgs args_;
   std::ostream& out_;
+  const kernel::LeaseOwner owner_;  // who holds this worker's claims
   std::mutex mu_;
   std::map<std::string, pid_t> running_;    // GUARDED_BY(mu_); 0 until spawned
   std::map<std::string, Backoff> backoff_;  // GUARDED_BY(mu_)
@@ -359,10 +421,21 @@ std::string thisProgram() {
 
 }  // namespace
 
+const std::optional<kernel::ClaimedLease>& claimedLeaseFromWorker() { return gClaimedLease; }
+
 void dieWithWorkerIfAsked() {
   const char* worker = std::getenv(kWorkerPidEnv);
   if (worker == nullptr) return;
   pid_t parent = static_cast<pid_t>(std::strtol(worker, nullptr, 10));
+  if (const char* claimed = std::getenv(kClaimedLeaseEnv)) {
+    std::string text(claimed);
+    auto colon = text.find(':');
+    if (colon != std::string::npos) {
+      gClaimedLease = kernel::ClaimedLease{text.substr(colon + 1),
+                                           std::strtoll(text.c_str(), nullptr, 10), parent};
+    }
+  }
+  ::unsetenv(kClaimedLeaseEnv);
   ::unsetenv(kWorkerPidEnv);  // not for the tools this run starts
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(kExitFailure);  // the worker died before this line

@@ -1,5 +1,8 @@
 #include "loom/kernel/event_store.h"
 
+#include <algorithm>
+#include <set>
+
 #include "loom/util/error.h"
 
 namespace loom::kernel {
@@ -22,6 +25,30 @@ int64_t appendControlAtEnd(EventStore& store, ControlEvent event) {
       if (round >= kMaxRounds) throw;  // a very busy control log; the caller may retry
     }
   }
+}
+
+std::vector<Lease> EventStore::claimRunnable(const ClaimRequest& request) {
+  std::vector<Lease> claimed;
+  if (request.limit == 0) return claimed;
+  std::set<std::string, std::less<>> skip(request.skip.begin(), request.skip.end());
+  std::vector<ExecutionInfo> candidates;  // oldest first, as a shared store claims
+  ExecutionFilter running;
+  running.status = ExecutionStatus::kRunning;
+  forEachExecution(*this, running, [&](const ExecutionInfo& info) {
+    if (!skip.contains(info.id)) candidates.push_back(info);
+  });
+  std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+    return a.startedAtMillis < b.startedAtMillis;
+  });
+  for (const auto& info : candidates) {
+    if (claimed.size() >= request.limit) break;
+    try {
+      claimed.push_back(acquireLease({info.id, request.owner, request.ttlMillis, std::nullopt}));
+    } catch (const LeaseHeldError&) {
+      // someone runs it (or claimed it first)
+    }
+  }
+  return claimed;
 }
 
 void forEachExecution(const EventStore& store, ExecutionFilter filter,

@@ -6,6 +6,7 @@
 #include "kernel/append_plan.h"
 #include "kernel/lease_rules.h"
 #include "kernel/log_check.h"
+#include "loom/json/json.h"
 #include "pg_pool.h"
 #include "pg_schema.h"
 
@@ -344,6 +345,39 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
     if (!kernel::isCurrentLease(current, lease)) return;
     current->released = true;
     schema::writeLease(conn, *current, false);
+  });
+}
+
+std::vector<Lease> PostgresEventStore::claimRunnable(const ClaimRequest& request) {
+  if (request.limit == 0) return {};
+  json::array skip;
+  for (const auto& id : request.skip) skip.emplace_back(id);
+  std::string skipJson = json::toText(json::value(std::move(skip)));
+  return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
+    int64_t now = postgres::nowMillis(conn, impl_->options.clock);
+    Result rows = conn.exec(
+        "SELECT e.id FROM executions e LEFT JOIN leases l ON l.execution_id = e.id "
+        "WHERE e.status = 'running' AND (l.execution_id IS NULL OR l.released OR "
+        "l.expires_at <= $1) AND e.id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb)) "
+        "ORDER BY e.started_at, e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED",
+        {Param::int64(now), Param::text(skipJson),
+         Param::int64(static_cast<int64_t>(request.limit))},
+        "find runnable executions");
+    std::vector<Lease> claimed;
+    for (int row = 0; row < rows.rows(); ++row) {
+      std::string id(rows.text(row, 0));
+      auto current = schema::readLease(conn, id, schema::Lock::kUpdate);
+      Lease next;
+      try {  // acquired by a runner since the SELECT (it locks the lease row, not this one)
+        next = kernel::grantLease(current, {id, request.owner, request.ttlMillis, std::nullopt},
+                                  now);
+      } catch (const kernel::LeaseHeldError&) {
+        continue;
+      }
+      schema::writeLease(conn, next, !current);
+      claimed.push_back(std::move(next));
+    }
+    return claimed;
   });
 }
 

@@ -1,5 +1,7 @@
 #include "lease_keeper.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <vector>
 
@@ -8,8 +10,13 @@
 namespace loom::workflow {
 
 LeaseKeeper::LeaseKeeper(kernel::EventStore& store, kernel::LeaseOwner owner, int64_t ttlMillis,
-                         std::function<void(std::string_view)> onWarn)
-    : store_(store), owner_(std::move(owner)), ttlMillis_(ttlMillis), onWarn_(std::move(onWarn)) {
+                         std::function<void(std::string_view)> onWarn,
+                         std::optional<kernel::ClaimedLease> claimed)
+    : store_(store),
+      owner_(std::move(owner)),
+      ttlMillis_(ttlMillis),
+      onWarn_(std::move(onWarn)),
+      claimed_(std::move(claimed)) {
   if (ttlMillis_ <= 0) {
     throw InvalidArgumentError("leaseTtlMillis is " + std::to_string(ttlMillis_) +
                                "; a lease needs a positive ttl");
@@ -31,8 +38,14 @@ kernel::Lease LeaseKeeper::take(const std::string& executionId) {
   try {
     lease = store_.acquireLease(request);
   } catch (const kernel::LeaseHeldError& e) {
-    if (!kernel::ownerIsDeadHere(e.held().owner)) throw;
-    request.breakToken = e.held().token;  // its process is gone: no need to wait for expiry
+    const kernel::Lease& held = e.held();
+    // Handed over by the worker that claimed it for this process, or its process is gone:
+    // no need to wait for expiry.
+    bool handedOver = claimed_ && claimed_->executionId == executionId &&
+                      claimed_->token == held.token && claimed_->claimerPid == held.owner.pid &&
+                      claimed_->claimerPid == static_cast<int64_t>(::getppid());
+    if (!handedOver && !kernel::ownerIsDeadHere(held.owner)) throw;
+    request.breakToken = held.token;
     lease = store_.acquireLease(request);
   }
   std::lock_guard lock(mu_);

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -30,7 +31,8 @@ class LeaseKeeper {
  public:
   // `store` must outlive the keeper. ttlMillis > 0.
   LeaseKeeper(kernel::EventStore& store, kernel::LeaseOwner owner, int64_t ttlMillis,
-              std::function<void(std::string_view)> onWarn);
+              std::function<void(std::string_view)> onWarn,
+              std::optional<kernel::ClaimedLease> claimed = std::nullopt);
   ~LeaseKeeper();
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
@@ -52,6 +54,7 @@ class LeaseKeeper {
   const kernel::LeaseOwner owner_;
   const int64_t ttlMillis_;
   const std::function<void(std::string_view)> onWarn_;
+  const std::optional<kernel::ClaimedLease> claimed_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::map<std::string, kernel::Lease> held_;  // GUARDED_BY(mu_); by execution id

@@ -98,7 +98,8 @@ class WorkflowRuntime::Impl {
         options_(std::move(options)),
         leases_(store, options_.leaseOwner.id.empty() ? kernel::processLeaseOwner()
                                                       : options_.leaseOwner,
-                options_.leaseTtlMillis, [this](std::string_view m) { warn(options_, m); }) {
+                options_.leaseTtlMillis, [this](std::string_view m) { warn(options_, m); },
+                options_.claimedLease) {
     if (options_.snapshotEveryEvents < 0) {
       throw InvalidArgumentError("snapshotEveryEvents is " +
                                  std::to_string(options_.snapshotEveryEvents) +

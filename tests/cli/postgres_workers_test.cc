@@ -108,7 +108,10 @@ TEST_F(PostgresWorkers, ThreeWorkersOneSigkilledAgainAndAgainFinishEveryRunRunni
   }
   json::array listed = waitUntilAllEnded(kRuns, std::chrono::seconds(120));
   for (auto& w : workers) w->kill(SIGTERM);
-  for (auto& w : workers) w->wait();
+  std::string said;
+  for (auto& w : workers) said += w->wait().out;
+  // Claims split the work: no worker starts a child for a run another one claimed.
+  EXPECT_EQ(said.find("taken by another runner"), std::string::npos) << said;
 
   for (const auto& e : listed) {
     std::string id(e.at("id").as_string());
@@ -152,6 +155,8 @@ TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryR
   b->kill(SIGTERM);
   Outcome aOut = a->wait();
   Outcome bOut = b->wait();
+  EXPECT_EQ((aOut.out + bOut.out).find("taken by another runner"), std::string::npos)
+      << aOut.out << bOut.out;
 
   ASSERT_EQ(listed.size(), static_cast<std::size_t>(kRuns));
   for (const auto& e : listed) {

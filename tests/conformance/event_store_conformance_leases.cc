@@ -2,7 +2,10 @@
 // time, refusals that name the holder, expiry and takeover, heartbeats, fencing of appends by
 // a runner whose lease is gone, growing tokens, and racing acquisitions. Time is the suite's
 // ManualClock, which the store was made with.
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "event_store_conformance.h"
@@ -174,6 +177,68 @@ TEST_P(EventStoreConformance, RacingAcquisitionsGrantOneLease) {
     EXPECT_EQ(granted.load(), 1) << "round " << round;
     EXPECT_EQ(refused.load(), 5) << "round " << round;
   }
+}
+
+std::vector<std::string> idsOf(const std::vector<Lease>& leases) {
+  std::vector<std::string> ids;
+  for (const auto& l : leases) ids.push_back(l.executionId);
+  return ids;
+}
+
+EventStore::ClaimRequest claim(const LeaseOwner& who, std::size_t limit,
+                               std::vector<std::string> skip = {}) {
+  return EventStore::ClaimRequest{who, kTtl, limit, std::move(skip)};
+}
+
+TEST_P(EventStoreConformance, ClaimingTakesRunsNobodyRunsOldestFirstAndNeverOneTwice) {
+  // submitted (no lease), held, released, expired, ended, and a second submitted one.
+  for (auto [id, at] : {std::pair{"submitted", 3}, std::pair{"held", 1}, std::pair{"released", 2},
+                        std::pair{"expired", 0}, std::pair{"ended", 0}, std::pair{"later", 9}}) {
+    store().append(id, 1, {started("wf", std::nullopt, json::object{}, kT0 + at)});
+  }
+  store().append("ended", 2, {Event{0, EventType::kExecutionCompleted, kT0,
+                                    json::object{{"output", 1}}}});
+  Lease expiring = store().acquireLease(request("expired", kA, 1'000));
+  store().releaseLease(store().acquireLease(request("released", kA)));
+  store().acquireLease(request("held", kA));
+  clock().advance(1'000);  // "expired" is now
+
+  std::vector<Lease> first = store().claimRunnable(claim(kB, 3, {"later"}));
+  EXPECT_EQ(idsOf(first), (std::vector<std::string>{"expired", "released", "submitted"}))
+      << "oldest first; held, ended and skipped ones are not runnable";
+  for (const auto& l : first) {
+    EXPECT_EQ(l.owner.id, "b");
+    EXPECT_EQ(l.expiresAtMillis, clock().nowMillis() + kTtl);
+    EXPECT_EQ(store().currentLease(l.executionId)->token, l.token);
+  }
+  EXPECT_GT(first[0].token, expiring.token) << "a claim is an acquisition: a greater token";
+  EXPECT_THROW(store().renewLease(expiring, kTtl), LeaseLostError);
+  EXPECT_EQ(idsOf(store().claimRunnable(claim(kA, 10))), (std::vector<std::string>{"later"}));
+  EXPECT_TRUE(store().claimRunnable(claim(kA, 10)).empty()) << "everything is held now";
+  EXPECT_TRUE(store().claimRunnable(claim(kA, 0)).empty());
+}
+
+TEST_P(EventStoreConformance, ConcurrentClaimersSplitTheRunsAndNeverShareOne) {
+  constexpr int kRuns = 24;
+  for (int i = 0; i < kRuns; ++i) store().append("r" + std::to_string(i), 1, {started()});
+  std::mutex mu;
+  std::vector<std::string> all;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      LeaseOwner me = owner("w" + std::to_string(w), 500 + w);
+      for (;;) {
+        std::vector<Lease> got = store().claimRunnable(claim(me, 2));
+        if (got.empty()) return;
+        std::lock_guard lock(mu);
+        for (const auto& l : got) all.push_back(l.executionId);
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  std::set<std::string> unique(all.begin(), all.end());
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kRuns)) << "a run was claimed twice";
+  EXPECT_EQ(unique.size(), static_cast<std::size_t>(kRuns)) << "a run was never claimed";
 }
 
 }  // namespace

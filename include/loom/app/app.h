@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "loom/app/config.h"
@@ -39,6 +40,8 @@ struct BootOptions {
       wrapContentStore;
   // Passed to the runtime (RuntimeOptions::onReplayEnd).
   std::function<void(const std::string& executionId)> onReplayEnd;
+  // Passed to the runtime (RuntimeOptions::claimedLease): `loom worker`'s hand-over.
+  std::optional<kernel::ClaimedLease> claimedLease;
   // False when `tasks` is not the config's app's own registry: the loom command line booting
   // an app file's config only to read, export, erase or sweep what its runs recorded, with
   // none of its tools registered. execution.claimCheck.toolIds is then not checked against

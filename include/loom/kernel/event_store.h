@@ -90,6 +90,23 @@ class EventStore {
   // current. Writers that do not run the execution (a signal) append without a lease.
   virtual int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
                                std::vector<Event> events) = 0;
+
+  // Claiming (docs/spec/leases.md, "Claiming"): takes for request.owner, until now +
+  // request.ttlMillis, the leases of up to request.limit executions whose status is running
+  // and that nobody runs by the store's clock (no lease: submitted; a released or an expired
+  // one), skipping request.skip; returns them, oldest execution first. Two claimers never get
+  // one execution: each lease is granted by acquireLease's rules. A shared store claims in one
+  // statement, skipping rows another claimer is locking (FOR UPDATE SKIP LOCKED), so workers
+  // split the work instead of waiting on each other. Not claimed here: runs whose owner died
+  // on this host before its lease expired (ownerIsDeadHere proves that, in the caller) and
+  // parked runs whose timer is due. The default implementation lists and acquires one by one.
+  struct ClaimRequest {
+    LeaseOwner owner;
+    int64_t ttlMillis = 0;
+    std::size_t limit = 1;
+    std::vector<std::string> skip;
+  };
+  virtual std::vector<Lease> claimRunnable(const ClaimRequest& request);
 };
 
 // Appends `event` at the end of the control log, whatever other writers append meanwhile: on a

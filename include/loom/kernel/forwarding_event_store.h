@@ -44,6 +44,9 @@ class ForwardingEventStore : public EventStore {
   std::optional<Lease> currentLease(const std::string& executionId) const override {
     return target_.currentLease(executionId);
   }
+  std::vector<Lease> claimRunnable(const ClaimRequest& request) override {
+    return target_.claimRunnable(request);
+  }
   int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
                        std::vector<Event> events) override {
     return target_.appendLeased(lease, expectedNextSeq, std::move(events));

@@ -52,6 +52,14 @@ struct LeaseRequest {
   std::optional<int64_t> breakToken;
 };
 
+// A lease a claimer (`loom worker`) took for the runner it starts: that runner's acquisition
+// breaks this token, taking the execution over at once instead of waiting for it to expire.
+struct ClaimedLease {
+  std::string executionId;
+  int64_t token = 0;
+  int64_t claimerPid = 0;  // the claimer's process: the runner's parent
+};
+
 // Another runner holds the lease: nothing was run or written. Carries the lease it found and
 // the store's time when it looked, so the message says how long the lease still holds.
 class LeaseHeldError : public FailedPreconditionError {

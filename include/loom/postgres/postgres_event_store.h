@@ -57,6 +57,9 @@ class PostgresEventStore : public kernel::EventStore {
   std::optional<kernel::Lease> currentLease(const std::string& executionId) const override;
   int64_t appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
                        std::vector<kernel::Event> events) override;
+  // One transaction: the runnable executions' rows locked FOR UPDATE SKIP LOCKED (expiry by
+  // the server's clock), their leases granted by the shared rules.
+  std::vector<kernel::Lease> claimRunnable(const ClaimRequest& request) override;
 
  private:
   struct Impl;

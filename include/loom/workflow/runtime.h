@@ -68,6 +68,9 @@ struct RuntimeOptions {
   int64_t leaseTtlMillis = 15'000;
   // Who this runtime's runs are held by; an empty id: this process (kernel::processLeaseOwner).
   kernel::LeaseOwner leaseOwner;
+  // A lease the worker that started this process claimed for it (`loom worker`): taking that
+  // execution's lease breaks the claim while it is held by that worker (this process's parent).
+  std::optional<kernel::ClaimedLease> claimedLease;
   // Durable retries of retryable effect failures (execution.retry, retry_policy.h); validated
   // by the constructor.
   DurableRetry retry;
