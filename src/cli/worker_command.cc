@@ -348,11 +348,20 @@ class Worker {
     return status;
   }
 
+  // Waits up to `pause` (the poll), returning early when the store hears of work (a
+  // submission or a released lease anywhere: EventStore::awaitWork), when a child ends, or on
+  // SIGTERM; each wait is a short slice so a stop request is seen at once.
   void waitFor(std::chrono::milliseconds pause) {
     auto until = std::chrono::steady_clock::now() + pause;
+    std::size_t running = active();
     while (!gStopRequested.load() && std::chrono::steady_clock::now() < until) {
       if (args_.once && active() == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (active() < running) return;  // a slot came free
+      try {
+        if (store_.awaitWork(20)) return;
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     }
   }
 
@@ -449,7 +458,8 @@ Action setupWorker(CLI::App& command, Session& session) {
   command
       .add_option("--poll-ms", args->pollMillis,
                   "How often to look for runnable executions, in milliseconds (default 500: a "
-                  "submitted or due run starts within about half a second)")
+                  "submitted or due run starts within about half a second; on PostgreSQL a "
+                  "submission or a released run wakes the worker at once)")
       ->check(CLI::Range(10, 600'000))
       ->type_name("MS");
   command

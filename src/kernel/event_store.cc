@@ -1,7 +1,9 @@
 #include "loom/kernel/event_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "loom/util/error.h"
 
@@ -49,6 +51,11 @@ std::vector<Lease> EventStore::claimRunnable(const ClaimRequest& request) {
     }
   }
   return claimed;
+}
+
+bool EventStore::awaitWork(int64_t timeoutMillis) const {
+  if (timeoutMillis > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeoutMillis));
+  return false;
 }
 
 void forEachExecution(const EventStore& store, ExecutionFilter filter,

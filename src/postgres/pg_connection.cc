@@ -224,6 +224,29 @@ bool Connection::stillOpen() {
   return true;
 }
 
+bool Connection::awaitNotification(int64_t timeoutMillis) {
+  auto drain = [this] {
+    if (PQconsumeInput(conn_) == 0) {
+      broken_ = true;
+      throw UnavailableError("lost the connection to postgresql at " + redactedUrl_ +
+                             " while listening for work: " + redactUrl(trimmed(PQerrorMessage(conn_))));
+    }
+    bool any = false;
+    while (PGnotify* n = PQnotifies(conn_)) {
+      any = true;
+      PQfreemem(n);
+    }
+    return any;
+  };
+  if (drain()) return true;
+  pollfd p{PQsocket(conn_), POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&p, 1, static_cast<int>(timeoutMillis));
+  } while (ready < 0 && errno == EINTR);
+  return ready > 0 && drain();
+}
+
 bool Connection::inTransaction() const {
   PGTransactionStatusType s = PQtransactionStatus(conn_);
   return s == PQTRANS_INTRANS || s == PQTRANS_INERROR || s == PQTRANS_ACTIVE;

@@ -94,6 +94,9 @@ class Connection {
   bool stillOpen();
   // True while a transaction is open (or failed and not yet rolled back).
   bool inTransaction() const;
+  // After LISTEN on this connection: waits up to timeoutMillis for a notification and consumes
+  // every one that arrived; true when any did. UnavailableError when the connection is lost.
+  bool awaitNotification(int64_t timeoutMillis);
 
  private:
   Result check(PGresult* r, std::string_view op);

@@ -51,7 +51,14 @@ struct PostgresEventStore::Impl {
                 "append event");
     }
     schema::writeInfo(conn, plan.after, isNew);
+    if (isNew) notifyWork(conn);  // a submission: wake the workers (delivered at commit)
     return std::move(plan.after);
+  }
+
+  // The schema's channel of news for workers (awaitWork).
+  std::string channel() const { return "loom_" + options.schema; }
+  void notifyWork(Connection& conn) const {
+    conn.exec("SELECT pg_notify($1, '')", {Param::text(channel())}, "notify the workers");
   }
 
   // One event appended in one statement (one round trip, committed on its own), planned from
@@ -188,6 +195,9 @@ struct PostgresEventStore::Impl {
 
   const PostgresOptions options;
   mutable Pool pool;
+  // awaitWork's own connection, LISTENing on channel(); opened on first use.
+  mutable std::mutex listenMu;
+  mutable std::unique_ptr<Connection> listener;  // GUARDED_BY(listenMu)
   // The metadata this store last wrote per execution: what a one-statement append plans from.
   static constexpr std::size_t kMaxKnown = 4096;
   mutable std::mutex knownMu;
@@ -345,6 +355,7 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
     if (!kernel::isCurrentLease(current, lease)) return;
     current->released = true;
     schema::writeLease(conn, *current, false);
+    impl_->notifyWork(conn);
   });
 }
 
@@ -379,6 +390,23 @@ std::vector<Lease> PostgresEventStore::claimRunnable(const ClaimRequest& request
     }
     return claimed;
   });
+}
+
+bool PostgresEventStore::awaitWork(int64_t timeoutMillis) const {
+  std::lock_guard lock(impl_->listenMu);
+  auto& listener = impl_->listener;
+  try {
+    if (!listener) {
+      auto conn = std::make_unique<Connection>(impl_->options.url, impl_->options.schema);
+      std::string listen = "LISTEN \"" + impl_->channel() + "\"";
+      conn->run(listen.c_str(), "listen for work");
+      listener = std::move(conn);
+    }
+    return listener->awaitNotification(timeoutMillis);
+  } catch (const UnavailableError&) {
+    listener.reset();  // the server is away: wait as a poll would, listen again next time
+    return EventStore::awaitWork(timeoutMillis);
+  }
 }
 
 std::optional<Lease> PostgresEventStore::currentLease(const std::string& executionId) const {

@@ -142,6 +142,27 @@ TEST_F(PostgresCli, ARunSubmittedOnOneMachineIsRunByAWorkerOnAnother) {
   EXPECT_EQ(readLines(witness()).size(), 4u) << "each step ran once";
 }
 
+// LISTEN/NOTIFY: a worker that polls once a minute starts a run submitted on another machine
+// within seconds.
+TEST_F(PostgresCli, ASubmissionWakesAWaitingWorkerLongBeforeItsPoll) {
+  Child worker({"--home", home("b"), "worker", "--poll-ms", "60000"}, dir_, env_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // its first look found nothing
+  auto submittedAt = std::chrono::steady_clock::now();
+  ASSERT_EQ(0, cli({"run", "example.steps", "--id", "n1", "--input", stepsInput(2, 0), "--submit"})
+                   .exitCode);
+  bool completed = false;
+  while (!completed && std::chrono::steady_clock::now() - submittedAt < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Outcome listed = cli({"ls", "--json"}, "a");
+    completed = listed.exitCode == 0 && listed.json().at(0).at("status") == "completed";
+  }
+  EXPECT_TRUE(completed) << "the worker slept through the submission";
+  worker.kill(SIGTERM);
+  Outcome said = worker.wait();
+  outputs_.push_back(said.out + said.err);
+  EXPECT_NE(said.out.find("n1: completed"), std::string::npos) << said.out;
+}
+
 TEST_F(PostgresCli, AConfigFilesStorageUrlMovesEveryStoreAndConfigCheckHidesThePassword) {
   TempDir config("pgconfig");  // the file holds the password: outside the checked folder
   std::string file = config / "loom.toml";

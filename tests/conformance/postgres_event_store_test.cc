@@ -5,7 +5,9 @@
 
 #include <gmock/gmock.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "event_store_conformance.h"
@@ -161,6 +163,39 @@ TEST_F(PostgresEventStoreTest, AnAppendByAnotherProcessSendsTheRunnerBackToTheTr
   EXPECT_EQ(5u, runner.read("e1").size());  // every row there, the reading rules hold
   // An id the server cannot hold as text is a typed refusal, not a lost append.
   EXPECT_THROW(runner.append(std::string("bad\xff", 4), 1, {started()}), InvalidArgumentError);
+}
+
+// LISTEN/NOTIFY: a worker waiting on one store hears a submission and a released lease made
+// through another (another machine), long before its poll would; with no news it times out;
+// a listener the server dropped is opened again.
+TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOtherStores) {
+  postgres::migrate(options());
+  postgres::PostgresOptions o = options();
+  o.url += "?application_name=" + o.schema;
+  postgres::PostgresEventStore worker(o);
+  postgres::PostgresEventStore other(options());
+  auto heardWithin = [&](const std::function<void()>& news) {
+    EXPECT_FALSE(worker.awaitWork(0)) << "news nobody sent";
+    std::atomic<bool> heard{false};
+    auto t0 = std::chrono::steady_clock::now();
+    std::thread waiting([&] { heard = worker.awaitWork(20'000); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it is listening
+    news();
+    waiting.join();
+    EXPECT_TRUE(heard.load());
+    return std::chrono::steady_clock::now() - t0;
+  };
+  EXPECT_LT(heardWithin([&] { other.append("e1", 1, {started()}); }), std::chrono::seconds(10));
+  LeaseRequest request{"e1", LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, std::nullopt};
+  Lease lease = other.acquireLease(request);
+  EXPECT_LT(heardWithin([&] { other.releaseLease(lease); }), std::chrono::seconds(10));
+
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(worker.awaitWork(300)) << "steps and heartbeats are not news";
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+  dropConnections(o.schema);
+  EXPECT_FALSE(worker.awaitWork(50)) << "a lost listener is not news";
+  EXPECT_LT(heardWithin([&] { other.append("e2", 1, {started()}); }), std::chrono::seconds(10));
 }
 
 TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) {

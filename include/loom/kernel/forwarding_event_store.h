@@ -47,6 +47,9 @@ class ForwardingEventStore : public EventStore {
   std::vector<Lease> claimRunnable(const ClaimRequest& request) override {
     return target_.claimRunnable(request);
   }
+  bool awaitWork(int64_t timeoutMillis) const override {
+    return target_.awaitWork(timeoutMillis);
+  }
   int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
                        std::vector<Event> events) override {
     return target_.appendLeased(lease, expectedNextSeq, std::move(events));

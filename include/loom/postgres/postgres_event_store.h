@@ -60,6 +60,11 @@ class PostgresEventStore : public kernel::EventStore {
   // One transaction: the runnable executions' rows locked FOR UPDATE SKIP LOCKED (expiry by
   // the server's clock), their leases granted by the shared rules.
   std::vector<kernel::Lease> claimRunnable(const ClaimRequest& request) override;
+  // LISTEN on a connection of this store's own to the schema's channel ("loom_<schema>"),
+  // which every store's transaction that starts an execution or releases a lease NOTIFYs. A
+  // lost listener is opened again on the next call (work announced meanwhile is found by the
+  // caller's next claim).
+  bool awaitWork(int64_t timeoutMillis) const override;
 
  private:
   struct Impl;
