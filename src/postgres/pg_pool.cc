@@ -1,5 +1,9 @@
 #include "pg_pool.h"
 
+#include <algorithm>
+#include <map>
+#include <utility>
+
 namespace loom::postgres {
 
 int64_t nowMillis(Connection& conn, const std::shared_ptr<const Clock>& clock) {
@@ -20,22 +24,47 @@ void commit(Connection& conn) {
   }
 }
 
-Pool::Pool(std::string url, std::string schema, std::size_t maxIdle)
-    : url_(std::move(url)), schema_(std::move(schema)), maxIdle_(maxIdle) {
-  requireIdentifier(schema_);
+namespace {
+
+// The process's shared pool states, by url and schema; an entry lives while a Pool uses it.
+std::shared_ptr<Pool::Shared> sharedState(const std::string& url, const std::string& schema,
+                                          std::size_t maxIdle) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, std::string>, std::weak_ptr<Pool::Shared>> states;
+  std::lock_guard lock(mu);
+  auto& slot = states[{url, schema}];
+  std::shared_ptr<Pool::Shared> state = slot.lock();
+  if (!state) {
+    state = std::make_shared<Pool::Shared>();
+    state->url = url;
+    state->schema = schema;
+    slot = state;
+  }
+  std::lock_guard stateLock(state->mu);
+  state->maxIdle = std::max(state->maxIdle, maxIdle);
+  return state;
 }
+
+}  // namespace
+
+Pool::Pool(std::string url, std::string schema, std::size_t maxIdle) {
+  requireIdentifier(schema);
+  shared_ = sharedState(url, schema, maxIdle);
+}
+
+const std::string& Pool::schema() const { return shared_->schema; }
 
 Pool::PoolLease Pool::acquire() {
   {
-    std::lock_guard lock(mu_);
-    while (!idle_.empty()) {
-      auto conn = std::move(idle_.back());
-      idle_.pop_back();
+    std::lock_guard lock(shared_->mu);
+    while (!shared_->idle.empty()) {
+      auto conn = std::move(shared_->idle.back());
+      shared_->idle.pop_back();
       // One closed by the server while idle is dropped here, before anything is sent on it.
       if (conn->stillOpen()) return PoolLease(*this, std::move(conn), true);
     }
   }
-  return PoolLease(*this, std::make_unique<Connection>(url_, schema_), false);
+  return PoolLease(*this, std::make_unique<Connection>(shared_->url, shared_->schema), false);
 }
 
 Pool::PoolLease Pool::begin(const char* beginSql) {
@@ -45,7 +74,7 @@ Pool::PoolLease Pool::begin(const char* beginSql) {
       conn->run(beginSql, "begin a transaction");
       return conn;
     } catch (const UnavailableError&) {
-      if (!conn.reused() || !conn->broken() || attempt > maxIdle_) throw;
+      if (!conn.reused() || !conn->broken() || attempt > shared_->maxIdle) throw;
     }
   }
 }
@@ -63,8 +92,8 @@ void Pool::giveBack(std::unique_ptr<Connection> conn) {
     }
   }
   if (conn->broken()) return;
-  std::lock_guard lock(mu_);
-  if (idle_.size() < maxIdle_) idle_.push_back(std::move(conn));
+  std::lock_guard lock(shared_->mu);
+  if (shared_->idle.size() < shared_->maxIdle) shared_->idle.push_back(std::move(conn));
 }
 
 }  // namespace loom::postgres

@@ -1,5 +1,7 @@
-// A pool of connections to one server and schema. acquire() hands out an idle connection or
-// opens a new one (it never waits, so a caller holding one may take another: a scan's visitor
+// A pool of connections to one server and schema, shared by every Pool of this process for the
+// same url and schema (each store of a process makes its own Pool: they share the idle
+// connections, so a process keeps at most maxIdle of them, not maxIdle per store). acquire()
+// hands out an idle connection or opens a new one (it never waits, so a caller holding one may take another: a scan's visitor
 // calling back into its store); a connection comes back when its PoolLease ends, rolled back
 // if a transaction was left open, and is dropped when broken or when maxIdle are idle already.
 // Thread-safe.
@@ -47,16 +49,21 @@ class Pool {
   // A connection with `beginSql` (its BEGIN) run on it. A connection the server dropped while
   // it sat idle (a restart, a failover) is replaced: nothing was sent but the BEGIN.
   PoolLease begin(const char* beginSql);
-  const std::string& schema() const { return schema_; }
+  const std::string& schema() const;
+
+  // What the Pools of one url and schema share.
+  struct Shared {
+    std::string url;
+    std::string schema;
+    std::size_t maxIdle = 0;
+    std::mutex mu;
+    std::vector<std::unique_ptr<Connection>> idle;  // GUARDED_BY(mu)
+  };
 
  private:
   void giveBack(std::unique_ptr<Connection> conn);
 
-  const std::string url_;
-  const std::string schema_;
-  const std::size_t maxIdle_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;
+  std::shared_ptr<Shared> shared_;
 };
 
 // Runs `read(connection)`; when a connection that sat idle in the pool turns out dropped by the

@@ -11,6 +11,10 @@
 #include <thread>
 
 #include "event_store_conformance.h"
+#include "loom/postgres/postgres_blob_ledger.h"
+#include "loom/postgres/postgres_content_store.h"
+#include "loom/postgres/postgres_kill_switch.h"
+#include "loom/postgres/postgres_snapshot_store.h"
 #include "loom/util/error.h"
 #include "postgres/pg_connection.h"
 #include "support/postgres_server.h"
@@ -196,6 +200,26 @@ TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOthe
   dropConnections(o.schema);
   EXPECT_FALSE(worker.awaitWork(50)) << "a lost listener is not news";
   EXPECT_LT(heardWithin([&] { other.append("e2", 1, {started()}); }), std::chrono::seconds(10));
+}
+
+// Every store of a process shares one pool per url and schema: a booted app (six stores) keeps
+// one idle connection, not one per store, so workers fit the server's max_connections.
+TEST_F(PostgresEventStoreTest, TheStoresOfAProcessShareTheirConnections) {
+  postgres::migrate(options());
+  postgres::PostgresOptions o = options();
+  o.url += "?application_name=" + o.schema + "_share";
+  postgres::PostgresEventStore events(o);
+  postgres::PostgresSnapshotStore snapshots(o);
+  postgres::PostgresContentStore blobs(o);
+  postgres::PostgresKillSwitchRows stops(o);
+  postgres::PostgresBlobLedgerRows ledger(o);
+  events.append("e1", 1, {started()});
+  blobs.put("bytes");
+  stops.list();
+  auto count = admin().execDynamic(
+      "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+      {postgres::Param::text(o.schema + "_share")}, "test");
+  EXPECT_EQ(count.int64(0, 0), 1) << "each store kept a connection of its own";
 }
 
 TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) {
