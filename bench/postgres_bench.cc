@@ -5,6 +5,9 @@
 // LOOM_TEST_POSTGRES_URL); `eval "$(scripts/postgres-test-cluster.sh start)"` starts one.
 #include <benchmark/benchmark.h>
 
+#include <future>
+#include <vector>
+
 #include <cstdlib>
 #include <optional>
 #include <random>
@@ -113,6 +116,35 @@ void BM_PgRuntimeStep(benchmark::State& state) {
   reportRoundTrips(state, before, steps);
 }
 BENCHMARK(BM_PgRuntimeStep)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// 64 runs at once in one process (64 runtime threads), 20 steps each: steps/s on one server,
+// the "64 concurrent runs" beside DBOS's (bench/dbos/dbos_bench.mjs).
+void BM_PgConcurrentRuns(benchmark::State& state) {
+  if (!needServer(state)) return;
+  auto options = freshSchema();
+  const int runs = static_cast<int>(state.range(0));
+  options.maxIdleConnections = static_cast<std::size_t>(state.range(1));
+  postgres::migrate(options);
+  postgres::PostgresEventStore store(options);
+  effects::TaskRegistry tasks;
+  workflow::RuntimeOptions rtOptions;
+  rtOptions.workers = static_cast<unsigned>(runs);
+  workflow::WorkflowRuntime rt(store, registry(), tasks, nullptr, rtOptions);
+  constexpr int64_t kSteps = 20;
+  int64_t before = postgres::roundTrips(), steps = 0;
+  for (auto _ : state) {
+    std::vector<std::future<workflow::RunResult>> running;
+    for (int i = 0; i < runs; ++i) {
+      running.push_back(rt.startAsync("bench.steps", json::value{{"steps", kSteps}}, {}));
+    }
+    for (auto& r : running) benchmark::DoNotOptimize(r.get());
+    steps += kSteps * runs;
+  }
+  state.counters["steps/s"] = benchmark::Counter(static_cast<double>(steps),
+                                                 benchmark::Counter::kIsRate);
+  reportRoundTrips(state, before, steps);
+}
+BENCHMARK(BM_PgConcurrentRuns)->Args({64, 8})->Args({64, 64})->ArgNames({"runs", "idle"})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -24,7 +24,9 @@ struct PostgresOptions {
   std::string schema = "loom";
   // Lease times; nullptr (the default): the server's clock, shared by every machine.
   std::shared_ptr<const Clock> clock;
-  std::size_t maxIdleConnections = 8;
+  // Idle connections the process keeps (its stores share them): as many as statements ran at
+  // once, up to this; a process running one run at a time keeps one or two.
+  std::size_t maxIdleConnections = 64;
 };
 
 // The layout version of Loom's tables in a schema (meta 'schema_version').
