@@ -16,6 +16,7 @@
 #include "loom/kernel/lease.h"
 #include "loom/kernel/version.h"
 #include "loom/postgres/postgres_event_store.h"
+#include "loom/sweep/archive.h"
 #include "postgres/migrate_home.h"
 #include "postgres/pg_connection.h"
 
@@ -106,6 +107,20 @@ std::shared_ptr<content::ContentStore> recordedBlobs(const app::StorageLocation&
   return app::openContentStore(config, systemClock());
 }
 
+// Archive segments stay in the home folder, where the sweep on the server cannot see the
+// blobs they cite: refused until they have been dealt with.
+void requireNoArchive(const app::StorageLocation& home) {
+  std::size_t segments = sweep::Archive(home.home / "archive").segmentPaths().size();
+  if (segments > 0) {
+    throw FailedPreconditionError(
+        "the home holds " + std::to_string(segments) + " archive segment(s) in " +
+        (home.home / "archive").string() +
+        " (`loom retention run`); archives do not move to PostgreSQL, and the sweep there "
+        "would delete the blobs they cite: `loom export` what you must keep, then move the "
+        "folder out of the home, and run `loom migrate-home` again");
+  }
+}
+
 // Refuses while a process runs one of the home's executions: its next steps would be
 // written to the home after the copy.
 void requireNothingRunning(const kernel::EventStore& events) {
@@ -163,6 +178,7 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
                          : !session.options().databaseSchema.empty() ? session.options().databaseSchema
                                                                      : std::string("loom");
     app::StorageLocation home = embeddedHome(session);
+    requireNoArchive(home);
     HomeLock sweep(home, "sweep");
     HomeLock erase(home, "erase");
     HomeLock retention(home, "retention");

@@ -183,8 +183,9 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
                        : codeConfig_ ? *codeConfig_
                                      : app::Config{};
   if (options_.homeGiven || !fromFile) config.storage.home = options_.home;
-  if (!options_.databaseUrl.empty()) {  // LOOM_DATABASE_URL wins, as --home does
-    app::StorageLocation where = location();
+  // LOOM_DATABASE_URL and LOOM_DATABASE_SCHEMA win, as --home does: boot opens the stores
+  // location() names.
+  if (app::StorageLocation where = location(); where.onPostgres()) {
     config.storage.url = where.url;
     config.storage.schema = where.schema;
   }

@@ -66,9 +66,19 @@ bool OtherExecutions::snapshotCounts(const kernel::Snapshot& snapshot,
 
 int64_t OtherExecutions::strikeTrustedRefs(IdSet& candidates, int concurrency) const {
   const std::size_t before = candidates.size();
+  // Only the logs that may cite a candidate, when the store can tell (a server-side search).
+  std::vector<std::string> toRead;
+  if (auto may = candidates.empty() ? std::nullopt
+                                    : sources_.events->executionsThatMayCite(candidates)) {
+    for (const auto& id : live_) {
+      if (may->contains(id)) toRead.push_back(id);
+    }
+  } else {
+    toRead = live_;
+  }
   SharedCandidates shared(candidates);
-  detail::forEachIndexInParallel(live_.size(), concurrency, [&](std::size_t i) {
-    sources_.events->scan(live_[i], 1, [&](const kernel::Event& e) { shared.strike(e); });
+  detail::forEachIndexInParallel(toRead.size(), concurrency, [&](std::size_t i) {
+    sources_.events->scan(toRead[i], 1, [&](const kernel::Event& e) { shared.strike(e); });
     return !shared.empty();
   });
   if (sources_.archive != nullptr && !shared.empty()) {

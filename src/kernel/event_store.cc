@@ -53,6 +53,10 @@ std::vector<Lease> EventStore::claimRunnable(const ClaimRequest& request) {
   return claimed;
 }
 
+std::optional<EventStore::AddressSet> EventStore::executionsThatMayCite(const AddressSet&) const {
+  return std::nullopt;
+}
+
 bool EventStore::awaitWork(int64_t timeoutMillis) const {
   if (timeoutMillis > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeoutMillis));
   return false;

@@ -1,5 +1,7 @@
 #include "migrate_home.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -54,20 +56,57 @@ std::vector<std::string> homeExecutions(const HomeSource& from, const PostgresEv
   return ids;
 }
 
-void copyExecutions(const HomeSource& from, const std::vector<std::string>& ids,
-                    PostgresEventStore& to, MigrateHomeReport& report) {
+// Copies each log (one transaction each: whole or not at all); a log an earlier try copied is
+// verified, and completed when the home's log has grown since (a run went on meanwhile).
+// Returns each execution's next seq as copied.
+std::map<std::string, int64_t> copyExecutions(const HomeSource& from,
+                                              const std::vector<std::string>& ids,
+                                              PostgresEventStore& to, MigrateHomeReport& report) {
+  std::map<std::string, int64_t> copied;
   for (const auto& id : ids) {
     std::vector<kernel::Event> events = readLog(from.events, id);
-    if (to.info(id)) {
-      ++report.alreadyThere;
+    std::vector<kernel::Event> there = to.info(id) ? readLog(to, id) : std::vector<kernel::Event>{};
+    if (there.empty()) {
+      to.append(id, 1, events);
     } else {
-      to.append(id, 1, events);  // one transaction: an execution is copied whole or not at all
+      ++report.alreadyThere;
+      std::vector<kernel::Event> prefix(events.begin(),
+                                        events.begin() + static_cast<std::ptrdiff_t>(
+                                                             std::min(there.size(), events.size())));
+      if (there.size() < events.size() && digestOf(prefix) == digestOf(there)) {
+        std::vector<kernel::Event> rest(events.begin() + static_cast<std::ptrdiff_t>(there.size()),
+                                        events.end());
+        to.append(id, static_cast<int64_t>(there.size()) + 1, rest);
+      }
     }
     if (digestOf(readLog(to, id)) != digestOf(events)) {
       refuse("execution '" + id + "' in the schema differs from the home's log");
     }
     ++report.executions;
     report.events += static_cast<int64_t>(events.size());
+    copied[id] = static_cast<int64_t>(events.size()) + 1;
+  }
+  return copied;
+}
+
+// Refuses when the home changed while it was copied (a run or a signal wrote to it): what was
+// written after its log was read is not in the schema. A second try copies the rest.
+void requireUnchanged(const HomeSource& from, const std::map<std::string, int64_t>& copied,
+                      int64_t controlEvents) {
+  std::string changed;
+  kernel::forEachExecution(from.events, {}, [&](const kernel::ExecutionInfo& info) {
+    auto it = copied.find(info.id);
+    if (changed.empty() && (it == copied.end() || it->second != info.nextSeq)) changed = info.id;
+  });
+  if (changed.empty() &&
+      static_cast<int64_t>(from.events.readControl(1).size()) != controlEvents) {
+    changed = "(the control log)";
+  }
+  if (!changed.empty()) {
+    throw FailedPreconditionError(
+        "loom migrate-home: the home changed while it was copied (execution " + changed +
+        " was written to by another loom process); stop every loom process using the home, "
+        "then run `loom migrate-home` again: it verifies what is copied and copies the rest");
   }
 }
 
@@ -86,7 +125,9 @@ void copyBlobs(const HomeSource& from, const PostgresOptions& to, MigrateHomeRep
   PostgresContentStore blobs(to);
   from.blobs->forEachBlob([&](const content::BlobInfo& info) {
     std::optional<std::string> bytes = from.blobs->get(info.address);
-    if (!bytes) return;  // deleted by a sweep since it was listed
+    if (!bytes) {  // the sweep is locked out: listed and gone is data missing, not reclaimed
+      refuse("blob " + info.address + " is listed by the home's content store but cannot be read");
+    }
     if (blobs.put(*bytes) != info.address) {
       refuse("blob " + info.address + " of the home's content store is not the SHA-256 of its "
              "bytes (a corrupt file: restore it from a backup)");
@@ -209,7 +250,7 @@ MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
   progress("blobs");
   copyBlobs(from, to, report);  // before the logs that cite them
   progress("execution logs");
-  copyExecutions(from, ids, events, report);
+  std::map<std::string, int64_t> copied = copyExecutions(from, ids, events, report);
   copyControl(from, events, report);
   progress("snapshots");
   PostgresSnapshotStore snapshots(to);
@@ -217,6 +258,7 @@ MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
     snapshots.put(s);
     ++report.snapshots;
   });
+  requireUnchanged(from, copied, report.controlEvents);
   return report;
 }
 

@@ -40,8 +40,9 @@ std::shared_ptr<Pool::Shared> sharedState(const std::string& url, const std::str
     state->schema = schema;
     slot = state;
   }
-  std::lock_guard stateLock(state->mu);
-  state->maxIdle = std::max(state->maxIdle, maxIdle);
+  std::size_t seen = state->maxIdle.load();
+  while (seen < maxIdle && !state->maxIdle.compare_exchange_weak(seen, maxIdle)) {
+  }
   return state;
 }
 

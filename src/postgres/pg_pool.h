@@ -7,6 +7,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,7 +56,7 @@ class Pool {
   struct Shared {
     std::string url;
     std::string schema;
-    std::size_t maxIdle = 0;
+    std::atomic<std::size_t> maxIdle{0};
     std::mutex mu;
     std::vector<std::unique_ptr<Connection>> idle;  // GUARDED_BY(mu)
   };

@@ -1,5 +1,6 @@
 #include "loom/postgres/postgres_event_store.h"
 
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
@@ -56,7 +57,9 @@ struct PostgresEventStore::Impl {
   }
 
   // The schema's channel of news for workers (awaitWork).
-  std::string channel() const { return "loom_" + options.schema; }
+  // At most 63 bytes, PostgreSQL's identifier length (two schemas that share a long prefix
+  // share a channel: a worker may wake for nothing, never sleep through news).
+  std::string channel() const { return ("loom_" + options.schema).substr(0, 63); }
   void notifyWork(Connection& conn) const {
     conn.exec("SELECT pg_notify($1, '')", {Param::text(channel())}, "notify the workers");
   }
@@ -198,6 +201,8 @@ struct PostgresEventStore::Impl {
   // awaitWork's own connection, LISTENing on channel(); opened on first use.
   mutable std::mutex listenMu;
   mutable std::unique_ptr<Connection> listener;  // GUARDED_BY(listenMu)
+  // When the listener last could not connect: it is not tried again for a second.
+  mutable std::chrono::steady_clock::time_point listenFailedAt;  // GUARDED_BY(listenMu)
   // The metadata this store last wrote per execution: what a one-statement append plans from.
   static constexpr std::size_t kMaxKnown = 4096;
   mutable std::mutex knownMu;
@@ -364,6 +369,18 @@ std::vector<Lease> PostgresEventStore::claimRunnable(const ClaimRequest& request
   json::array skip;
   for (const auto& id : request.skip) skip.emplace_back(id);
   std::string skipJson = json::toText(json::value(std::move(skip)));
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return claimIn(request, skipJson);
+    } catch (const ConflictError&) {
+      // A runner inserted a lease row we were inserting too: the claim runs again.
+      if (attempt >= 5) throw;
+    }
+  }
+}
+
+std::vector<Lease> PostgresEventStore::claimIn(const ClaimRequest& request,
+                                               const std::string& skipJson) {
   return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
     int64_t now = postgres::nowMillis(conn, impl_->options.clock);
     Result rows = conn.exec(
@@ -392,20 +409,61 @@ std::vector<Lease> PostgresEventStore::claimRunnable(const ClaimRequest& request
   });
 }
 
+std::optional<kernel::EventStore::AddressSet> PostgresEventStore::executionsThatMayCite(
+    const AddressSet& addresses) const {
+  json::array list;
+  for (const auto& a : addresses) list.emplace_back(a);
+  std::string listJson = json::toText(json::value(std::move(list)));
+  // A sealed payload's text cannot be searched: its log is read in the client.
+  const std::string sealed = "\"" + std::string(kernel::kSealedKey) + "\":{";
+  Result r = withConnection(impl_->pool, [&](Connection& conn) {
+    return conn.exec(
+        "WITH wanted AS (SELECT convert_to(a, 'UTF8') AS bytes "
+        "FROM jsonb_array_elements_text($1::text::jsonb) AS a) "
+        "SELECT DISTINCT e.execution_id FROM events e WHERE "
+        "position(convert_to($2, 'UTF8') IN e.body) > 0 OR "
+        "EXISTS (SELECT 1 FROM wanted w WHERE position(w.bytes IN e.body) > 0)",
+        {Param::text(listJson), Param::text(sealed)}, "find logs citing addresses");
+  });
+  AddressSet ids;
+  for (int row = 0; row < r.rows(); ++row) ids.emplace(r.text(row, 0));
+  return ids;
+}
+
 bool PostgresEventStore::awaitWork(int64_t timeoutMillis) const {
+  using std::chrono::milliseconds;
+  using std::chrono::steady_clock;
   std::lock_guard lock(impl_->listenMu);
   auto& listener = impl_->listener;
-  try {
-    if (!listener) {
+  const auto until = steady_clock::now() + milliseconds(timeoutMillis);
+  auto left = [&] {
+    return std::max<int64_t>(
+        0, std::chrono::duration_cast<milliseconds>(until - steady_clock::now()).count());
+  };
+  if (!listener) {
+    // A server that refused a moment ago is not asked again for a second (a worker waits in
+    // slices of 20 ms): wait out the rest of that second, or the timeout if it ends first.
+    auto retryAt = impl_->listenFailedAt + std::chrono::seconds(1);
+    if (steady_clock::now() < retryAt) {
+      auto pause = std::min(until, retryAt) - steady_clock::now();
+      EventStore::awaitWork(std::chrono::duration_cast<milliseconds>(pause).count());
+      if (left() == 0) return false;
+    }
+    try {
       auto conn = std::make_unique<Connection>(impl_->options.url, impl_->options.schema);
       std::string listen = "LISTEN \"" + impl_->channel() + "\"";
       conn->run(listen.c_str(), "listen for work");
       listener = std::move(conn);
+    } catch (const UnavailableError&) {
+      impl_->listenFailedAt = steady_clock::now();
+      return EventStore::awaitWork(left());  // wait as a poll would
     }
-    return listener->awaitNotification(timeoutMillis);
+  }
+  try {
+    return listener->awaitNotification(left());
   } catch (const UnavailableError&) {
-    listener.reset();  // the server is away: wait as a poll would, listen again next time
-    return EventStore::awaitWork(timeoutMillis);
+    listener.reset();  // lost (a restart): listen again on the next call
+    return EventStore::awaitWork(left());
   }
 }
 

@@ -250,10 +250,15 @@ TEST_F(PostgresCli, ErasureExportAndTheSweepWorkOnTheSharedSchema) {
   ASSERT_EQ(0, bob.exitCode) << bob.err;
   EXPECT_NE(bob.out.find("Read the first pages"), std::string::npos) << "bob's run is intact";
 
-  Outcome swept = cli({"sweep"}, "c", key);
+  // Bob's run still cites the pages both runs fetched: the sweep keeps every blob, and bob's
+  // export, which reads them, still works.
+  Outcome swept = cli({"sweep", "--json"}, "c", key);
   ASSERT_EQ(0, swept.exitCode) << swept.err;
-  Outcome resumedBob = cli({"log", "e2", "--json"}, "c", key);
-  EXPECT_EQ(0, resumedBob.exitCode) << resumedBob.err;
+  EXPECT_EQ(swept.json().at("deleted"), 0);
+  EXPECT_GT(swept.json().at("kept").at("loadBearing").to_number<int64_t>(), 0);
+  Outcome bobExport = cli({"export", "bob"}, "c", key);
+  EXPECT_EQ(0, bobExport.exitCode) << bobExport.err;
+  EXPECT_NE(bobExport.out.find("\"e2\""), std::string::npos);
 }
 
 // `loom migrate-home`: an embedded home with sealed, erased, offloaded, parked and orphaned
@@ -332,6 +337,23 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
   EXPECT_GE(resumed.json().at("replayedSteps").to_number<int64_t>() + 1,
             static_cast<int64_t>(linesAtKill))
       << "the steps recorded at home are replayed on the server, not run again";
+
+  // A home with archive segments is refused: the sweep on the server could not see them.
+  std::string retention = dir_ / "retention.toml";
+  std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n";
+  ASSERT_EQ(0, runLoom({"--home", home("archived"), "run", "example.steps", "--id", "a1",
+                        "--input", "{\"steps\":1}"},
+                       dir_, embedded)
+                   .exitCode);
+  ASSERT_EQ(0, runLoom({"--home", home("archived"), "retention", "run", "--config", retention},
+                       dir_, embedded)
+                   .exitCode);
+  Outcome archived = runLoom(
+      {"--home", home("archived"), "migrate-home", "--to", url_, "--schema", schema_}, dir_,
+      embedded);
+  outputs_.push_back(archived.out + archived.err);
+  EXPECT_EQ(1, archived.exitCode);
+  EXPECT_NE(archived.err.find("archive segment"), std::string::npos) << archived.err;
 
   // A schema never migrated, and one holding runs the home does not, are refused.
   std::string otherSchema = schema_ + "_other";

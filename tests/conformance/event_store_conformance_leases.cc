@@ -241,5 +241,18 @@ TEST_P(EventStoreConformance, ConcurrentClaimersSplitTheRunsAndNeverShareOne) {
   EXPECT_EQ(unique.size(), static_cast<std::size_t>(kRuns)) << "a run was never claimed";
 }
 
+// Erasure's owner-set check reads only the logs executionsThatMayCite names: a store that
+// names any must name every log whose stored form holds a wanted address.
+TEST_P(EventStoreConformance, ExecutionsThatMayCiteNeverLeaveOutALogHoldingTheAddress) {
+  const std::string a(64, 'a'), b(64, 'b');
+  store().append("cites", 1, {started(), step("s1", json::object{{"ref", a}})});
+  store().append("quiet", 1, {started(), step("s1", json::value("nothing here"))});
+  store().append("alice", 1, {started("wf", "alice"), step("s1", json::object{{"ref", b}})});
+  auto may = store().executionsThatMayCite({a, b});
+  if (!may) return;  // the store cannot tell: erasure reads every log
+  EXPECT_TRUE(may->contains("cites"));
+  EXPECT_TRUE(may->contains("alice")) << "a log holding the address (sealed or not) was left out";
+}
+
 }  // namespace
 }  // namespace loom::kernel::conformance

@@ -194,6 +194,9 @@ TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOthe
   Lease lease = other.acquireLease(request);
   EXPECT_LT(heardWithin([&] { other.releaseLease(lease); }), std::chrono::seconds(10));
 
+  Lease again = other.acquireLease(request);
+  other.appendLeased(again, 2, {step("s1")});
+  other.renewLease(again, 10'000);
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_FALSE(worker.awaitWork(300)) << "steps and heartbeats are not news";
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
@@ -220,6 +223,28 @@ TEST_F(PostgresEventStoreTest, TheStoresOfAProcessShareTheirConnections) {
       "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
       {postgres::Param::text(o.schema + "_share")}, "test");
   EXPECT_EQ(count.int64(0, 0), 1) << "each store kept a connection of its own";
+}
+
+// The server-side search of erasure's owner-set check: the logs holding a wanted address, and
+// every log with a sealed payload (its text cannot be searched), and no other.
+TEST_F(PostgresEventStoreTest, TheServerNamesTheLogsThatMayCiteAnAddress) {
+  postgres::migrate(options());
+  postgres::PostgresEventStore store(options());
+  const std::string a(64, 'a'), b(64, 'b');
+  store.append("cites-a", 1, {started(), step("s1", json::object{{"ref", a}})});
+  store.append("cites-b", 1, {started(), step("s1", json::object{{"ref", b}})});
+  store.append("quiet", 1, {started(), step("s1", json::value("nothing here"))});
+  store.append("sealed", 1, {started()});
+  store.append("sealed", 2,
+               {Event{0, EventType::kStepCompleted, kT0,
+                      json::object{{"sealed", json::object{{"subject", "s"},
+                                                           {"keyId", "k"},
+                                                           {"nonce", "n"},
+                                                           {"ciphertext", "c"}}}}}});
+  using Ids = kernel::EventStore::AddressSet;
+  EXPECT_EQ(store.executionsThatMayCite({a}), (Ids{"cites-a", "sealed"}));
+  EXPECT_EQ(store.executionsThatMayCite({a, b}), (Ids{"cites-a", "cites-b", "sealed"}));
+  EXPECT_EQ(store.executionsThatMayCite({std::string(64, 'c')}), (Ids{"sealed"}));
 }
 
 TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,15 @@ class EventStore {
   // timeout and returns false: the caller polls. A shared store listens on a connection of its
   // own (PostgreSQL: LISTEN/NOTIFY), so a submission on one machine wakes workers on others.
   virtual bool awaitWork(int64_t timeoutMillis) const;
+
+  // For erasure's owner-set check: the executions whose stored log may cite one of
+  // `addresses` (its stored text holds one, or it is sealed and its text cannot be searched),
+  // so the caller reads only those logs; every execution that cites one is in it. nullopt
+  // (the default): the store cannot tell without reading every log, and the caller reads
+  // them all. A shared store searches in the server (PostgreSQL: one scan of the events
+  // table), sending back ids instead of every log.
+  using AddressSet = std::set<std::string, std::less<>>;
+  virtual std::optional<AddressSet> executionsThatMayCite(const AddressSet& addresses) const;
 };
 
 // Appends `event` at the end of the control log, whatever other writers append meanwhile: on a

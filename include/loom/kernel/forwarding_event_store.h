@@ -50,6 +50,9 @@ class ForwardingEventStore : public EventStore {
   bool awaitWork(int64_t timeoutMillis) const override {
     return target_.awaitWork(timeoutMillis);
   }
+  std::optional<AddressSet> executionsThatMayCite(const AddressSet& addresses) const override {
+    return target_.executionsThatMayCite(addresses);
+  }
   int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
                        std::vector<Event> events) override {
     return target_.appendLeased(lease, expectedNextSeq, std::move(events));

@@ -67,8 +67,13 @@ class PostgresEventStore : public kernel::EventStore {
   // lost listener is opened again on the next call (work announced meanwhile is found by the
   // caller's next claim).
   bool awaitWork(int64_t timeoutMillis) const override;
+  // One scan of the events table in the server: the ids of logs whose stored text holds an
+  // address, or a sealed payload.
+  std::optional<AddressSet> executionsThatMayCite(const AddressSet& addresses) const override;
 
  private:
+  std::vector<kernel::Lease> claimIn(const ClaimRequest& request, const std::string& skipJson);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
