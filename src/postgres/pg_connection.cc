@@ -64,15 +64,16 @@ std::string bigEndian(int64_t v) {
 
 std::string redactUrl(std::string_view url) {
   std::string out(url);
-  // postgresql://user:password@host/... -> postgresql://user:***@host/...
+  // postgresql://user:password@host/... -> postgresql://user:***@host/... The password runs
+  // to the last '@' before the parameters, so one written with a raw '@' or '/' (not
+  // percent-encoded) is hidden whole.
   auto scheme = out.find("://");
   if (scheme != std::string::npos) {
     auto start = scheme + 3;
-    auto at = out.find('@', start);
-    auto slash = out.find('/', start);
+    auto query = out.find('?', start);
+    auto at = out.rfind('@', query == std::string::npos ? std::string::npos : query - 1);
     auto colon = out.find(':', start);
-    if (at != std::string::npos && (slash == std::string::npos || at < slash) &&
-        colon != std::string::npos && colon < at) {
+    if (at != std::string::npos && at >= start && colon != std::string::npos && colon < at) {
       out.replace(colon + 1, at - colon - 1, "***");
     }
   }

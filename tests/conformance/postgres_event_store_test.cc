@@ -120,6 +120,12 @@ TEST_F(PostgresEventStoreTest, AnUnreachableServerIsUnavailableAndNoMessageHolds
   EXPECT_EQ("host=h password=*** user=u", postgres::redactUrl("host=h password=pw user=u"));
   EXPECT_EQ("host=h password = *** user=u", postgres::redactUrl("host=h password = pw user=u"));
   EXPECT_EQ("host=h password=*** user=u", postgres::redactUrl("host=h password='a b' user=u"));
+  // A password written with a raw '@' or '/' (not percent-encoded) is hidden whole.
+  EXPECT_THAT(postgres::redactUrl("postgresql://u:pa@ss@h/db"), Not(HasSubstr("ss@")));
+  EXPECT_THAT(postgres::redactUrl("postgresql://u:pa@ss@h/db"), HasSubstr(":***@h/db"));
+  EXPECT_EQ("postgresql://u:***@h/db", postgres::redactUrl("postgresql://u:pa/ss@h/db"));
+  EXPECT_EQ("postgresql://u:***@h/db?application_name=a@b",
+            postgres::redactUrl("postgresql://u:pw@h/db?application_name=a@b"));
   EXPECT_EQ("postgresql://u:***@h/db?password=***",
             postgres::redactUrl("postgresql://u:pw@h/db?password=pw2"));
 }
