@@ -169,5 +169,57 @@ TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryR
   }
 }
 
+// Sealed runs on the shared schema, erased and exported while two workers run others: the
+// erased subject's runs read as erased, every other run completes and stays readable, and the
+// sweep afterwards deletes nothing they cite.
+TEST_F(PostgresWorkers, ErasureAndExportWhileWorkersRunSealedRuns) {
+  std::string why = postgresUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  useServer(testPostgresUrl());
+  env_.push_back("LOOM_MASTER_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+  std::string app = kExamples + "compliance.toml";
+  auto submit = [&](const std::string& id, const std::string& subject) {
+    Outcome o = cli({"run", app, "--id", id, "--subject", subject, "--submit"});
+    ASSERT_EQ(0, o.exitCode) << o.err;
+  };
+  submit("alice-1", "alice");
+  submit("alice-2", "alice");
+  Outcome first = cli({"worker", "--once"}, "a");
+  ASSERT_EQ(0, first.exitCode) << first.out << first.err;
+
+  for (int i = 1; i <= 4; ++i) {
+    submit("bob-" + std::to_string(i), "bob");
+    submit("carol-" + std::to_string(i), "carol");
+  }
+  auto a = worker("a", 2);
+  auto b = worker("b", 2);
+  Outcome erased = cli({"erase", "alice"}, "c");  // while bob's and carol's runs run
+  ASSERT_EQ(0, erased.exitCode) << erased.err;
+  Outcome exported = cli({"export", "carol"}, "c");
+  ASSERT_EQ(0, exported.exitCode) << exported.err;
+  EXPECT_EQ(exported.out.find("alice"), std::string::npos) << "another subject's data exported";
+
+  json::array listed = waitUntilAllEnded(10, std::chrono::seconds(120));
+  a->kill(SIGTERM);
+  b->kill(SIGTERM);
+  a->wait();
+  b->wait();
+  for (const auto& e : listed) {
+    std::string id(e.at("id").as_string());
+    EXPECT_EQ(e.at("status"), "completed") << id;
+    const auto* gone = e.as_object().if_contains("erased");
+    bool isAlice = id.rfind("alice", 0) == 0;
+    EXPECT_EQ(gone != nullptr && *gone == true, isAlice) << id;
+    if (isAlice) continue;
+    Outcome log = cli({"log", id}, "c");
+    EXPECT_NE(log.out.find("Read the first pages"), std::string::npos) << id << log.err;
+  }
+  Outcome swept = cli({"sweep", "--json"}, "c");
+  ASSERT_EQ(0, swept.exitCode) << swept.err;
+  EXPECT_EQ(swept.json().at("deleted"), 0) << "a blob the others cite was deleted";
+  Outcome bob = cli({"export", "bob"}, "c");
+  EXPECT_EQ(0, bob.exitCode) << bob.err;
+}
+
 }  // namespace
 }  // namespace loom::testing
