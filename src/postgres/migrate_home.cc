@@ -234,6 +234,13 @@ void copyHomeRecord(const HomeSource& from, const PostgresOptions& to) {
                                                        sealed->get_bool()}});
     }
     writeHomeRecordRow(to, name, value, false);
+    // A row the schema had already (a boot on the server) must say the same as the home's.
+    std::optional<std::string> there = readHomeRecordRow(to, name);
+    if (!there || json::parse(*there, "the schema's home record") !=
+                      json::parse(value, "the home's home record")) {
+      refuse("the schema's home record row '" + name + "' (" + there.value_or("none") +
+             ") is not the home's (" + value + "): the schema was used with another config");
+    }
   }
 }
 
