@@ -21,12 +21,22 @@
 #include "postgres/pg_connection.h"
 
 namespace loom::cli {
+namespace {
+
+// The schema a command acts on: its --schema, else LOOM_DATABASE_SCHEMA, else "loom".
+std::string schemaFor(Session& session, const std::string& given) {
+  if (!given.empty()) return given;
+  if (!session.options().databaseSchema.empty()) return session.options().databaseSchema;
+  return "loom";
+}
+
+}  // namespace
 
 Action setupDb(CLI::App& command, Session& session) {
   struct Args {
     std::string action;
     std::string url;
-    std::string schema = "loom";
+    std::string schema;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
@@ -38,12 +48,11 @@ Action setupDb(CLI::App& command, Session& session) {
                   "The PostgreSQL server: a libpq URL or connection string "
                   "(default: LOOM_DATABASE_URL)")
       ->type_name("URL");
-  CLI::Option* schemaOption =
-      command
-          .add_option("--schema", args->schema,
-                      "The PostgreSQL schema that holds Loom's tables (default: "
-                      "LOOM_DATABASE_SCHEMA, else loom)")
-          ->type_name("NAME");
+  command
+      .add_option("--schema", args->schema,
+                  "The PostgreSQL schema that holds Loom's tables (default: "
+                  "LOOM_DATABASE_SCHEMA, else loom)")
+      ->type_name("NAME");
   command.add_flag("--json", args->json,
                    "Print one JSON object {\"url\", \"schema\", \"schemaVersion\", "
                    "\"eventSchema\"} (the url with its password as ***)");
@@ -52,11 +61,9 @@ Action setupDb(CLI::App& command, Session& session) {
       "upgrades older ones, under an advisory lock so workers starting at once migrate once.\n"
       "It never downgrades: a schema of a newer Loom is refused. Run it before the first worker\n"
       "and after every upgrade of Loom; stores refuse a schema they do not know.");
-  return [&session, args, schemaOption] {
+  return [&session, args] {
     std::string url = args->url.empty() ? session.options().databaseUrl : args->url;
-    if (schemaOption->count() == 0 && !session.options().databaseSchema.empty()) {
-      args->schema = session.options().databaseSchema;
-    }
+    args->schema = schemaFor(session, args->schema);
     if (url.empty()) {
       throw UsageError(
           "`loom db migrate` needs the server: pass --url postgresql://... or set "
@@ -174,9 +181,7 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
       "after a failure: what is there is verified, the rest copied. The home is not changed:\n"
       "keep it as a backup. Then point every command at the server (LOOM_DATABASE_URL).");
   return [&session, args] {
-    std::string schema = !args->schema.empty()                   ? args->schema
-                         : !session.options().databaseSchema.empty() ? session.options().databaseSchema
-                                                                     : std::string("loom");
+    std::string schema = schemaFor(session, args->schema);
     app::StorageLocation home = embeddedHome(session);
     requireNoArchive(home);
     HomeLock sweep(home, "sweep");

@@ -113,7 +113,15 @@ void requireUnchanged(const HomeSource& from, const std::map<std::string, int64_
 void copyControl(const HomeSource& from, PostgresEventStore& to, MigrateHomeReport& report) {
   std::vector<kernel::ControlEvent> events = from.events.readControl(1);
   std::vector<kernel::ControlEvent> there = to.readControl(1);
-  if (there.empty() && !events.empty()) to.appendControl(1, events);
+  std::vector<kernel::ControlEvent> prefix(
+      events.begin(), events.begin() + static_cast<std::ptrdiff_t>(
+                                           std::min(there.size(), events.size())));
+  if (there.size() < events.size() && digestOf(prefix) == digestOf(there)) {
+    // Copied by an earlier try, or never: the home's log has grown since, copy the rest.
+    std::vector<kernel::ControlEvent> rest(
+        events.begin() + static_cast<std::ptrdiff_t>(there.size()), events.end());
+    to.appendControl(static_cast<int64_t>(there.size()) + 1, rest);
+  }
   if (digestOf(to.readControl(1)) != digestOf(events)) {
     refuse("the schema's control log differs from the home's");
   }
