@@ -11,6 +11,10 @@ packages=(
   clang libclang-rt-14-dev
 )
 
+# The inspector's browser test (tests/browser/) drives Debian's Chromium: scripts/test.sh asks
+# for it with LOOM_BOOTSTRAP_BROWSER=1, so running the demo alone does not install a browser.
+[ "${LOOM_BOOTSTRAP_BROWSER:-0}" = "1" ] && packages+=(chromium)
+
 # Node.js and npm run the MCP servers of the provider tests; any Node.js >= 18 will do, so an
 # existing installation (from Debian or elsewhere) is kept.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)

@@ -6,12 +6,15 @@
 # failure. LOOM_BUILD_JOBS caps the parallel compile jobs (default: the number of CPUs).
 # The PostgreSQL stores' tests run against a private cluster this script starts
 # (scripts/postgres-test-cluster.sh: a temporary folder, 127.0.0.1, a free port) and stops at
-# the end, whatever happens.
+# the end, whatever happens. The inspector's browser test runs Debian's Chromium (installed by
+# bootstrap with LOOM_BOOTSTRAP_BROWSER=1) through playwright-core (scripts/install-playwright.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/bootstrap.sh
+LOOM_BOOTSTRAP_BROWSER=1 ./scripts/bootstrap.sh
 ./scripts/install-mcp-servers.sh
+./scripts/install-playwright.sh
+export LOOM_TEST_BROWSER_REQUIRED=1  # the inspector's browser test must run, not skip
 pg_env=$(./scripts/postgres-test-cluster.sh start)  # fails the script if the server cannot start
 eval "$pg_env"
 trap './scripts/postgres-test-cluster.sh stop "$LOOM_TEST_POSTGRES_DIR"' EXIT

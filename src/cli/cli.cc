@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "command.h"
+#include "loom/util/error.h"
+#include "serve.h"
 #include "loom/kernel/version.h"
 
 #ifndef LOOM_VERSION
@@ -37,6 +39,8 @@ constexpr Subcommand kSubcommands[] = {
      "`loom run --submit`",
      setupWorker},
     {"ls", "List the executions in the home folder", setupLs},
+    {"serve", "Serve the inspector: a web page and an HTTP API to see and steer runs",
+     setupServe},
     {"log", "Print the events of one execution's log", setupLog},
     {"state", "Print the folded state of one execution (an agent's: its loops' state)", setupState},
     {"kill", "Stop an effect (or every effect) in every process using this home", setupKill},
@@ -104,6 +108,13 @@ void printError(std::string_view message) {
     if (c == '\n' || c == '\r') c = ' ';  // one line per error, whatever the message holds
   }
   std::cerr << "loom: " << line << std::endl;
+}
+
+// For a parent that runs this command (`loom serve`'s operations): the error's code, on a line
+// of its own after the message, when kErrorCodeLineEnv is set.
+static void printErrorCode(ErrorCode code) {
+  if (std::getenv(kErrorCodeLineEnv) == nullptr) return;
+  std::cerr << kErrorCodePrefix << errorCodeName(code) << std::endl;
 }
 
 json::value parseFlagJson(const std::string& text, std::string_view flag) {
@@ -219,9 +230,11 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
     return kExitUsage;
   } catch (const UsageError& e) {
     printError(e.what());
+    printErrorCode(e.code());
     return kExitUsage;
   } catch (const Error& e) {
     printError(e.what());
+    printErrorCode(e.code());
     return kExitFailure;
   } catch (const std::exception& e) {
     printError(std::string("internal error: ") + e.what() +

@@ -179,6 +179,7 @@ void dieWithWorkerIfAsked();
 // dieWithWorkerIfAsked; nullopt when no worker started it.
 const std::optional<kernel::ClaimedLease>& claimedLeaseFromWorker();
 Action setupLs(CLI::App& command, Session& session);
+Action setupServe(CLI::App& command, Session& session);  // serve_command.cc
 Action setupLog(CLI::App& command, Session& session);
 Action setupState(CLI::App& command, Session& session);
 Action setupKill(CLI::App& command, Session& session);
@@ -194,6 +195,11 @@ Action setupExport(CLI::App& command, Session& session);     // compliance_comma
 Action setupKeys(CLI::App& command, Session& session);       // compliance_commands.cc
 Action setupDb(CLI::App& command, Session& session);         // db_commands.cc
 Action setupMigrateHome(CLI::App& command, Session& session);  // db_commands.cc
+
+// The object `loom kill --json` and `loom killed --json` print: {"changed"?, "stops":
+// [{"effectId", "at"}]} (kill_commands.cc).
+json::object stopsJson(const std::vector<middleware::KillSwitchEntry>& stops,
+                       std::optional<bool> changed);
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
 void printError(std::string_view message);

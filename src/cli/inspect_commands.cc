@@ -1,7 +1,6 @@
 // The subcommands that read the home's event store without running anything: ls, log, state.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,8 +11,8 @@
 #include "command.h"
 #include "compliance/erase_journal.h"
 #include "compliance/event_sealing.h"
-#include "loom/agent/agent_state.h"
-#include "loom/kernel/fold.h"
+#include "inspect/run_state.h"
+#include "inspect/run_status.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/clock.h"
 #include "text.h"
@@ -25,103 +24,6 @@ namespace {
 constexpr std::size_t kTypeWidth = 19;
 // Human `loom log` shows at most this much of an event's data; --json shows all of it.
 constexpr std::size_t kMaxDataBytes = 240;
-
-json::value timestampOrNull(const std::optional<int64_t>& millis) {
-  return millis ? json::value(formatTimestamp(*millis)) : json::value(nullptr);
-}
-
-// Who runs an execution whose status is running, as `loom ls` shows it: its lease holder
-// while that one is alive, orphaned (safe to resume) otherwise.
-struct Liveness {
-  bool orphaned = false;
-  std::optional<kernel::Lease> lease;  // the last holder, if any
-  int64_t nowMillis = 0;
-};
-
-std::optional<Liveness> livenessOf(const kernel::EventStore& store,
-                                   const kernel::ExecutionInfo& info) {
-  if (info.status != kernel::ExecutionStatus::kRunning) return std::nullopt;
-  Liveness l;
-  l.lease = store.currentLease(info.id);
-  l.nowMillis = systemClock()->nowMillis();
-  l.orphaned = kernel::isOrphaned(l.lease, l.nowMillis);
-  return l;
-}
-
-// Why a parked run waits, when its last event can be read here (a sealed one without keys
-// cannot: ls shows the metadata only).
-std::optional<kernel::ParkState> parkIfReadable(const kernel::EventStore& store,
-                                                const kernel::ExecutionInfo& info) {
-  try {
-    return kernel::currentPark(store, info);
-  } catch (const kernel::SealedEventError&) {
-    return std::nullopt;
-  }
-}
-
-std::string statusText(const kernel::ExecutionInfo& info, const std::optional<Liveness>& live,
-                       const std::optional<kernel::ParkState>& park) {
-  // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, no lease.
-  if (live && !live->lease && info.nextSeq == 2) return "submitted";
-  if (live && live->orphaned) return "orphaned";
-  if (park && park->awaitsRetry()) return "retrying";
-  return std::string(kernel::statusName(info.status));
-}
-
-json::value ownerJson(const std::optional<Liveness>& live) {
-  if (!live || !live->lease) return nullptr;
-  const kernel::Lease& lease = *live->lease;
-  return json::object{{"host", lease.owner.host},
-                      {"pid", lease.owner.pid},
-                      {"heartbeatAt", formatTimestamp(lease.renewedAtMillis)},
-                      {"heartbeatAgeMs", live->nowMillis - lease.renewedAtMillis},
-                      {"leaseExpiresAt", formatTimestamp(lease.expiresAtMillis)}};
-}
-
-std::string ownerText(const std::optional<Liveness>& live) {
-  if (!live || !live->lease) return "-";
-  const kernel::Lease& lease = *live->lease;
-  char age[32];
-  std::snprintf(age, sizeof age, "%.1f s",
-                static_cast<double>(live->nowMillis - lease.renewedAtMillis) / 1000.0);
-  return (live->orphaned ? "was pid " : "pid ") + std::to_string(lease.owner.pid) + "@" +
-         lease.owner.host + ", beat " + age + " ago";
-}
-
-json::object infoJson(const kernel::ExecutionInfo& info, bool erased = false,
-                      const std::optional<Liveness>& live = std::nullopt,
-                      const std::optional<kernel::ParkState>& park = std::nullopt) {
-  json::object o{
-      {"id", info.id},
-      {"workflow", info.workflow},
-      {"status", statusText(info, live, park)},
-      {"subject", info.subject ? json::value(*info.subject) : json::value(nullptr)},
-      {"steps", erased ? json::value(nullptr) : json::value(info.steps)},
-      {"logBytes", info.logBytes},
-      {"stateBytes", erased ? json::value(nullptr) : json::value(info.stateBytes)},
-      {"startedAt", formatTimestamp(info.startedAtMillis)},
-      {"endedAt", timestampOrNull(info.endedAtMillis)},
-  };
-  if (erased) o["erased"] = true;
-  if (live) o["owner"] = ownerJson(live);
-  if (park) {
-    o["parkReason"] = park->reason;
-    if (park->awaitsRetry()) {
-      if (park->wakeAtMillis) o["nextAttemptAt"] = formatTimestamp(*park->wakeAtMillis);
-      o["lastError"] = park->detail;
-    } else if (park->wakeAtMillis) {
-      o["wakeAt"] = formatTimestamp(*park->wakeAtMillis);
-    }
-  }
-  return o;
-}
-
-bool isErased(const kernel::ExecutionInfo& info,
-              const std::map<std::string, int64_t, std::less<>>& shreds) {
-  if (!info.subject) return false;
-  auto it = shreds.find(*info.subject);
-  return it != shreds.end() && info.startedAtMillis <= it->second;
-}
 
 // The execution's metadata; a NotFoundError that says how to find the right id otherwise.
 kernel::ExecutionInfo requireExecution(Session& session, const std::string& id) {
@@ -187,11 +89,7 @@ Action setupLs(CLI::App& command, Session& session) {
     auto shreds = compliance::detail::shredTimes(store);
     if (*asJson) {
       json::array all;
-      for (const auto& info : infos) {
-        bool erased = isErased(info, shreds);
-        auto park = erased ? std::nullopt : parkIfReadable(store, info);
-        all.push_back(infoJson(info, erased, livenessOf(store, info), park));
-      }
+      for (const auto& info : infos) all.push_back(inspect::toJson(inspect::runStatusOf(store, info, shreds)));
       session.out() << json::toText(all) << std::endl;
       return kExitOk;
     }
@@ -204,18 +102,17 @@ Action setupLs(CLI::App& command, Session& session) {
                                                    "LOG BYTES", "STATE BYTES", "STARTED", "ENDED",
                                                    "OWNER"}};
     for (const auto& info : infos) {
-      bool erased = isErased(info, shreds);
-      auto live = livenessOf(store, info);
-      auto park = erased ? std::nullopt : parkIfReadable(store, info);
-      rows.push_back({info.id, info.workflow,
-                      erased ? std::string("erased") : statusText(info, live, park),
-                      info.subject.value_or("-"), erased ? "-" : std::to_string(info.steps),
-                      std::to_string(info.logBytes), erased ? "-" : std::to_string(info.stateBytes),
+      inspect::RunStatus run = inspect::runStatusOf(store, info, shreds);
+      const auto& park = run.park;
+      rows.push_back({info.id, info.workflow, run.erased ? std::string("erased") : run.status(),
+                      info.subject.value_or("-"), run.erased ? "-" : std::to_string(info.steps),
+                      std::to_string(info.logBytes),
+                      run.erased ? "-" : std::to_string(info.stateBytes),
                       formatTimestamp(info.startedAtMillis),
                       info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-",
                       park && park->awaitsRetry() && park->wakeAtMillis
                           ? "next attempt " + formatTimestamp(*park->wakeAtMillis)
-                          : ownerText(live)});
+                          : inspect::ownerText(run.live)});
     }
     session.out() << alignedTable(rows) << std::flush;
     return kExitOk;
@@ -286,51 +183,16 @@ Action setupState(CLI::App& command, Session& session) {
       "kernel's sizes.");
   return [&session, args, kernelState] {
     requireExecution(session, args->id);
-    // One streamed pass over the log (never all of it in memory): each agent loop's state is
-    // folded from its first step on; the kernel's fold is kept only while no agent step has
-    // appeared (or with --kernel).
-    std::optional<kernel::Fold> fold(std::in_place);
-    std::vector<std::pair<std::string, agent::AgentStateFolder>> loops;
-    session.store(false).scan(args->id, 1, [&](const kernel::Event& e) {
-      if (*kernelState) return fold->apply(e);
-      if (auto loop = agent::agentLoopOf(e)) {
-        auto known = [&](const auto& l) { return l.first == *loop; };
-        if (std::find_if(loops.begin(), loops.end(), known) == loops.end()) {
-          loops.emplace_back(*loop, agent::AgentStateFolder(*loop));
-        }
-        fold.reset();
-      }
-      if (fold) fold->apply(e);
-      for (auto& [name, folder] : loops) folder.apply(e);
-    });
-    if (fold) {
-      json::value state = fold->state();
-      writeJson(session.out(), state, !args->json);
+    inspect::FoldedRun run = inspect::foldRun(session.store(false), args->id, *kernelState);
+    if (args->json || run.kernelState) {
+      writeJson(session.out(), inspect::toJson(std::move(run), args->id), !args->json);
       session.out() << std::endl;
       return kExitOk;
     }
-    // Built by moves (a json::object passed as a json::value, or put in an initializer list,
-    // can be copied: a second copy of every tool result).
-    json::value doc = json::object{};
-    doc.as_object()["id"] = args->id;
-    json::array& folded = doc.as_object()["loops"].emplace_array();
-    for (auto& [loop, folder] : loops) {
-      json::value state = folder.take();
-      int64_t bytes = static_cast<int64_t>(json::textBytes(state));
-      if (!args->json) {
-        session.out() << "agent loop \"" << loop << "\": folded state " << bytes
-                      << " bytes (what a resume reads)\n";
-        writeJson(session.out(), state, true);
-        session.out() << "\n";
-        continue;
-      }
-      json::object& entry = folded.emplace_back(json::object{}).as_object();
-      entry["loop"] = loop;
-      entry["stateBytes"] = bytes;
-      entry["state"] = std::move(state);
-    }
-    if (args->json) {
-      writeJson(session.out(), doc, false);
+    for (auto& [loop, state] : run.loops) {
+      session.out() << "agent loop \"" << loop << "\": folded state " << json::textBytes(state)
+                    << " bytes (what a resume reads)\n";
+      writeJson(session.out(), state, true);
       session.out() << "\n";
     }
     session.out().flush();

@@ -22,17 +22,6 @@ constexpr std::string_view kStopsJsonHelp =
     "Print one JSON object {\"changed\": bool, \"stops\": [{\"effectId\", \"at\"}]} (the stops "
     "after the change; effectId \"*\" is --all)";
 
-json::object stopsJson(const std::vector<KillSwitchEntry>& stops, std::optional<bool> changed) {
-  json::array list;
-  for (const auto& s : stops) {
-    list.push_back(json::object{{"effectId", s.effectId}, {"at", formatTimestamp(s.atMillis)}});
-  }
-  json::object o;
-  if (changed) o["changed"] = *changed;
-  o["stops"] = std::move(list);
-  return o;
-}
-
 std::string effectName(std::string_view effectId) {
   return effectId == kAllEffects ? "every effect (--all)" : "'" + std::string(effectId) + "'";
 }
@@ -94,6 +83,18 @@ int listStops(Session& session, bool asJson) {
 }
 
 }  // namespace
+
+json::object stopsJson(const std::vector<KillSwitchEntry>& stops, std::optional<bool> changed) {
+  json::array list;
+  for (const auto& s : stops) {
+    list.push_back(json::object{{"effectId", s.effectId}, {"at", formatTimestamp(s.atMillis)}});
+  }
+  json::object o;
+  if (changed) o["changed"] = *changed;
+  o["stops"] = std::move(list);
+  return o;
+}
+
 
 Action setupKill(CLI::App& command, Session& session) {
   auto args = addTargetArgs(command,

@@ -27,6 +27,7 @@
 #include <tuple>
 #include <utility>
 
+#include "child_process.h"
 #include "command.h"
 #include "loom/kernel/event_store.h"
 #include "loom/util/clock.h"
@@ -63,25 +64,6 @@ struct ChildCommand {
   std::string program;  // this binary
   std::vector<std::string> globalArgs;
 };
-
-// A file for a child's output, already unlinked: read back once the child has exited.
-UniqueFd scratchFile() {
-  char path[] = "/tmp/loom-worker-XXXXXX";
-  int fd = ::mkostemp(path, O_CLOEXEC);  // never inherited by another run's child
-  if (fd < 0) throw UnavailableError("loom worker: cannot create a scratch file in /tmp");
-  ::unlink(path);
-  return UniqueFd(fd);
-}
-
-std::string readBack(int fd, std::size_t limit) {
-  std::string text;
-  ::lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  for (ssize_t n; text.size() < limit && (n = ::read(fd, buf, sizeof buf)) > 0;)
-    text.append(buf, n);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return text;
-}
 
 class Worker {
  public:
@@ -250,7 +232,7 @@ class Worker {
     std::string outcome;
     bool failed = false;
     try {
-      UniqueFd err = scratchFile();
+      UniqueFd err = scratchFile("loom worker");
       std::vector<std::string> argv{child_.program};
       argv.insert(argv.end(), child_.globalArgs.begin(), child_.globalArgs.end());
       for (const char* a : {"resume", id.c_str(), "--json"}) argv.emplace_back(a);
@@ -421,13 +403,6 @@ class Worker {
   std::list<RunThread> threads_;  // used by the worker's main thread only
 };
 
-std::string thisProgram() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw UnavailableError("loom worker: cannot find its own binary (/proc/self/exe)");
-  return path.string();
-}
-
 }  // namespace
 
 const std::optional<kernel::ClaimedLease>& claimedLeaseFromWorker() { return gClaimedLease; }
@@ -480,7 +455,7 @@ Action setupWorker(CLI::App& command, Session& session) {
       "Without a worker, `loom run` runs inline as before.");
   return [&session, args] {
     kernel::EventStore& store = session.store(true);
-    ChildCommand child{thisProgram(),
+    ChildCommand child{thisProgram("loom worker"),
                        {"--home", session.location().home.string(), "--durability",
                         session.options().durability}};
     struct sigaction action {};

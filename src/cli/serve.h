@@ -1,0 +1,68 @@
+// `loom serve`: the inspector's HTTP API and page (docs/spec/http-api.md) over a Session's
+// stores. serve_command.cc parses the command line, checks access (loopback, token, Host,
+// CSRF, read-only) and runs the server; serve_routes.cc answers the routes. Reads run in the
+// server's process, one at a time (a Session is not thread-safe); operations run the `loom`
+// subcommand an operator would type, as a child process.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "inspect/timeline.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace loom::cli {
+
+struct ServeOptions {
+  std::string bind = "127.0.0.1";
+  int port = 7420;
+  bool readOnly = false;
+  std::string token;  // empty: no token (loopback only)
+};
+
+// The answer of an operation child: its exit status and output, or still running.
+struct OperationResult {
+  bool finished = false;
+  int exitCode = 0;
+  int pid = 0;
+  std::string out;        // stdout (the subcommand's --json output)
+  std::string err;        // stderr without the error-code line
+  std::string errorCode;  // the loom error code the child reported, if any
+};
+
+class InspectorRoutes {
+ public:
+  InspectorRoutes(Session& session, ServeOptions options);
+  // Adds every route to `server`.
+  void install(httplib::Server& server);
+
+ private:
+  void readBlob(const httplib::Request& req, httplib::Response& res);
+  void installOperations(httplib::Server& server);
+  // Runs `loom <args>` as a child with the server's home, database and config; waits up to 2 s.
+  OperationResult runOperation(const std::vector<std::string>& args) const;
+
+  Session& session_;
+  ServeOptions options_;
+  std::string program_;                 // this binary
+  std::vector<std::string> globalArgs_;  // --home, --durability
+  std::vector<std::string> childEnv_;    // the database location, the error-code line
+  std::mutex mu_;                        // one read at a time over session_
+  std::map<std::string, inspect::UsageTally> usage_;  // per execution, GUARDED_BY(mu_)
+};
+
+// Set in a child's environment: after its "loom: <message>" line the child writes
+// "loom-error-code: <code>" (errorCodeName), so `loom serve` answers with the right status.
+inline constexpr const char* kErrorCodeLineEnv = "LOOM_ERROR_CODE_LINE";
+inline constexpr std::string_view kErrorCodePrefix = "loom-error-code: ";
+
+}  // namespace loom::cli

@@ -1,0 +1,452 @@
+// The routes of `loom serve` (docs/spec/http-api.md): reads over the Session's stores, one at a
+// time; operations as `loom` child processes.
+#include <fcntl.h>
+#include <httplib.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "child_process.h"
+#include "compliance/erase_journal.h"
+#include "inspect/run_state.h"
+#include "inspect/run_status.h"
+#include "loom/kernel/event_store.h"
+#include "serve.h"
+#include "serve_page.h"
+
+extern char** environ;
+
+namespace loom::cli {
+namespace {
+
+using Request = httplib::Request;
+using Response = httplib::Response;
+
+constexpr auto kOperationWait = std::chrono::seconds(2);
+constexpr std::size_t kMaxChildOutput = 1 << 20;
+
+// Thrown by a scan's visitor to stop it at a page's end.
+struct PageFull {};
+
+void reply(Response& res, int status, const json::value& body) {
+  res.status = status;
+  res.set_content(json::toText(body), "application/json; charset=utf-8");
+}
+
+void replyError(Response& res, int status, std::string_view code, const std::string& message) {
+  reply(res, status, json::object{{"error", json::object{{"code", code}, {"message", message}}}});
+}
+
+int statusOfCode(std::string_view code) {
+  if (code == "invalidArgument" || code == "config") return 400;
+  if (code == "notFound") return 404;
+  if (code == "failedPrecondition" || code == "conflict" || code == "alreadyExists" ||
+      code == "stopped")
+    return 409;
+  if (code == "unavailable" || code == "deadlineExceeded") return 503;
+  return 500;
+}
+
+// A handler's errors as the API's error objects: a sealed event is `sealed`, every other
+// loom::Error its code.
+template <typename Fn>
+httplib::Server::Handler guarded(Fn fn) {
+  return [fn](const Request& req, Response& res) {
+    try {
+      fn(req, res);
+    } catch (const kernel::SealedEventError& e) {
+      replyError(res, 403, "sealed", e.what());
+    } catch (const Error& e) {
+      std::string_view code = errorCodeName(e.code());
+      replyError(res, statusOfCode(code), code, e.what());
+    } catch (const std::exception& e) {
+      replyError(res, 500, "internal",
+                 std::string("internal error: ") + e.what() + "; this is a bug in Loom");
+    }
+  };
+}
+
+int64_t intParam(const Request& req, const std::string& name, int64_t fallback, int64_t min,
+                 int64_t max) {
+  if (!req.has_param(name.c_str())) return fallback;
+  std::string text = req.get_param_value(name.c_str());
+  try {
+    std::size_t used = 0;
+    int64_t v = std::stoll(text, &used);
+    if (used == text.size() && v >= min && v <= max) return v;
+  } catch (const std::exception&) {
+    // reported below
+  }
+  throw InvalidArgumentError("parameter '" + name + "' must be an integer from " +
+                             std::to_string(min) + " to " + std::to_string(max) + ", not '" +
+                             text + "'");
+}
+
+std::optional<std::string> textParam(const Request& req, const std::string& name) {
+  if (!req.has_param(name.c_str())) return std::nullopt;
+  return req.get_param_value(name.c_str());
+}
+
+json::value bodyJson(const Request& req) {
+  if (req.body.empty()) return json::object{};
+  return json::parse(req.body, "the request body");
+}
+
+json::object bodyObject(const Request& req) {
+  json::value v = bodyJson(req);
+  if (!v.is_object()) throw InvalidArgumentError("the request body must be a JSON object");
+  return std::move(v.as_object());
+}
+
+std::string stringMember(const json::object& o, std::string_view key, std::string fallback) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  if (!v->is_string()) throw InvalidArgumentError("'" + std::string(key) + "' must be a string");
+  return std::string(v->as_string());
+}
+
+kernel::ExecutionInfo requireInfo(const kernel::EventStore& store, const std::string& id) {
+  auto info = store.info(id);
+  if (!info) throw NotFoundError("no execution '" + id + "' in this server's store");
+  return *info;
+}
+
+// The store-level status a derived `loom ls` status narrows (orphaned and submitted runs are
+// running; retrying ones parked).
+std::optional<kernel::ExecutionStatus> baseStatus(const std::string& status) {
+  if (status == "orphaned" || status == "submitted") return kernel::ExecutionStatus::kRunning;
+  if (status == "retrying") return kernel::ExecutionStatus::kParked;
+  auto s = kernel::statusFromName(status);
+  if (!s) {
+    throw InvalidArgumentError("parameter 'status' must be one of running, orphaned, submitted, "
+                               "parked, retrying, completed, failed, cancelled; not '" +
+                               status + "'");
+  }
+  return s;
+}
+
+void waitAndForget(pid_t pid) {
+  std::thread([pid] {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
+}
+
+}  // namespace
+
+InspectorRoutes::InspectorRoutes(Session& session, ServeOptions options)
+    : session_(session), options_(std::move(options)), program_(thisProgram("loom serve")) {
+  app::StorageLocation where = session.location();
+  globalArgs_ = {"--home", std::filesystem::absolute(where.home).string(), "--durability",
+                 session.options().durability};
+  childEnv_.push_back(std::string(kErrorCodeLineEnv) + "=1");
+  if (where.onPostgres()) {
+    childEnv_.push_back("LOOM_DATABASE_URL=" + where.url);
+    childEnv_.push_back("LOOM_DATABASE_SCHEMA=" + where.schema);
+  }
+}
+
+OperationResult InspectorRoutes::runOperation(const std::vector<std::string>& args) const {
+  UniqueFd out = scratchFile("loom serve");
+  UniqueFd err = scratchFile("loom serve");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err.get(), 2);
+  // A session of its own: the run it resumes goes on when the server stops.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  std::vector<std::string> argv{program_};
+  argv.insert(argv.end(), globalArgs_.begin(), globalArgs_.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::vector<std::string> env(childEnv_);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, program_.c_str(), &actions, &attr, cargv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw UnavailableError("loom serve: cannot start " + program_ + ": " + strerror(rc));
+  OperationResult result{.pid = pid};
+  auto until = std::chrono::steady_clock::now() + kOperationWait;
+  int status = 0;
+  for (;;) {
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (std::chrono::steady_clock::now() >= until) {
+      waitAndForget(pid);
+      return result;  // still running: the run goes on in the child
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  result.finished = true;
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = readBack(out.get(), kMaxChildOutput);
+  result.err = readBack(err.get(), kMaxChildOutput);
+  auto line = result.err.rfind(kErrorCodePrefix);
+  if (line != std::string::npos) {
+    result.errorCode = result.err.substr(line + kErrorCodePrefix.size());
+    result.err.resize(line > 0 ? line - 1 : 0);
+  }
+  return result;
+}
+
+namespace {
+
+// The answer of an operation: its JSON output, its error, or 202 while it runs on.
+void replyOperation(Response& res, const OperationResult& op) {
+  if (!op.finished) {
+    reply(res, 202, json::object{{"accepted", true}, {"pid", op.pid}});
+    return;
+  }
+  if (op.exitCode == 0) {
+    json::value body = json::object{{"ok", true}};
+    if (!op.out.empty()) {
+      try {
+        body = json::parse(op.out, "the command's output");
+      } catch (const Error&) {
+        body = json::object{{"ok", true}, {"output", op.out}};
+      }
+    }
+    reply(res, 200, body);
+    return;
+  }
+  std::string message = op.err.rfind("loom: ", 0) == 0 ? op.err.substr(6) : op.err;
+  std::string code = !op.errorCode.empty() ? op.errorCode
+                     : op.exitCode == kExitUsage ? std::string("invalidArgument")
+                                                 : std::string("internal");
+  if (message.empty()) message = "the command failed with exit code " + std::to_string(op.exitCode);
+  replyError(res, statusOfCode(code), code, message);
+}
+
+}  // namespace
+
+void InspectorRoutes::install(httplib::Server& server) {
+  server.Get("/", guarded([](const Request&, Response& res) {
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                   "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_content(std::string(kInspectorPage), "text/html; charset=utf-8");
+  }));
+  server.Get("/api/v1/server", guarded([this](const Request&, Response& res) {
+    std::lock_guard lock(mu_);
+    reply(res, 200, json::object{{"version", LOOM_VERSION},
+                                 {"readOnly", options_.readOnly},
+                                 {"store", session_.location().describe()}});
+  }));
+  server.Get("/api/v1/executions", guarded([this](const Request& req, Response& res) {
+    auto limit = static_cast<std::size_t>(intParam(req, "limit", 100, 1, 1000));
+    auto status = textParam(req, "status");
+    kernel::ExecutionFilter filter;
+    filter.workflow = textParam(req, "workflow");
+    filter.subject = textParam(req, "subject");
+    filter.afterId = textParam(req, "after").value_or("");
+    if (status) filter.status = baseStatus(*status);
+    std::lock_guard lock(mu_);
+    kernel::EventStore& store = session_.store(false);
+    auto shreds = compliance::detail::shredTimes(store);
+    json::array page;
+    json::value next = nullptr;
+    try {
+      kernel::forEachExecution(store, filter, [&](const kernel::ExecutionInfo& info) {
+        inspect::RunStatus run = inspect::runStatusOf(store, info, shreds);
+        if (status && run.status() != *status) return;
+        if (page.size() == limit) {
+          next = page.back().as_object().at("id");
+          throw PageFull{};
+        }
+        page.push_back(inspect::toJson(run));
+      });
+    } catch (const PageFull&) {
+      // a page's worth: `next` says where the following one starts
+    }
+    reply(res, 200, json::object{{"executions", std::move(page)}, {"next", next}});
+  }));
+  server.Get(R"(/api/v1/executions/([^/]+))", guarded([this](const Request& req, Response& res) {
+    std::string id = req.matches[1];
+    std::lock_guard lock(mu_);
+    kernel::EventStore& store = session_.store(false);
+    kernel::ExecutionInfo info = requireInfo(store, id);
+    inspect::RunStatus run =
+        inspect::runStatusOf(store, info, compliance::detail::shredTimes(store));
+    json::object o = inspect::toJson(run);
+    json::array approvals;
+    if (!run.erased) {
+      if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+      inspect::UsageTally& tally = usage_[id];
+      store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
+      o["usage"] = tally.toJson();
+    }
+    o["pendingApprovals"] = std::move(approvals);
+    reply(res, 200, o);
+  }));
+  server.Get(R"(/api/v1/executions/([^/]+)/events)",
+             guarded([this](const Request& req, Response& res) {
+               std::string id = req.matches[1];
+               int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
+               auto limit = static_cast<std::size_t>(intParam(req, "limit", 200, 1, 1000));
+               std::lock_guard lock(mu_);
+               kernel::EventStore& store = session_.store(false);
+               requireInfo(store, id);
+               json::array events;
+               json::value next = nullptr;
+               try {
+                 store.scan(id, from, [&](const kernel::Event& e) {
+                   if (events.size() == limit) {
+                     next = e.seq;
+                     throw PageFull{};
+                   }
+                   events.push_back(kernel::toJson(e));
+                 });
+               } catch (const PageFull&) {
+                 // a page's worth
+               }
+               reply(res, 200, json::object{{"events", std::move(events)}, {"next", next}});
+             }));
+  server.Get(R"(/api/v1/executions/([^/]+)/state)",
+             guarded([this](const Request& req, Response& res) {
+               std::string id = req.matches[1];
+               std::lock_guard lock(mu_);
+               kernel::EventStore& store = session_.store(false);
+               requireInfo(store, id);
+               reply(res, 200, inspect::toJson(inspect::foldRun(store, id, false), id));
+             }));
+  server.Get(R"(/api/v1/executions/([^/]+)/timeline)",
+             guarded([this](const Request& req, Response& res) {
+               std::string id = req.matches[1];
+               int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
+               auto limit = static_cast<std::size_t>(intParam(req, "limit", 50, 1, 500));
+               std::lock_guard lock(mu_);
+               kernel::EventStore& store = session_.store(false);
+               requireInfo(store, id);
+               inspect::TimelinePage page = inspect::timelinePage(store, id, from, limit);
+               json::value next = page.next ? json::value(*page.next) : json::value(nullptr);
+               reply(res, 200, json::object{{"items", std::move(page.items)}, {"next", next}});
+             }));
+  server.Get(R"(/api/v1/executions/([^/]+)/blobs/([^/]+))",
+             guarded([this](const Request& req, Response& res) { readBlob(req, res); }));
+  server.Get("/api/v1/approvals", guarded([this](const Request&, Response& res) {
+    std::lock_guard lock(mu_);
+    kernel::EventStore& store = session_.store(false);
+    json::array approvals;
+    kernel::ExecutionFilter parked;
+    parked.status = kernel::ExecutionStatus::kParked;
+    kernel::forEachExecution(store, parked, [&](const kernel::ExecutionInfo& info) {
+      try {
+        if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+      } catch (const kernel::SealedEventError&) {
+        // a sealed run's park is not readable without keys: it is listed by `loom ls` only
+      }
+    });
+    reply(res, 200, json::object{{"approvals", std::move(approvals)}});
+  }));
+  server.Get("/api/v1/killed", guarded([this](const Request&, Response& res) {
+    std::lock_guard lock(mu_);
+    reply(res, 200, stopsJson(session_.killSwitch().list(), std::nullopt));
+  }));
+  server.Get("/api/v1/content", guarded([this](const Request&, Response& res) {
+    std::lock_guard lock(mu_);
+    int64_t blobs = 0;
+    int64_t bytes = 0;
+    session_.app(false).contentStore()->forEachBlob([&](const content::BlobInfo& blob) {
+      ++blobs;
+      bytes += blob.size;
+    });
+    reply(res, 200, json::object{{"blobs", blobs}, {"bytes", bytes}});
+  }));
+  installOperations(server);
+}
+
+void InspectorRoutes::readBlob(const Request& req, Response& res) {
+  std::string id = req.matches[1];
+  std::string address = req.matches[2];
+  if (!content::isValidAddress(address)) {
+    throw InvalidArgumentError("'" + address + "' is not a content address");
+  }
+  std::lock_guard lock(mu_);
+  kernel::EventStore& store = session_.store(false);
+  kernel::ExecutionInfo info = requireInfo(store, id);
+  if (!inspect::citesBlob(store, id, address)) {
+    throw NotFoundError("execution '" + id + "' cites no offloaded result at " + address);
+  }
+  kernel::appendControlAtEnd(
+      store, kernel::ControlEvent{.type = "BLOB_READ",
+                                  .data = json::object{{"execution", id},
+                                                       {"address", address},
+                                                       {"by", "loom serve"},
+                                                       {"peer", req.remote_addr}}});
+  auto bytes = session_.app(false).contentStore()->get(address, info.subject);
+  if (!bytes) {
+    throw NotFoundError("the blob " + address + " of execution '" + id +
+                        "' is not in the content store any more (the sweep reclaimed it, or "
+                        "its subject was erased)");
+  }
+  reply(res, 200, json::object{{"address", address},
+                               {"size", static_cast<int64_t>(bytes->size())},
+                               {"value", json::parse(*bytes, "blob " + address)}});
+}
+
+void InspectorRoutes::installOperations(httplib::Server& server) {
+  auto operation = [this](auto argsOf) {
+    return guarded([this, argsOf](const Request& req, Response& res) {
+      replyOperation(res, runOperation(argsOf(req)));
+    });
+  };
+  server.Post(R"(/api/v1/executions/([^/]+)/approvals/([^/]+))",
+              operation([](const Request& req) {
+                json::object body = bodyObject(req);
+                const auto* approved = body.if_contains("approved");
+                if (approved == nullptr || !approved->is_bool()) {
+                  throw InvalidArgumentError("the body must hold \"approved\": true or false");
+                }
+                return std::vector<std::string>{"signal", "--json", "--", req.matches[1],
+                                                "approve:" + std::string(req.matches[2]),
+                                                json::toText(body)};
+              }));
+  server.Post(R"(/api/v1/executions/([^/]+)/signals/([^/]+))", operation([](const Request& req) {
+                return std::vector<std::string>{"signal", "--json", "--", req.matches[1],
+                                                req.matches[2], json::toText(bodyJson(req))};
+              }));
+  server.Post(R"(/api/v1/executions/([^/]+)/cancel)", operation([](const Request& req) {
+                std::string reason =
+                    stringMember(bodyObject(req), "reason", "cancelled in the inspector");
+                return std::vector<std::string>{"cancel", "--json", "--reason", reason, "--",
+                                                req.matches[1]};
+              }));
+  server.Post(R"(/api/v1/executions/([^/]+)/retry)", operation([](const Request& req) {
+                return std::vector<std::string>{"retry", "--json", "--", req.matches[1]};
+              }));
+  auto effectArgs = [](std::string command) {
+    return [command](const Request& req) {
+      json::object body = bodyObject(req);
+      const auto* all = body.if_contains("all");
+      if (all != nullptr && all->is_bool() && all->as_bool()) {
+        return std::vector<std::string>{command, "--all", "--json"};
+      }
+      std::string effect = stringMember(body, "effect", "");
+      if (effect.empty() || effect.front() == '-') {
+        throw InvalidArgumentError("the body must name an \"effect\" (or hold \"all\": true)");
+      }
+      return std::vector<std::string>{command, effect, "--json"};
+    };
+  };
+  server.Post("/api/v1/kill", operation(effectArgs("kill")));
+  server.Post("/api/v1/unkill", operation(effectArgs("unkill")));
+  server.Post("/api/v1/sweep/dry-run", operation([](const Request&) {
+                return std::vector<std::string>{"sweep", "--dry-run", "--json"};
+              }));
+}
+
+}  // namespace loom::cli

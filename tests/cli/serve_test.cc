@@ -1,0 +1,450 @@
+// `loom serve` as an operator runs it (docs/spec/http-api.md): the real binary serving a real
+// home, asked over HTTP by a client on 127.0.0.1. Runs, a run's events and timeline page by
+// page (a 10,000-step run included), an agent run's offloaded, tainted and approval frames,
+// blobs only through a run that cites them (each read journaled), operations run as `loom`
+// commands, and every access refusal: read-only, token, Host, CSRF.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "support/loom_process.h"
+#include "support/postgres_server.h"
+
+namespace loom::testing {
+namespace {
+
+const std::string kTools = std::string(LOOM_SOURCE_DIR) + "/examples/agents/tools/";
+
+// A path segment as a browser's encodeURIComponent sends it ('#' would end the path).
+std::string encoded(const std::string& segment) {
+  std::string out;
+  for (char c : segment) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') {
+      out += c;
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      out += hex;
+    }
+  }
+  return out;
+}
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// An agent app: turn 1 calls `search` (untrusted: its result is tainted) and `fetch_report`
+// (claim-checked: its 1.5-4 kB result is offloaded), turn 2 calls `publish` (needs approval),
+// turn 3 answers.
+void writeAgentApp(const TempDir& dir) {
+  std::ofstream(dir / "script.json") << R"({"turns": [
+    {"toolCalls": [{"name": "search", "arguments": {"query": "revenue"}},
+                   {"name": "fetch_report", "arguments": {"page": 2}}]},
+    {"toolCalls": [{"name": "publish", "arguments": {"pages": 1}}]},
+    {"answer": "Published."}]})";
+  std::ofstream(dir / "agent.toml") << R"([agent]
+name = "inspect"
+prompt = "Read page 2, then publish."
+[model]
+kind = "scripted"
+script = "script.json"
+[[tools]]
+name = "search"
+description = "Searches the reports."
+command = [")" + kTools + R"(search"]
+untrusted = true
+[[tools]]
+name = "fetch_report"
+description = "Fetches one page."
+command = [")" + kTools + R"(fetch_report"]
+[[tools]]
+name = "publish"
+description = "Publishes."
+command = [")" + kTools + R"(publish"]
+requiresApproval = true
+[storage.contentStore]
+kind = "filesystem"
+[execution.claimCheck]
+store = "default"
+toolIds = ["fetch_report"]
+inlineCapBytes = 256
+)";
+}
+
+class ServeCli : public ::testing::Test {
+ protected:
+  std::string home() const { return dir_ / "home"; }
+
+  Outcome loom(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home()});
+    return runLoom(args, dir_, env_);
+  }
+
+  // Starts `loom serve` on a free port and waits until it answers.
+  void serve(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
+    port_ = freePort();
+    std::vector<std::string> args{"--home", home(), "serve", "--port", std::to_string(port_)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    env.insert(env.end(), env_.begin(), env_.end());
+    server_ = std::make_unique<Child>(args, dir_, env);
+    for (int i = 0; i < 400; ++i) {
+      httplib::Client probe("127.0.0.1", port_);
+      if (auto r = probe.Get("/"); r) return;
+      ASSERT_FALSE(server_->exited()) << "loom serve ended before it answered";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "loom serve did not answer on port " << port_;
+  }
+
+  httplib::Client client() {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+
+  // GET `path`: the status and the body parsed as JSON.
+  std::pair<int, json::value> get(const std::string& path, httplib::Headers headers = {}) {
+    auto r = client().Get(path, headers);
+    if (!r) return {-1, nullptr};
+    return {r->status, json::parse(r->body, path)};
+  }
+
+  std::pair<int, json::value> post(const std::string& path, const std::string& body,
+                                   httplib::Headers headers = {{"X-Loom-Request", "1"}}) {
+    auto r = client().Post(path, headers, body, "application/json");
+    if (!r) return {-1, nullptr};
+    return {r->status, json::parse(r->body, path)};
+  }
+
+  static std::string code(const json::value& v) {
+    return std::string(v.at("error").at("code").as_string());
+  }
+
+  std::vector<std::string> env_;  // LOOM_DATABASE_URL and _SCHEMA on PostgreSQL
+  TempDir dir_;
+  int port_ = 0;
+  std::unique_ptr<Child> server_;
+};
+
+TEST_F(ServeCli, ListsRunsByStatusPageByPage) {
+  for (std::string id : {"a1", "a2", "a3"}) {
+    ASSERT_EQ(0, loom({"run", "example.approval", "--id", id}).exitCode);
+  }
+  ASSERT_EQ(0, loom({"run", "example.steps", "--id", "s1", "--input",
+                     R"({"steps": 2, "sleepMs": 0, "witness": ")" + dir_ / "w.txt" + "\"}"})
+                   .exitCode);
+  serve();
+  auto [status, first] = get("/api/v1/executions?limit=2");
+  ASSERT_EQ(200, status) << json::toText(first);
+  ASSERT_EQ(2u, first.at("executions").as_array().size());
+  EXPECT_EQ("a1", first.at("executions").at(0).at("id"));
+  EXPECT_EQ("parked", first.at("executions").at(0).at("status"));
+  ASSERT_EQ("a2", first.at("next"));
+  auto [status2, second] = get("/api/v1/executions?limit=2&after=a2");
+  ASSERT_EQ(200, status2);
+  ASSERT_EQ(2u, second.at("executions").as_array().size());
+  EXPECT_EQ("s1", second.at("executions").at(1).at("id"));
+  EXPECT_EQ("completed", second.at("executions").at(1).at("status"));
+  EXPECT_TRUE(second.at("next").is_null());
+
+  auto [status3, parked] = get("/api/v1/executions?status=parked");
+  ASSERT_EQ(200, status3);
+  EXPECT_EQ(3u, parked.at("executions").as_array().size());
+  auto [bad, refused] = get("/api/v1/executions?status=sleeping");
+  EXPECT_EQ(400, bad);
+  EXPECT_EQ("invalidArgument", code(refused));
+  EXPECT_NE(std::string(refused.at("error").at("message").as_string()).find("sleeping"),
+            std::string::npos);
+  auto [missing, notFound] = get("/api/v1/executions/nope");
+  EXPECT_EQ(404, missing);
+  EXPECT_EQ("notFound", code(notFound));
+}
+
+TEST_F(ServeCli, PagesThroughTheEventsAndTimelineOfA10000StepRun) {
+  ASSERT_EQ(0, loom({"--durability", "normal", "run", "example.steps", "--id", "big", "--input",
+                     R"({"steps": 10000, "sleepMs": 0, "witness": ")" + dir_ / "w.txt" + "\"}"})
+                   .exitCode);
+  serve();
+  int64_t events = 0;
+  int64_t pages = 0;
+  json::value from = 1;
+  while (!from.is_null()) {
+    auto [status, page] =
+        get("/api/v1/executions/big/events?limit=1000&from=" + json::toText(from));
+    ASSERT_EQ(200, status) << json::toText(page);
+    const auto& list = page.at("events").as_array();
+    ASSERT_LE(list.size(), 1000u);
+    if (!list.empty()) {
+      EXPECT_EQ(list.front().at("seq"), from);
+    }
+    events += static_cast<int64_t>(list.size());
+    from = page.at("next");
+    ++pages;
+  }
+  EXPECT_EQ(10002, events) << "started, 10,000 steps, completed";
+  EXPECT_EQ(11, pages);
+
+  int64_t steps = 0;
+  from = 1;
+  while (!from.is_null()) {
+    auto [status, page] =
+        get("/api/v1/executions/big/timeline?limit=500&from=" + json::toText(from));
+    ASSERT_EQ(200, status) << json::toText(page);
+    for (const auto& item : page.at("items").as_array()) {
+      if (item.at("kind") == "step") {
+        ++steps;
+        EXPECT_EQ("completed", item.at("status"));
+      }
+    }
+    from = page.at("next");
+  }
+  EXPECT_EQ(10000, steps);
+  auto [bad, refused] = get("/api/v1/executions/big/events?limit=5000");
+  EXPECT_EQ(400, bad);
+  EXPECT_NE(std::string(refused.at("error").at("message").as_string()).find("'limit'"),
+            std::string::npos);
+}
+
+TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
+  writeAgentApp(dir_);
+  Outcome run = loom({"run", dir_ / "agent.toml", "--id", "ag"});
+  ASSERT_EQ(0, run.exitCode) << run.err;
+  serve();
+  auto [status, timeline] = get("/api/v1/executions/ag/timeline");
+  ASSERT_EQ(200, status) << json::toText(timeline);
+  const json::value* firstTurn = nullptr;
+  for (const auto& item : timeline.at("items").as_array()) {
+    if (item.at("kind") == "turn" && item.at("turn") == 1) firstTurn = &item;
+  }
+  ASSERT_NE(nullptr, firstTurn) << json::toText(timeline);
+  const auto& tools = firstTurn->at("tools").as_array();
+  ASSERT_EQ(2u, tools.size());
+  EXPECT_EQ("search", tools[0].at("name"));
+  EXPECT_EQ(json::parse(R"(["tool:search"])", "expected"), tools[0].at("taint"));
+  EXPECT_TRUE(tools[0].at("envelope").is_null());
+  EXPECT_EQ("fetch_report", tools[1].at("name"));
+  ASSERT_TRUE(tools[1].at("envelope").is_object()) << json::toText(tools[1]);
+  EXPECT_TRUE(tools[1].at("result").is_null());
+  std::string address(tools[1].at("envelope").at("address").as_string());
+  EXPECT_GT(tools[1].at("envelope").at("size").as_int64(), 256);
+  EXPECT_EQ("fetch_report", firstTurn->at("model").at("toolCalls").at(1).at("name"));
+
+  auto [blobStatus, blob] = get("/api/v1/executions/ag/blobs/" + address);
+  ASSERT_EQ(200, blobStatus) << json::toText(blob);
+  EXPECT_NE(json::toText(blob.at("value")).find("page"), std::string::npos);
+  // Every blob read is journaled in the control log (read here with Debian's sqlite3).
+  std::string control = dir_ / "control.txt";
+  ASSERT_EQ(0, std::system(("sqlite3 '" + home() + "/loom.db' 'SELECT body FROM control' > '" +
+                            control + "'")
+                               .c_str()));
+  std::string read = fileText(control);
+  EXPECT_NE(read.find("BLOB_READ"), std::string::npos) << read;
+  EXPECT_NE(read.find(address), std::string::npos) << read;
+
+  auto [statsStatus, stats] = get("/api/v1/content");
+  ASSERT_EQ(200, statsStatus) << json::toText(stats);
+  EXPECT_GE(stats.at("blobs").as_int64(), 1);
+  EXPECT_GT(stats.at("bytes").as_int64(), 256);
+
+  std::string other(64, '0');
+  auto [uncited, refused] = get("/api/v1/executions/ag/blobs/" + other);
+  EXPECT_EQ(404, uncited) << "a blob is reachable only through a run that cites it";
+  EXPECT_EQ("notFound", code(refused));
+
+  auto [approvalsStatus, approvals] = get("/api/v1/approvals");
+  ASSERT_EQ(200, approvalsStatus);
+  ASSERT_EQ(1u, approvals.at("approvals").as_array().size()) << json::toText(approvals);
+  const auto& pending = approvals.at("approvals").at(0);
+  EXPECT_EQ("publish", pending.at("tool"));
+  EXPECT_EQ(json::parse(R"({"pages": 1})", "expected"), pending.at("arguments"));
+  std::string stepId(pending.at("stepId").as_string());
+
+  auto [csrf, csrfRefused] =
+      post("/api/v1/executions/ag/approvals/" + encoded(stepId), R"({"approved": true})", {});
+  EXPECT_EQ(403, csrf) << "no X-Loom-Request header: a cross-site form";
+  EXPECT_EQ("forbidden", code(csrfRefused));
+  auto [approved, result] =
+      post("/api/v1/executions/ag/approvals/" + encoded(stepId), R"({"approved": true})");
+  ASSERT_EQ(200, approved) << json::toText(result);
+  EXPECT_EQ("completed", result.at("status"));
+  auto [after, run2] = get("/api/v1/executions/ag");
+  ASSERT_EQ(200, after);
+  EXPECT_EQ("completed", run2.at("status"));
+  EXPECT_TRUE(run2.at("pendingApprovals").as_array().empty());
+  EXPECT_EQ(3, run2.at("usage").at("modelTurns"));
+}
+
+TEST_F(ServeCli, OperationsRunAsLoomCommandsAndSayWhyTheyAreRefused) {
+  ASSERT_EQ(0, loom({"run", "example.approval", "--id", "p1"}).exitCode);
+  ASSERT_EQ(0, loom({"run", "example.approval", "--id", "p2"}).exitCode);
+  serve();
+  auto [never, neverBody] = post("/api/v1/executions/p1/signals/nope", "true");
+  EXPECT_EQ(400, never) << json::toText(neverBody);
+  EXPECT_NE(std::string(neverBody.at("error").at("message").as_string()).find("never waited"),
+            std::string::npos);
+  auto [notRetrying, retryBody] = post("/api/v1/executions/p1/retry", "{}");
+  EXPECT_EQ(409, notRetrying) << json::toText(retryBody);
+  EXPECT_EQ("failedPrecondition", code(retryBody));
+  auto [signalled, signalBody] = post("/api/v1/executions/p1/signals/approve", R"({"ok": 1})");
+  ASSERT_EQ(200, signalled) << json::toText(signalBody);
+  EXPECT_EQ("completed", signalBody.at("status"));
+  auto [cancelled, cancelBody] = post("/api/v1/executions/p2/cancel", R"({"reason": "test"})");
+  ASSERT_EQ(200, cancelled) << json::toText(cancelBody);
+  EXPECT_EQ("cancelled", cancelBody.at("status"));
+  auto [killed, killBody] = post("/api/v1/kill", R"({"effect": "example.step"})");
+  ASSERT_EQ(200, killed) << json::toText(killBody);
+  auto [listed, stops] = get("/api/v1/killed");
+  ASSERT_EQ(200, listed);
+  EXPECT_EQ("example.step", stops.at("stops").at(0).at("effectId"));
+  auto [unkilled, unkillBody] = post("/api/v1/unkill", R"({"effect": "example.step"})");
+  EXPECT_EQ(200, unkilled) << json::toText(unkillBody);
+  auto [dry, sweep] = post("/api/v1/sweep/dry-run", "{}");
+  ASSERT_EQ(200, dry) << json::toText(sweep);
+  EXPECT_EQ(true, sweep.at("dryRun"));
+  auto [badBody, badBodyRefused] = post("/api/v1/kill", "{not json");
+  EXPECT_EQ(400, badBody);
+  EXPECT_EQ("invalidArgument", code(badBodyRefused));
+}
+
+TEST_F(ServeCli, ReadOnlyServesNoOperationAndForeignHostsAreRefused) {
+  ASSERT_EQ(0, loom({"run", "example.approval", "--id", "r1"}).exitCode);
+  serve({"--read-only"});
+  auto [status, server] = get("/api/v1/server");
+  ASSERT_EQ(200, status);
+  EXPECT_EQ(true, server.at("readOnly"));
+  auto [refusedStatus, refused] = post("/api/v1/executions/r1/cancel", "{}");
+  EXPECT_EQ(403, refusedStatus);
+  EXPECT_EQ("readOnly", code(refused));
+  auto [listStatus, list] = get("/api/v1/executions");
+  EXPECT_EQ(200, listStatus);
+  EXPECT_EQ("parked", list.at("executions").at(0).at("status")) << "nothing was cancelled";
+  auto [rebound, rebinding] =
+      get("/api/v1/executions", {{"Host", "evil.example:" + std::to_string(port_)}});
+  EXPECT_EQ(403, rebound) << "a DNS-rebinding page must not read a loopback server";
+  EXPECT_EQ("forbidden", code(rebinding));
+}
+
+TEST_F(ServeCli, AnExposedBindNeedsATokenAndEveryApiRequestCarriesIt) {
+  ASSERT_EQ(0, loom({"run", "example.approval", "--id", "t1"}).exitCode);
+  Outcome exposed = loom({"serve", "--bind", "0.0.0.0", "--port", "0"});
+  EXPECT_EQ(2, exposed.exitCode);
+  EXPECT_NE(exposed.err.find("needs a token"), std::string::npos) << exposed.err;
+  EXPECT_NE(exposed.err.find("--token-file"), std::string::npos) << exposed.err;
+  std::string token(40, 'k');
+  std::ofstream(dir_ / "token") << token << "\n";
+  std::ofstream(dir_ / "short") << "abc\n";
+  Outcome weak = loom({"serve", "--token-file", dir_ / "short"});
+  EXPECT_EQ(2, weak.exitCode);
+  EXPECT_NE(weak.err.find("at least 32"), std::string::npos) << weak.err;
+  serve({"--token-file", dir_ / "token"});
+  auto [none, noneBody] = get("/api/v1/executions");
+  EXPECT_EQ(401, none);
+  EXPECT_EQ("unauthenticated", code(noneBody));
+  auto [wrong, wrongBody] =
+      get("/api/v1/executions", {{"Authorization", "Bearer " + std::string(40, 'x')}});
+  EXPECT_EQ(401, wrong);
+  auto [ok, list] = get("/api/v1/executions", {{"Authorization", "Bearer " + token}});
+  ASSERT_EQ(200, ok);
+  EXPECT_EQ("t1", list.at("executions").at(0).at("id"));
+  auto page = client().Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(200, page->status) << "the page itself holds no data";
+  EXPECT_NE(page->body.find("<html"), std::string::npos);
+  EXPECT_EQ("DENY", page->get_header_value("X-Frame-Options"));
+}
+
+TEST_F(ServeCli, SealedRunsAreRefusedWithoutKeysAndShownWithThem) {
+  std::string app = std::string(LOOM_SOURCE_DIR) + "/examples/agents/compliance.toml";
+  Outcome key = runLoom({"keys", "new-master"}, dir_);
+  ASSERT_EQ(0, key.exitCode);
+  std::string master = "LOOM_MASTER_KEY=" + key.out.substr(0, key.out.find('\n'));
+  env_ = {master};
+  ASSERT_EQ(0, loom({"run", app, "--subject", "alice", "--id", "s1", "--prompt",
+                     "alice-secret-prompt"})
+                   .exitCode);
+  env_ = {"LOOM_MASTER_KEY="};
+  serve();
+  auto [listed, list] = get("/api/v1/executions");
+  ASSERT_EQ(200, listed) << "metadata stays readable: " << json::toText(list);
+  EXPECT_EQ("alice", list.at("executions").at(0).at("subject"));
+  auto [sealed, refused] = get("/api/v1/executions/s1/timeline");
+  EXPECT_EQ(403, sealed) << "sealed without keys is refused, never shown empty";
+  EXPECT_EQ("sealed", code(refused));
+  EXPECT_NE(std::string(refused.at("error").at("message").as_string()).find("LOOM_MASTER_KEY"),
+            std::string::npos)
+      << json::toText(refused);
+  auto [events, eventsRefused] = get("/api/v1/executions/s1/events");
+  EXPECT_EQ(403, events);
+  server_.reset();
+  env_ = {master};
+  serve();
+  auto [opened, timeline] = get("/api/v1/executions/s1/timeline");
+  ASSERT_EQ(200, opened) << json::toText(timeline);
+  auto [read, log] = get("/api/v1/executions/s1/events");
+  ASSERT_EQ(200, read);
+  EXPECT_NE(json::toText(log).find("alice-secret-prompt"), std::string::npos)
+      << "with the key the run reads decrypted";
+}
+
+TEST_F(ServeCli, ServesRunsAStoreOnPostgreSqlHoldsAndApprovesThemThere) {
+  std::string why = postgresUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string url = testPostgresUrl();
+  env_ = {"LOOM_DATABASE_URL=" + url, "LOOM_DATABASE_SCHEMA=" + testSchemaFor(dir_.path())};
+  ASSERT_EQ(0, loom({"db", "migrate"}).exitCode);
+  writeAgentApp(dir_);
+  Outcome run = loom({"run", dir_ / "agent.toml", "--id", "pg"});
+  ASSERT_EQ(0, run.exitCode) << run.err;
+  serve();
+  auto [status, server] = get("/api/v1/server");
+  ASSERT_EQ(200, status);
+  std::string store(server.at("store").as_string());
+  EXPECT_NE(store.find("postgresql"), std::string::npos) << store;
+  auto at = url.find('@');
+  auto colon = url.find(':', url.find("://") + 3);
+  if (colon < at) {
+    EXPECT_EQ(std::string::npos, store.find(url.substr(colon + 1, at - colon - 1)))
+        << "the password never leaves the server";
+  }
+  auto [listed, list] = get("/api/v1/executions");
+  ASSERT_EQ(200, listed) << json::toText(list);
+  EXPECT_EQ("pg", list.at("executions").at(0).at("id"));
+  EXPECT_EQ("parked", list.at("executions").at(0).at("status"));
+  auto [approvalsStatus, approvals] = get("/api/v1/approvals");
+  ASSERT_EQ(200, approvalsStatus);
+  ASSERT_EQ(1u, approvals.at("approvals").as_array().size()) << json::toText(approvals);
+  std::string stepId(approvals.at("approvals").at(0).at("stepId").as_string());
+  auto [timelineStatus, timeline] = get("/api/v1/executions/pg/timeline");
+  ASSERT_EQ(200, timelineStatus);
+  std::string address(
+      timeline.at("items").at(1).at("tools").at(1).at("envelope").at("address").as_string());
+  auto [blobStatus, blob] = get("/api/v1/executions/pg/blobs/" + address);
+  EXPECT_EQ(200, blobStatus) << json::toText(blob);
+  auto [approved, result] =
+      post("/api/v1/executions/pg/approvals/" + encoded(stepId), R"({"approved": true})");
+  ASSERT_EQ(200, approved) << json::toText(result);
+  EXPECT_EQ("completed", result.at("status"));
+  Outcome ls = loom({"ls", "--json"});
+  EXPECT_EQ("completed", ls.json().at(0).at("status")) << "approved in the shared schema";
+}
+
+}  // namespace
+}  // namespace loom::testing
