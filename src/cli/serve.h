@@ -56,6 +56,9 @@ class InspectorRoutes {
   std::string program_;                 // this binary
   std::vector<std::string> globalArgs_;  // --home, --durability
   std::vector<std::string> childEnv_;    // the database location, the error-code line
+  // --config FILE of the server, for the operations that read the home as it does (kill,
+  // unkill, the sweep); a run's own operations boot with the config that run recorded.
+  std::vector<std::string> configArgs_;
   std::mutex mu_;                        // one read at a time over session_
   std::map<std::string, inspect::UsageTally> usage_;  // per execution, GUARDED_BY(mu_)
 };

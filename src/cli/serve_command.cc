@@ -17,6 +17,8 @@ namespace loom::cli {
 namespace {
 
 constexpr std::size_t kMinTokenChars = 32;
+constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+constexpr std::size_t kServerThreads = 16;
 
 bool isLoopback(std::string_view host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost";
@@ -30,14 +32,21 @@ std::string trimmed(std::string text) {
 
 std::string readToken(const std::string& file) {
   std::string token;
+  std::string source;
   if (!file.empty()) {
     std::ifstream in(file);
     if (!in) throw UsageError("--token-file: cannot read '" + file + "'");
     std::getline(in, token);
+    source = "--token-file " + file;
   } else if (const char* env = std::getenv("LOOM_SERVE_TOKEN")) {
     token = env;
+    source = "LOOM_SERVE_TOKEN";
   }
   token = trimmed(std::move(token));
+  if (!source.empty() && token.empty()) {
+    // A token was asked for: serving without one would fail open.
+    throw UsageError(source + " holds no token; write one (e.g. `openssl rand -hex 32`)");
+  }
   if (!token.empty() && token.size() < kMinTokenChars) {
     throw UsageError("the token is " + std::to_string(token.size()) + " characters; use at least " +
                      std::to_string(kMinTokenChars) + " (e.g. `openssl rand -hex 32`)");
@@ -50,6 +59,12 @@ void refuse(httplib::Response& res, int status, std::string_view code, const std
   res.set_content(json::toText(json::object{
                       {"error", json::object{{"code", code}, {"message", message}}}}),
                   "application/json; charset=utf-8");
+}
+
+// The host[:port] of an Origin header ("https://h:1" -> "h:1"); empty when it has none.
+std::string originHost(const std::string& origin) {
+  auto scheme = origin.find("://");
+  return scheme == std::string::npos ? std::string() : origin.substr(scheme + 3);
 }
 
 bool equalTokens(const std::string& given, const std::string& token) {
@@ -91,7 +106,7 @@ httplib::Server::HandlerResponse checkAccess(const ServeOptions& options,
   std::string origin = req.get_header_value("Origin");
   if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0 ||
       req.get_header_value("X-Loom-Request") != "1" ||
-      (!origin.empty() && origin != "http://" + req.get_header_value("Host"))) {
+      (!origin.empty() && originHost(origin) != req.get_header_value("Host"))) {
     refuse(res, 403, "forbidden",
            "a request that changes something needs `Content-Type: application/json` and "
            "`X-Loom-Request: 1`, and no Origin but this server's own");
@@ -157,6 +172,12 @@ Action setupServe(CLI::App& command, Session& session) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // the server's threads inherit the mask
     SigpipeBlock noSigpipe;
     httplib::Server server;
+    // One request per connection: a request refused before its body is read must not leave
+    // that body to be parsed as the next request (a smuggled POST past the CSRF checks).
+    server.set_keep_alive_max_count(1);
+    server.set_payload_max_length(kMaxRequestBytes);  // larger bodies: 413
+    server.set_read_timeout(5, 0);
+    server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
     InspectorRoutes routes(session, options);
     routes.install(server);
     server.set_pre_routing_handler(

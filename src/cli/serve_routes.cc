@@ -1,6 +1,7 @@
 // The routes of `loom serve` (docs/spec/http-api.md): reads over the Session's stores, one at a
 // time; operations as `loom` child processes.
 #include <fcntl.h>
+#include <signal.h>
 #include <httplib.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -27,12 +28,14 @@ using Response = httplib::Response;
 
 constexpr auto kOperationWait = std::chrono::seconds(2);
 constexpr std::size_t kMaxChildOutput = 1 << 20;
+constexpr std::size_t kMaxTallies = 10'000;
 
 // Thrown by a scan's visitor to stop it at a page's end.
 struct PageFull {};
 
 void reply(Response& res, int status, const json::value& body) {
   res.status = status;
+  res.set_header("X-Content-Type-Options", "nosniff");
   res.set_content(json::toText(body), "application/json; charset=utf-8");
 }
 
@@ -144,6 +147,7 @@ InspectorRoutes::InspectorRoutes(Session& session, ServeOptions options)
   globalArgs_ = {"--home", std::filesystem::absolute(where.home).string(), "--durability",
                  session.options().durability};
   childEnv_.push_back(std::string(kErrorCodeLineEnv) + "=1");
+  if (!session.configFile().empty()) configArgs_ = {"--config", session.configFile()};
   if (where.onPostgres()) {
     childEnv_.push_back("LOOM_DATABASE_URL=" + where.url);
     childEnv_.push_back("LOOM_DATABASE_SCHEMA=" + where.schema);
@@ -151,6 +155,10 @@ InspectorRoutes::InspectorRoutes(Session& session, ServeOptions options)
 }
 
 OperationResult InspectorRoutes::runOperation(const std::vector<std::string>& args) const {
+  for (const auto& a : args) {
+    // exec would cut the argument there: an operation on another run than the one named
+    if (a.find('\0') != std::string::npos) throw InvalidArgumentError("an argument holds a NUL byte");
+  }
   UniqueFd out = scratchFile("loom serve");
   UniqueFd err = scratchFile("loom serve");
   posix_spawn_file_actions_t actions;
@@ -158,10 +166,20 @@ OperationResult InspectorRoutes::runOperation(const std::vector<std::string>& ar
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, err.get(), 2);
-  // A session of its own: the run it resumes goes on when the server stops.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // no client socket reaches a child
+  // A session of its own (the run it resumes goes on when the server stops), with the signals
+  // the server blocks for itself (SIGINT, SIGTERM, SIGPIPE) delivered again as by default.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  sigset_t none;
+  sigemptyset(&none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
   std::vector<std::string> argv{program_};
   argv.insert(argv.end(), globalArgs_.begin(), globalArgs_.end());
   argv.insert(argv.end(), args.begin(), args.end());
@@ -177,6 +195,7 @@ OperationResult InspectorRoutes::runOperation(const std::vector<std::string>& ar
   int rc = ::posix_spawn(&pid, program_.c_str(), &actions, &attr, cargv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
+  if (rc == E2BIG) throw InvalidArgumentError("the request's arguments are too long for a command line");
   if (rc != 0) throw UnavailableError("loom serve: cannot start " + program_ + ": " + strerror(rc));
   OperationResult result{.pid = pid};
   auto until = std::chrono::steady_clock::now() + kOperationWait;
@@ -285,7 +304,11 @@ void InspectorRoutes::install(httplib::Server& server) {
     json::array approvals;
     if (!run.erased) {
       if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+      if (usage_.size() > kMaxTallies) usage_.clear();  // a cache: tallied again on demand
       inspect::UsageTally& tally = usage_[id];
+      if (tally.startedAtMillis != info.startedAtMillis || tally.nextSeq > info.nextSeq) {
+        tally = inspect::UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
+      }
       store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
       o["usage"] = tally.toJson();
     }
@@ -347,7 +370,12 @@ void InspectorRoutes::install(httplib::Server& server) {
       try {
         if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
       } catch (const kernel::SealedEventError&) {
-        // a sealed run's park is not readable without keys: it is listed by `loom ls` only
+        // Its park cannot be read without keys: listed as sealed, never left out.
+        approvals.push_back(json::object{
+            {"execution", info.id},
+            {"workflow", info.workflow},
+            {"subject", info.subject ? json::value(*info.subject) : json::value(nullptr)},
+            {"sealed", true}});
       }
     });
     reply(res, 200, json::object{{"approvals", std::move(approvals)}});
@@ -393,9 +421,15 @@ void InspectorRoutes::readBlob(const Request& req, Response& res) {
                         "' is not in the content store any more (the sweep reclaimed it, or "
                         "its subject was erased)");
   }
+  json::value value;
+  try {
+    value = json::parse(*bytes, "blob " + address);
+  } catch (const InvalidArgumentError& e) {
+    throw DataLossError(std::string(e.what()) + ": the stored result is not the JSON Loom wrote");
+  }
   reply(res, 200, json::object{{"address", address},
                                {"size", static_cast<int64_t>(bytes->size())},
-                               {"value", json::parse(*bytes, "blob " + address)}});
+                               {"value", std::move(value)}});
 }
 
 void InspectorRoutes::installOperations(httplib::Server& server) {
@@ -422,30 +456,36 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
   server.Post(R"(/api/v1/executions/([^/]+)/cancel)", operation([](const Request& req) {
                 std::string reason =
                     stringMember(bodyObject(req), "reason", "cancelled in the inspector");
-                return std::vector<std::string>{"cancel", "--json", "--reason", reason, "--",
+                return std::vector<std::string>{"cancel", "--json", "--reason=" + reason, "--",
                                                 req.matches[1]};
               }));
   server.Post(R"(/api/v1/executions/([^/]+)/retry)", operation([](const Request& req) {
                 return std::vector<std::string>{"retry", "--json", "--", req.matches[1]};
               }));
-  auto effectArgs = [](std::string command) {
-    return [command](const Request& req) {
+  auto effectArgs = [this](std::string command) {
+    return [this, command](const Request& req) {
       json::object body = bodyObject(req);
+      std::vector<std::string> args{command, "--json"};
+      args.insert(args.end(), configArgs_.begin(), configArgs_.end());
       const auto* all = body.if_contains("all");
       if (all != nullptr && all->is_bool() && all->as_bool()) {
-        return std::vector<std::string>{command, "--all", "--json"};
+        args.push_back("--all");
+        return args;
       }
       std::string effect = stringMember(body, "effect", "");
-      if (effect.empty() || effect.front() == '-') {
+      if (effect.empty() || effect.find('\0') != std::string::npos) {
         throw InvalidArgumentError("the body must name an \"effect\" (or hold \"all\": true)");
       }
-      return std::vector<std::string>{command, effect, "--json"};
+      args.insert(args.end(), {"--", effect});
+      return args;
     };
   };
   server.Post("/api/v1/kill", operation(effectArgs("kill")));
   server.Post("/api/v1/unkill", operation(effectArgs("unkill")));
-  server.Post("/api/v1/sweep/dry-run", operation([](const Request&) {
-                return std::vector<std::string>{"sweep", "--dry-run", "--json"};
+  server.Post("/api/v1/sweep/dry-run", operation([this](const Request&) {
+                std::vector<std::string> args{"sweep", "--dry-run", "--json"};
+                args.insert(args.end(), configArgs_.begin(), configArgs_.end());
+                return args;
               }));
 }
 

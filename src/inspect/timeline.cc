@@ -63,8 +63,8 @@ void applyStep(json::object& frame, const Event& e) {
     return;
   }
   frame["status"] = "completed";
-  frame["seq"] = e.seq;
-  frame["at"] = formatTimestamp(e.atMillis);
+  frame["completedSeq"] = e.seq;  // `seq` stays the step's first event: where its item starts
+  frame["completedAt"] = formatTimestamp(e.atMillis);
   json::value output = memberOr(e.data, "output");
   frame["taint"] = stringsToJson(effects::taintOrigins(output));
   frame["envelope"] = envelopeJson(e);
@@ -100,7 +100,7 @@ json::object runEventJson(const Event& e) {
                     {"at", formatTimestamp(e.atMillis)},
                     {"type", kernel::eventTypeName(e.type)}};
   for (std::string_view key : {"reason", "waitingFor", "stepId", "wakeAt", "detail", "name",
-                               "payload", "error", "result", "subject", "erased"}) {
+                               "payload", "error", "output", "subject", "erased"}) {
     if (const auto* v = e.data.if_contains(key)) item[key] = *v;
   }
   return item;

@@ -30,13 +30,14 @@ TimelinePage timelinePage(const kernel::EventStore& store, const std::string& id
                           int64_t fromSeq, std::size_t maxItems);
 
 // The parked run's pending approval, when it waits for one: {"execution", "workflow",
-// "subject", "stepId", "signal", "tool", "arguments", "parkedAt", "deadline"}.
+// "subject", "stepId", "signal", "tool", "arguments", "deadline"}.
 std::optional<json::object> pendingApproval(const kernel::EventStore& store,
                                             const kernel::ExecutionInfo& info);
 
 // Token usage of a run's model turns, tallied as the log grows (apply the events after
 // `nextSeq` only).
 struct UsageTally {
+  int64_t startedAtMillis = 0;  // of the run tallied (an id reused after retention is another run)
   int64_t nextSeq = 1;
   int64_t inputTokens = 0;
   int64_t outputTokens = 0;

@@ -89,6 +89,27 @@ inlineCapBytes = 256
 )";
 }
 
+// Sends `bytes` on one connection to 127.0.0.1:`port` and returns all it answers.
+std::string rawExchange(int port, const std::string& bytes) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
+  ::close(fd);
+  return answer;
+}
+
 class ServeCli : public ::testing::Test {
  protected:
   std::string home() const { return dir_ / "home"; }
@@ -342,6 +363,36 @@ TEST_F(ServeCli, ReadOnlyServesNoOperationAndForeignHostsAreRefused) {
   EXPECT_EQ("forbidden", code(rebinding));
 }
 
+TEST_F(ServeCli, ARefusedRequestCannotSmuggleAnotherInItsBody) {
+  ASSERT_EQ(0, loom({"run", "example.approval", "--id", "victim"}).exitCode);
+  serve();
+  // A cross-site no-cors POST (text/plain, refused before its body is read) whose body is a
+  // well-formed request with the headers the CSRF check wants.
+  std::string inner = "{\"reason\": \"smuggled\"}";
+  std::string smuggled = "POST /api/v1/executions/victim/cancel HTTP/1.1\r\nHost: 127.0.0.1:" +
+                         std::to_string(port_) +
+                         "\r\nContent-Type: application/json\r\nX-Loom-Request: 1\r\n"
+                         "Content-Length: " +
+                         std::to_string(inner.size()) + "\r\n\r\n" + inner;
+  std::string outer = "POST /api/v1/executions/victim/cancel HTTP/1.1\r\nHost: 127.0.0.1:" +
+                      std::to_string(port_) +
+                      "\r\nOrigin: http://evil.example\r\nContent-Type: text/plain\r\n"
+                      "Content-Length: " +
+                      std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled;
+  std::string answer = rawExchange(port_, outer);
+  EXPECT_NE(answer.find("403"), std::string::npos) << answer;
+  EXPECT_EQ(std::string::npos, answer.find("cancelled\"")) << answer;
+  auto [status, run] = get("/api/v1/executions/victim");
+  ASSERT_EQ(200, status);
+  EXPECT_EQ("parked", run.at("status")) << "the smuggled cancel never ran";
+
+  std::string big(100 * 1024, 'x');
+  auto r = client().Post("/api/v1/executions/victim/signals/approve",
+                         {{"X-Loom-Request", "1"}}, "\"" + big + "\"", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(413, r->status) << "bodies are capped at 64 KiB";
+}
+
 TEST_F(ServeCli, AnExposedBindNeedsATokenAndEveryApiRequestCarriesIt) {
   ASSERT_EQ(0, loom({"run", "example.approval", "--id", "t1"}).exitCode);
   Outcome exposed = loom({"serve", "--bind", "0.0.0.0", "--port", "0"});
@@ -354,6 +405,10 @@ TEST_F(ServeCli, AnExposedBindNeedsATokenAndEveryApiRequestCarriesIt) {
   Outcome weak = loom({"serve", "--token-file", dir_ / "short"});
   EXPECT_EQ(2, weak.exitCode);
   EXPECT_NE(weak.err.find("at least 32"), std::string::npos) << weak.err;
+  std::ofstream(dir_ / "empty") << "\n";
+  Outcome empty = loom({"serve", "--token-file", dir_ / "empty"});
+  EXPECT_EQ(2, empty.exitCode) << "an empty token must not mean no token";
+  EXPECT_NE(empty.err.find("holds no token"), std::string::npos) << empty.err;
   serve({"--token-file", dir_ / "token"});
   auto [none, noneBody] = get("/api/v1/executions");
   EXPECT_EQ(401, none);
