@@ -358,6 +358,15 @@ void InspectorRoutes::install(httplib::Server& server) {
                json::value next = page.next ? json::value(*page.next) : json::value(nullptr);
                reply(res, 200, json::object{{"items", std::move(page.items)}, {"next", next}});
              }));
+  server.Get(R"(/api/v1/executions/([^/]+)/sizes)",
+             guarded([this](const Request& req, Response& res) {
+               std::string id = req.matches[1];
+               auto points = static_cast<std::size_t>(intParam(req, "points", 200, 1, 2000));
+               std::lock_guard lock(mu_);
+               kernel::EventStore& store = session_.store(false);
+               requireInfo(store, id);
+               reply(res, 200, json::object{{"points", inspect::sizeSeries(store, id, points)}});
+             }));
   server.Get(R"(/api/v1/executions/([^/]+)/blobs/([^/]+))",
              guarded([this](const Request& req, Response& res) { readBlob(req, res); }));
   server.Get("/api/v1/approvals", guarded([this](const Request&, Response& res) {

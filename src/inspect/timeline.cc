@@ -6,6 +6,7 @@
 
 #include "effects/step_ids.h"
 #include "loom/effects/taint.h"
+#include "loom/kernel/execution_info.h"
 #include "loom/util/clock.h"
 #include "sweep/content_walker.h"
 
@@ -283,6 +284,43 @@ json::object UsageTally::toJson() const {
   return json::object{{"inputTokens", inputTokens},
                       {"outputTokens", outputTokens},
                       {"modelTurns", modelTurns}};
+}
+
+json::array sizeSeries(const kernel::EventStore& store, const std::string& id,
+                       std::size_t maxPoints) {
+  struct Point {
+    int64_t seq, turn, logBytes, stateBytes;
+  };
+  std::vector<Point> all;
+  kernel::ExecutionInfo info;
+  info.id = id;
+  int64_t turn = 0;
+  store.scan(id, 1, [&](const Event& e) {
+    int64_t outputBytes = -1;
+    std::string text = kernel::toText(e, &outputBytes);
+    kernel::applyEvent(info, e, static_cast<int64_t>(text.size()), outputBytes);
+    const auto* stepId = e.data.if_contains("stepId");
+    if (stepId != nullptr && stepId->is_string()) {
+      auto agentStep = effects::parseAgentStepId(std::string_view(stepId->as_string()));
+      if (agentStep) turn = std::max(turn, agentStep->turn);
+    }
+    all.push_back({e.seq, turn, info.logBytes, info.stateBytes});
+  });
+  json::array points;
+  if (all.empty() || maxPoints == 0) return points;
+  std::size_t stride = (all.size() + maxPoints - 1) / maxPoints;
+  for (std::size_t i = stride - 1; i < all.size(); i += stride) {
+    if (i + stride >= all.size()) break;  // the last point is the log's end, added below
+    const Point& p = all[i];
+    points.push_back(json::object{
+        {"seq", p.seq}, {"turn", p.turn}, {"logBytes", p.logBytes}, {"stateBytes", p.stateBytes}});
+  }
+  const Point& last = all.back();
+  points.push_back(json::object{{"seq", last.seq},
+                                {"turn", last.turn},
+                                {"logBytes", last.logBytes},
+                                {"stateBytes", last.stateBytes}});
+  return points;
 }
 
 bool citesBlob(const kernel::EventStore& store, const std::string& id,

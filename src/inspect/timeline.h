@@ -46,6 +46,14 @@ struct UsageTally {
   json::object toJson() const;
 };
 
+// The run's log and folded-state sizes as it grew, as `loom ls` measures them (logBytes,
+// stateBytes), at most `maxPoints` points evenly spread over the log: {"seq", "turn" (the
+// agent turn reached, 0 before the first), "logBytes", "stateBytes"}, the last point the log's
+// end. One streamed pass; sizes are of the events as this store reads them (a sealed log
+// read with keys measures its unsealed text).
+json::array sizeSeries(const kernel::EventStore& store, const std::string& id,
+                       std::size_t maxPoints);
+
 // True when a recorded step output of execution `id` holds, where the claim-check middleware
 // writes one, an envelope for `address` (ADR 0140 D11: a look-alike inside a result is data).
 bool citesBlob(const kernel::EventStore& store, const std::string& id, std::string_view address);

@@ -238,6 +238,18 @@ TEST_F(ServeCli, PagesThroughTheEventsAndTimelineOfA10000StepRun) {
     from = page.at("next");
   }
   EXPECT_EQ(10000, steps);
+
+  auto [sized, sizes] = get("/api/v1/executions/big/sizes?points=100");
+  ASSERT_EQ(200, sized) << json::toText(sizes);
+  const auto& points = sizes.at("points").as_array();
+  ASSERT_LE(points.size(), 100u);
+  ASSERT_GE(points.size(), 90u);
+  auto [summarized, run] = get("/api/v1/executions/big");
+  ASSERT_EQ(200, summarized);
+  EXPECT_EQ(run.at("logBytes"), points.back().at("logBytes")) << "as `loom ls` measures it";
+  EXPECT_EQ(run.at("stateBytes"), points.back().at("stateBytes"));
+  EXPECT_EQ(10002, points.back().at("seq"));
+  EXPECT_LT(points.front().at("logBytes").as_int64(), points.back().at("logBytes").as_int64());
   auto [bad, refused] = get("/api/v1/executions/big/events?limit=5000");
   EXPECT_EQ(400, bad);
   EXPECT_NE(std::string(refused.at("error").at("message").as_string()).find("'limit'"),
