@@ -13,7 +13,7 @@ loom=$PWD/build/release/loom
 turns=${TURNS:-10000} rounds=${ROUNDS:-5} watch=${WATCH_SECONDS:-30}
 work=$(mktemp -d "${TMPDIR:-/tmp}/loom-servebench.XXXXXX")
 server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
 home=$work/home
 cp -r examples/agents/tools "$work/tools"
 cat >"$work/script.toml" <<TOML

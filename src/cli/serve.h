@@ -61,6 +61,15 @@ class InspectorRoutes {
   std::vector<std::string> configArgs_;
   std::mutex mu_;                        // one read at a time over session_
   std::map<std::string, inspect::UsageTally> usage_;  // per execution, GUARDED_BY(mu_)
+  // The last size series per execution, kept while its log has not grown: a watched run's
+  // chart reads the log once, not once per watcher. GUARDED_BY(mu_)
+  struct SizeSeries {
+    int64_t startedAtMillis = 0;
+    int64_t nextSeq = 0;
+    std::size_t points = 0;
+    json::array series;
+  };
+  std::map<std::string, SizeSeries> sizes_;
 };
 
 // Set in a child's environment: after its "loom: <message>" line the child writes

@@ -364,8 +364,15 @@ void InspectorRoutes::install(httplib::Server& server) {
                auto points = static_cast<std::size_t>(intParam(req, "points", 200, 1, 2000));
                std::lock_guard lock(mu_);
                kernel::EventStore& store = session_.store(false);
-               requireInfo(store, id);
-               reply(res, 200, json::object{{"points", inspect::sizeSeries(store, id, points)}});
+               kernel::ExecutionInfo info = requireInfo(store, id);
+               if (sizes_.size() > kMaxTallies) sizes_.clear();  // a cache
+               SizeSeries& cached = sizes_[id];
+               if (cached.startedAtMillis != info.startedAtMillis ||
+                   cached.nextSeq != info.nextSeq || cached.points != points) {
+                 cached = SizeSeries{info.startedAtMillis, info.nextSeq, points,
+                                     inspect::sizeSeries(store, id, points)};
+               }
+               reply(res, 200, json::object{{"points", cached.series}});
              }));
   server.Get(R"(/api/v1/executions/([^/]+)/blobs/([^/]+))",
              guarded([this](const Request& req, Response& res) { readBlob(req, res); }));

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <thread>
 
+#include "loom/kernel/sqlite_event_store.h"
 #include "support/loom_process.h"
 #include "support/postgres_server.h"
 
@@ -254,6 +255,75 @@ TEST_F(ServeCli, PagesThroughTheEventsAndTimelineOfA10000StepRun) {
   EXPECT_EQ(400, bad);
   EXPECT_NE(std::string(refused.at("error").at("message").as_string()).find("'limit'"),
             std::string::npos);
+}
+
+// Writes an agent's log of `turns` turns (a model step asking for one tool call, the call's
+// result) straight into the home's store, as the agent loop records them: a 10,000-turn run
+// in a second, where running one takes minutes.
+void writeLongAgentRun(const std::string& home, const std::string& id, int turns) {
+  std::filesystem::create_directories(home);
+  kernel::SqliteEventStore store(
+      kernel::SqliteEventStoreOptions{.path = home + "/loom.db",
+                                      .durability = kernel::Durability::kNormal});
+  auto event = [](kernel::EventType type, json::object data) {
+    return kernel::Event{.type = type, .atMillis = 1'795'000'000'000, .data = std::move(data)};
+  };
+  std::vector<kernel::Event> events;
+  events.push_back(event(kernel::EventType::kExecutionStarted,
+                         {{"workflow", "agent:long"}, {"input", {{"prompt", "read it all"}}}}));
+  for (int i = 1; i <= turns; ++i) {
+    std::string turn = "long#turn:" + std::to_string(i);
+    json::object call{{"id", "c" + std::to_string(i)},
+                      {"name", "fetch_report"},
+                      {"arguments", {{"page", i}}}};
+    events.push_back(event(
+        kernel::EventType::kStepCompleted,
+        {{"stepId", turn + ":model"},
+         {"taskKind", "llm"},
+         {"effectId", "scripted"},
+         {"output", {{"content", nullptr},
+                     {"toolCalls", json::array{call}},
+                     {"usage", {{"inputTokens", 10}, {"outputTokens", 2}}}}}}));
+    events.push_back(event(kernel::EventType::kStepCompleted,
+                           {{"stepId", turn + ":tool:0"},
+                            {"taskKind", "tool"},
+                            {"effectId", "fetch_report"},
+                            {"output", {{"page", i}, {"body", "page text"}}}}));
+  }
+  events.push_back(event(kernel::EventType::kExecutionCompleted, {{"output", "done"}}));
+  store.append(id, 1, std::move(events));
+}
+
+TEST_F(ServeCli, PagesThroughTheTimelineOfA10000TurnAgentRun) {
+  writeLongAgentRun(home(), "long", 10'000);
+  serve();
+  int64_t turns = 0;
+  int64_t pages = 0;
+  int64_t lastTurn = 0;
+  json::value from = 1;
+  while (!from.is_null()) {
+    auto [status, page] =
+        get("/api/v1/executions/long/timeline?limit=500&from=" + json::toText(from));
+    ASSERT_EQ(200, status) << json::toText(page);
+    for (const auto& item : page.at("items").as_array()) {
+      if (item.at("kind") != "turn") continue;
+      ++turns;
+      EXPECT_EQ(lastTurn + 1, item.at("turn").as_int64()) << "no turn lost or split by a page";
+      lastTurn = item.at("turn").as_int64();
+      ASSERT_EQ(1u, item.at("tools").as_array().size());
+      EXPECT_EQ("completed", item.at("tools").at(0).at("status"));
+    }
+    from = page.at("next");
+    ++pages;
+  }
+  EXPECT_EQ(10'000, turns);
+  EXPECT_EQ(21, pages) << "20 pages of 500 turns, then the run's end";
+  auto [status, run] = get("/api/v1/executions/long");
+  ASSERT_EQ(200, status);
+  EXPECT_EQ("completed", run.at("status"));
+  EXPECT_EQ(json::parse(R"({"inputTokens":100000,"outputTokens":20000,"modelTurns":10000})",
+                        "expected"),
+            run.at("usage"));
 }
 
 TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
