@@ -11,10 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 loom=$PWD/build/release/loom
 turns=${TURNS:-10000} rounds=${ROUNDS:-5} watch=${WATCH_SECONDS:-30}
+# BENCH_HOME=DIR keeps the home (with its long run) in DIR for the next round; reused if there.
 work=$(mktemp -d "${TMPDIR:-/tmp}/loom-servebench.XXXXXX")
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
-home=$work/home
+home=${BENCH_HOME:-$work/home}
 cp -r examples/agents/tools "$work/tools"
 cat >"$work/script.toml" <<TOML
 [generate]
@@ -38,9 +39,11 @@ name = "fetch_report"
 description = "Fetches one page of the quarterly report."
 command = ["tools/fetch_report"]
 TOML
-echo "making a $turns-turn run (a few minutes)..." >&2
-"$loom" --home "$home" --durability normal run "$work/long.toml" --id long >/dev/null
-for i in $(seq 1 20); do "$loom" --home "$home" run example.approval --id "p$i" >/dev/null; done
+if [ ! -f "$home/loom.db" ]; then
+  echo "making a $turns-turn run (a few minutes)..." >&2
+  "$loom" --home "$home" --durability normal run "$work/long.toml" --id long >/dev/null
+  for i in $(seq 1 20); do "$loom" --home "$home" run example.approval --id "p$i" >/dev/null; done
+fi
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$loom" --home "$home" serve --port "$port" >"$work/serve.out" 2>&1 &
@@ -65,7 +68,7 @@ done
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 echo "server RSS before watchers: $(rss) kB"
 ( for i in $(seq 1 1000); do
-    "$loom" --home "$home" run example.steps --id "live$i" \
+    "$loom" --home "$home" run example.steps --id "live$$-$i" \
       --input "{\"steps\": 20, \"sleepMs\": 100, \"witness\": \"$work/w.txt\"}" >/dev/null 2>&1 || true
   done ) &
 LOOM_URL="http://127.0.0.1:$port" RUN_ID=long WATCHERS=10 SECONDS_TO_WATCH=$watch \
