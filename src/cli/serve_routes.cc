@@ -293,29 +293,7 @@ void InspectorRoutes::install(httplib::Server& server) {
     }
     reply(res, 200, json::object{{"executions", std::move(page)}, {"next", next}});
   }));
-  server.Get(R"(/api/v1/executions/([^/]+))", guarded([this](const Request& req, Response& res) {
-    std::string id = req.matches[1];
-    std::lock_guard lock(mu_);
-    kernel::EventStore& store = session_.store(false);
-    kernel::ExecutionInfo info = requireInfo(store, id);
-    inspect::RunStatus run =
-        inspect::runStatusOf(store, info, compliance::detail::shredTimes(store));
-    json::object o = inspect::toJson(run);
-    json::array approvals;
-    if (!run.erased) {
-      if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
-      if (usage_.size() > kMaxTallies) usage_.clear();  // a cache: tallied again on demand
-      inspect::UsageTally& tally = usage_[id];
-      if (tally.startedAtMillis != info.startedAtMillis || tally.nextSeq > info.nextSeq) {
-        tally = inspect::UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
-      }
-      store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
-      o["usage"] = tally.toJson();
-    }
-    o["pendingApprovals"] = std::move(approvals);
-    reply(res, 200, o);
-  }));
-  server.Get(R"(/api/v1/executions/([^/]+)/events)",
+  server.Get(R"(/api/v1/executions/(.+)/events)",
              guarded([this](const Request& req, Response& res) {
                std::string id = req.matches[1];
                int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
@@ -338,7 +316,7 @@ void InspectorRoutes::install(httplib::Server& server) {
                }
                reply(res, 200, json::object{{"events", std::move(events)}, {"next", next}});
              }));
-  server.Get(R"(/api/v1/executions/([^/]+)/state)",
+  server.Get(R"(/api/v1/executions/(.+)/state)",
              guarded([this](const Request& req, Response& res) {
                std::string id = req.matches[1];
                std::lock_guard lock(mu_);
@@ -346,7 +324,7 @@ void InspectorRoutes::install(httplib::Server& server) {
                requireInfo(store, id);
                reply(res, 200, inspect::toJson(inspect::foldRun(store, id, false), id));
              }));
-  server.Get(R"(/api/v1/executions/([^/]+)/timeline)",
+  server.Get(R"(/api/v1/executions/(.+)/timeline)",
              guarded([this](const Request& req, Response& res) {
                std::string id = req.matches[1];
                int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
@@ -358,7 +336,7 @@ void InspectorRoutes::install(httplib::Server& server) {
                json::value next = page.next ? json::value(*page.next) : json::value(nullptr);
                reply(res, 200, json::object{{"items", std::move(page.items)}, {"next", next}});
              }));
-  server.Get(R"(/api/v1/executions/([^/]+)/sizes)",
+  server.Get(R"(/api/v1/executions/(.+)/sizes)",
              guarded([this](const Request& req, Response& res) {
                std::string id = req.matches[1];
                auto points = static_cast<std::size_t>(intParam(req, "points", 200, 1, 2000));
@@ -374,8 +352,32 @@ void InspectorRoutes::install(httplib::Server& server) {
                }
                reply(res, 200, json::object{{"points", cached.series}});
              }));
-  server.Get(R"(/api/v1/executions/([^/]+)/blobs/([^/]+))",
+  server.Get(R"(/api/v1/executions/(.+)/blobs/([^/]+))",
              guarded([this](const Request& req, Response& res) { readBlob(req, res); }));
+  // After the routes below one run (an id may hold '/': `(.+)` is greedy, and a path ending
+  // in /events, /state, ... matched those first).
+  server.Get(R"(/api/v1/executions/(.+))", guarded([this](const Request& req, Response& res) {
+    std::string id = req.matches[1];
+    std::lock_guard lock(mu_);
+    kernel::EventStore& store = session_.store(false);
+    kernel::ExecutionInfo info = requireInfo(store, id);
+    inspect::RunStatus run =
+        inspect::runStatusOf(store, info, compliance::detail::shredTimes(store));
+    json::object o = inspect::toJson(run);
+    json::array approvals;
+    if (!run.erased) {
+      if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+      if (usage_.size() > kMaxTallies) usage_.clear();  // a cache: tallied again on demand
+      inspect::UsageTally& tally = usage_[id];
+      if (tally.startedAtMillis != info.startedAtMillis || tally.nextSeq > info.nextSeq) {
+        tally = inspect::UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
+      }
+      store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
+      o["usage"] = tally.toJson();
+    }
+    o["pendingApprovals"] = std::move(approvals);
+    reply(res, 200, o);
+  }));
   server.Get("/api/v1/approvals", guarded([this](const Request&, Response& res) {
     std::lock_guard lock(mu_);
     kernel::EventStore& store = session_.store(false);
@@ -454,7 +456,7 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
       replyOperation(res, runOperation(argsOf(req)));
     });
   };
-  server.Post(R"(/api/v1/executions/([^/]+)/approvals/([^/]+))",
+  server.Post(R"(/api/v1/executions/(.+)/approvals/([^/]+))",
               operation([](const Request& req) {
                 json::object body = bodyObject(req);
                 const auto* approved = body.if_contains("approved");
@@ -465,17 +467,17 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
                                                 "approve:" + std::string(req.matches[2]),
                                                 json::toText(body)};
               }));
-  server.Post(R"(/api/v1/executions/([^/]+)/signals/([^/]+))", operation([](const Request& req) {
+  server.Post(R"(/api/v1/executions/(.+)/signals/([^/]+))", operation([](const Request& req) {
                 return std::vector<std::string>{"signal", "--json", "--", req.matches[1],
                                                 req.matches[2], json::toText(bodyJson(req))};
               }));
-  server.Post(R"(/api/v1/executions/([^/]+)/cancel)", operation([](const Request& req) {
+  server.Post(R"(/api/v1/executions/(.+)/cancel)", operation([](const Request& req) {
                 std::string reason =
                     stringMember(bodyObject(req), "reason", "cancelled in the inspector");
                 return std::vector<std::string>{"cancel", "--json", "--reason=" + reason, "--",
                                                 req.matches[1]};
               }));
-  server.Post(R"(/api/v1/executions/([^/]+)/retry)", operation([](const Request& req) {
+  server.Post(R"(/api/v1/executions/(.+)/retry)", operation([](const Request& req) {
                 return std::vector<std::string>{"retry", "--json", "--", req.matches[1]};
               }));
   auto effectArgs = [this](std::string command) {

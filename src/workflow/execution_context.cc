@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "loom/effects/errors.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
@@ -231,6 +232,13 @@ void ExecutionContext::failStep(const StepCall& call, int attempt,
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kStopped) {
       recordFailure(call, errorCodeName(e.code()), e.what(), true, attempt);
+      if (dynamic_cast<const effects::KillSwitchUnreadable*>(&e) != nullptr) {
+        // Not an operator's stop: the kill switch's store was unreachable (a database
+        // restarting). Parked with a wake time, so a worker tries again once it is due.
+        int64_t next = env_.options.clock->nowMillis() +
+                       env_.options.retry.forEffect(call.effectId).initialIntervalMillis;
+        throw ParkRequest{"effectStopped", "", std::string(call.stepId), e.what(), next};
+      }
       throw ParkRequest{"effectStopped", "", std::string(call.stepId)};
     }
     std::string message = e.what();

@@ -278,6 +278,10 @@ class WorkflowRuntime::Impl {
       }
     } catch (const ConflictError&) {
       throw;  // another runner owns the log: record nothing
+    } catch (const UnavailableError&) {
+      // A store this run needs is unreachable (a database restarting): not the workflow's
+      // failure. Nothing is recorded; the run stays resumable (a worker takes it over).
+      throw;
     } catch (const Error& e) {
       fail(ctx, r, errorCodeName(e.code()), e.what());
     } catch (const std::exception& e) {

@@ -218,6 +218,40 @@ TEST_F(RuntimeTest, StoppedEffectParksAndRunsAgainOnResume) {
   EXPECT_EQ(events[3].data.at("attempt").as_int64(), 2);
 }
 
+TEST_F(RuntimeTest, AnUnreadableKillSwitchParksWithAWakeTimeForAWorker) {
+  bool unreadable = true;
+  workflows_.add("guarded", "", [&](WorkflowContext& ctx) {
+    return ctx.step("s", [&]() -> json::value {
+      if (unreadable) throw effects::KillSwitchUnreadable("s", "the database is starting up");
+      return json::value("ran");
+    });
+  });
+  RunResult r = runtime()->start("guarded", nullptr, {.id = "ks"});
+  EXPECT_EQ(r.status, ExecutionStatus::kParked);
+  EXPECT_EQ(r.parkReason, "effectStopped");
+  ASSERT_TRUE(r.wakeAtMillis.has_value()) << "not an operator's stop: due again later";
+  auto park = store_.read("ks").back();
+  EXPECT_EQ(park.type, EventType::kExecutionParked);
+  EXPECT_TRUE(park.data.contains("wakeAt"));
+  unreadable = false;
+  EXPECT_EQ(runtime()->resume("ks").status, ExecutionStatus::kCompleted);
+}
+
+TEST_F(RuntimeTest, AnUnreachableStoreIsNotTheRunsFailureAndTheRunStaysResumable) {
+  bool down = true;
+  workflows_.add("flaky", "", [&](WorkflowContext& ctx) {
+    json::value first = ctx.step("a", [] { return json::value(1); });
+    if (down) throw UnavailableError("cannot connect to the database: it is starting up");
+    return ctx.step("b", [] { return json::value(2); });
+  });
+  EXPECT_THROW(runtime()->start("flaky", nullptr, {.id = "f"}), UnavailableError);
+  EXPECT_EQ(store_.info("f")->status, ExecutionStatus::kRunning) << "no EXECUTION_FAILED";
+  down = false;
+  RunResult r = runtime()->resume("f");
+  EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(r.output, json::value(2));
+}
+
 TEST_F(RuntimeTest, StartingAnExistingIdIsRefused) {
   workflows_.add("one", "", [](WorkflowContext&) { return json::value(1); });
   runtime()->start("one", nullptr, {.id = "same"});

@@ -163,6 +163,10 @@ TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryR
     std::string id(e.at("id").as_string());
     EXPECT_EQ(e.at("status"), "completed") << id;
     EXPECT_EQ(checkedSteps(id).size(), 24u) << id << ": 12 model turns and 12 tool calls";
+    if (e.at("status") != "completed") {
+      Outcome log = cli({"log", id});  // why it ended so: its last events
+      std::cerr << id << ":\n" << log.out.substr(log.out.size() > 1500 ? log.out.size() - 1500 : 0);
+    }
   }
   if (HasFailure()) {
     std::cerr << "worker a:\n" << aOut.out << aOut.err << "worker b:\n" << bOut.out << bOut.err;

@@ -422,6 +422,18 @@ TEST_F(ServeCli, OperationsRunAsLoomCommandsAndSayWhyTheyAreRefused) {
   auto [dry, sweep] = post("/api/v1/sweep/dry-run", "{}");
   ASSERT_EQ(200, dry) << json::toText(sweep);
   EXPECT_EQ(true, sweep.at("dryRun"));
+  // An id may hold '/': the page sends it encoded, and every route of a run still finds it.
+  ASSERT_EQ(0, loom({"run", "example.approval", "--id", "team/p3"}).exitCode);
+  auto [slashed, slashedRun] = get("/api/v1/executions/" + encoded("team/p3"));
+  ASSERT_EQ(200, slashed) << json::toText(slashedRun);
+  EXPECT_EQ("team/p3", slashedRun.at("id"));
+  auto [slashedTimeline, items] = get("/api/v1/executions/" + encoded("team/p3") + "/timeline");
+  EXPECT_EQ(200, slashedTimeline) << json::toText(items);
+  auto [slashedCancel, slashedBody] =
+      post("/api/v1/executions/" + encoded("team/p3") + "/cancel", "{}");
+  ASSERT_EQ(200, slashedCancel) << json::toText(slashedBody);
+  EXPECT_EQ("cancelled", slashedBody.at("status"));
+
   auto [badBody, badBodyRefused] = post("/api/v1/kill", "{not json");
   EXPECT_EQ(400, badBody);
   EXPECT_EQ("invalidArgument", code(badBodyRefused));

@@ -23,4 +23,17 @@ class EffectStopped : public Error {
   std::string effectId_;
 };
 
+// The kill switch's table could not be read. Its code is kStopped: the kill switch fails
+// closed, so the effect does not run and the run parks, with a wake time (the effect's
+// execution.retry initial interval) so that a worker tries again once the database is
+// readable, rather than running effects an operator may have stopped.
+class KillSwitchUnreadable : public Error {
+ public:
+  KillSwitchUnreadable(const std::string& effectId, const std::string& cause)
+      : Error(ErrorCode::kStopped,
+              "effect '" + effectId + "' was not run: the kill switch could not be read (" + cause +
+                  "); it is tried again when the run's park is due (`loom worker`), or fix the "
+                  "home's database and `loom resume <id>`") {}
+};
+
 }  // namespace loom::effects

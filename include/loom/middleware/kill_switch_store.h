@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/effects/errors.h"
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/util/error.h"
 
@@ -28,16 +29,8 @@ struct KillSwitchEntry {
   int64_t atMillis = 0;
 };
 
-// The kill switch's table could not be read. Its code is kStopped: the kill switch fails
-// closed, so the effect does not run and the run parks (resumable once the database is
-// readable again) rather than running effects an operator may have stopped.
-class KillSwitchUnreadable : public Error {
- public:
-  KillSwitchUnreadable(const std::string& effectId, const std::string& cause)
-      : Error(ErrorCode::kStopped,
-              "effect '" + effectId + "' was not run: the kill switch could not be read (" + cause +
-                  "); fix the home's database, then `loom resume <id>`") {}
-};
+// The kill switch's table could not be read (include/loom/effects/errors.h).
+using effects::KillSwitchUnreadable;
 
 // Where a kill switch keeps its stops: the rows of table kill_switch. The home's SQLite
 // database is the default (KillSwitchStore(options)); postgres::PostgresKillSwitchRows keeps
