@@ -293,18 +293,26 @@ void InspectorRoutes::install(httplib::Server& server) {
     }
     reply(res, 200, json::object{{"executions", std::move(page)}, {"next", next}});
   }));
+  // A read of one run: its id from the path, under the read lock, the run required to exist;
+  // `answer(req, store, info)` is the 200 body.
+  auto runRead = [this](auto answer) {
+    return guarded([this, answer](const Request& req, Response& res) {
+      std::string id = req.matches[1];
+      std::lock_guard lock(mu_);
+      kernel::EventStore& store = session_.store(false);
+      kernel::ExecutionInfo info = requireInfo(store, id);
+      reply(res, 200, answer(req, store, info));
+    });
+  };
   server.Get(R"(/api/v1/executions/(.+)/events)",
-             guarded([this](const Request& req, Response& res) {
-               std::string id = req.matches[1];
+             runRead([](const Request& req, kernel::EventStore& store,
+                        const kernel::ExecutionInfo& info) {
                int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
                auto limit = static_cast<std::size_t>(intParam(req, "limit", 200, 1, 1000));
-               std::lock_guard lock(mu_);
-               kernel::EventStore& store = session_.store(false);
-               requireInfo(store, id);
                json::array events;
                json::value next = nullptr;
                try {
-                 store.scan(id, from, [&](const kernel::Event& e) {
+                 store.scan(info.id, from, [&](const kernel::Event& e) {
                    if (events.size() == limit) {
                      next = e.seq;
                      throw PageFull{};
@@ -314,43 +322,35 @@ void InspectorRoutes::install(httplib::Server& server) {
                } catch (const PageFull&) {
                  // a page's worth
                }
-               reply(res, 200, json::object{{"events", std::move(events)}, {"next", next}});
+               return json::value(json::object{{"events", std::move(events)}, {"next", next}});
              }));
   server.Get(R"(/api/v1/executions/(.+)/state)",
-             guarded([this](const Request& req, Response& res) {
-               std::string id = req.matches[1];
-               std::lock_guard lock(mu_);
-               kernel::EventStore& store = session_.store(false);
-               requireInfo(store, id);
-               reply(res, 200, inspect::toJson(inspect::foldRun(store, id, false), id));
+             runRead([](const Request&, kernel::EventStore& store,
+                        const kernel::ExecutionInfo& info) {
+               return inspect::toJson(inspect::foldRun(store, info.id, false), info.id);
              }));
   server.Get(R"(/api/v1/executions/(.+)/timeline)",
-             guarded([this](const Request& req, Response& res) {
-               std::string id = req.matches[1];
+             runRead([](const Request& req, kernel::EventStore& store,
+                        const kernel::ExecutionInfo& info) {
                int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
                auto limit = static_cast<std::size_t>(intParam(req, "limit", 50, 1, 500));
-               std::lock_guard lock(mu_);
-               kernel::EventStore& store = session_.store(false);
-               requireInfo(store, id);
-               inspect::TimelinePage page = inspect::timelinePage(store, id, from, limit);
+               inspect::TimelinePage page = inspect::timelinePage(store, info.id, from, limit);
                json::value next = page.next ? json::value(*page.next) : json::value(nullptr);
-               reply(res, 200, json::object{{"items", std::move(page.items)}, {"next", next}});
+               return json::value(
+                   json::object{{"items", std::move(page.items)}, {"next", next}});
              }));
   server.Get(R"(/api/v1/executions/(.+)/sizes)",
-             guarded([this](const Request& req, Response& res) {
-               std::string id = req.matches[1];
+             runRead([this](const Request& req, kernel::EventStore& store,
+                            const kernel::ExecutionInfo& info) {
                auto points = static_cast<std::size_t>(intParam(req, "points", 200, 1, 2000));
-               std::lock_guard lock(mu_);
-               kernel::EventStore& store = session_.store(false);
-               kernel::ExecutionInfo info = requireInfo(store, id);
                if (sizes_.size() > kMaxTallies) sizes_.clear();  // a cache
-               SizeSeries& cached = sizes_[id];
+               SizeSeries& cached = sizes_[info.id];
                if (cached.startedAtMillis != info.startedAtMillis ||
                    cached.nextSeq != info.nextSeq || cached.points != points) {
                  cached = SizeSeries{info.startedAtMillis, info.nextSeq, points,
-                                     inspect::sizeSeries(store, id, points)};
+                                     inspect::sizeSeries(store, info.id, points)};
                }
-               reply(res, 200, json::object{{"points", cached.series}});
+               return json::value(json::object{{"points", cached.series}});
              }));
   server.Get(R"(/api/v1/executions/(.+)/blobs/([^/]+))",
              guarded([this](const Request& req, Response& res) { readBlob(req, res); }));

@@ -362,6 +362,11 @@ TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
   EXPECT_NE(read.find("BLOB_READ"), std::string::npos) << read;
   EXPECT_NE(read.find(address), std::string::npos) << read;
 
+  auto [stateStatus, state] = get("/api/v1/executions/ag/state");
+  ASSERT_EQ(200, stateStatus) << json::toText(state);
+  EXPECT_EQ("inspect", state.at("loops").at(0).at("loop")) << "what `loom state --json` prints";
+  EXPECT_GT(state.at("loops").at(0).at("stateBytes").as_int64(), 0);
+
   auto [statsStatus, stats] = get("/api/v1/content");
   ASSERT_EQ(200, statsStatus) << json::toText(stats);
   EXPECT_GE(stats.at("blobs").as_int64(), 1);
