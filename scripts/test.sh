@@ -6,7 +6,8 @@
 # failure. LOOM_BUILD_JOBS caps the parallel compile jobs (default: the number of CPUs).
 # The PostgreSQL stores' tests run against a private cluster this script starts
 # (scripts/postgres-test-cluster.sh: a temporary folder, 127.0.0.1, a free port) and stops at
-# the end, whatever happens. The inspector's browser test runs Debian's Chromium (installed by
+# the end, whatever happens. After the release tests, `loom sim` runs seeded simulations for
+# LOOM_SIM_BUDGET (default 2m). The inspector's browser test runs Debian's Chromium (installed by
 # bootstrap with LOOM_BOOTSTRAP_BROWSER=1) through playwright-core (scripts/install-playwright.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,10 @@ cmake --preset release
 cmake --build --preset release --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset release
 ./scripts/test-embed.sh
+# The deterministic simulator (docs/testing.md): as many seeds as fit in the budget; a failing
+# seed prints the command that replays it. Homes go to /dev/shm when it is there (faster).
+sim_scratch=$([ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")
+./build/release/loom sim --seeds 1000000 --budget "${LOOM_SIM_BUDGET:-2m}" --scratch "$sim_scratch"
 cmake --preset asan
 cmake --build --preset asan --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset asan

@@ -173,8 +173,17 @@ class Rebuild {
     if (const auto* full = input.if_contains("messages")) {
       return Messages::fromArray(full->as_array());
     }
+    const json::value* sinceField = input.if_contains("since");
+    const json::value* appended = input.if_contains("appended");
+    if (sinceField == nullptr || appended == nullptr || !appended->is_array()) {
+      throw DataLossError("model step '" + stepId +
+                          "' journaled an input that is not a model input of an agent loop (no "
+                          "\"messages\", or no \"since\" and \"appended\" array): a workflow "
+                          "step named like an agent's model turn? Rename it, or read its log with "
+                          "`loom log`");
+    }
     Messages base;
-    const auto& since = input.at("since");
+    const auto& since = *sinceField;
     if (since.is_string()) {
       if (since.get_string() != currentStep_) {
         throw DataLossError(
@@ -184,7 +193,7 @@ class Rebuild {
       }
       base = std::move(current_);
     }
-    for (const auto& entry : input.at("appended").as_array()) base.push(resolve(stepId, entry));
+    for (const auto& entry : appended->get_array()) base.push(resolve(stepId, entry));
     if (const auto* c = input.if_contains("compaction")) {
       base = compact(stepId, std::move(base), c->as_object());
     }

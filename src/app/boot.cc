@@ -44,16 +44,18 @@ std::filesystem::path createHome(const std::string& home) {
 
 // The event and snapshot stores: in the process (eventStore.kind "memory") or at the home's
 // location (loom.db, or PostgreSQL with storage.url).
-void openLogStores(const Config& config, std::unique_ptr<kernel::EventStore>& events,
+void openLogStores(const Config& config, const BootOptions& options,
+                   std::unique_ptr<kernel::EventStore>& events,
                    std::unique_ptr<kernel::SnapshotStore>& snapshots) {
   if (config.storage.eventStore.kind == "memory") {
     events = std::make_unique<kernel::MemoryEventStore>();
     snapshots = std::make_unique<kernel::MemorySnapshotStore>();
-    return;
+  } else {
+    StorageLocation where = storageLocation(config);
+    events = openEventStore(where, options.clock);
+    snapshots = openSnapshotStore(where);
   }
-  StorageLocation where = storageLocation(config);
-  events = openEventStore(where);
-  snapshots = openSnapshotStore(where);
+  if (options.wrapEventStore) events = options.wrapEventStore(std::move(events));
 }
 
 // A master key that is wiped when boot is done with it.
@@ -138,8 +140,9 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   // 3. Create the home and open the stores.
   auto app = std::unique_ptr<App>(new App());
   app->config_ = config;
+  app->clock_ = options.clock;
   app->home_ = createHome(config->storage.home);
-  openLogStores(*config, app->store_, app->snapshots_);
+  openLogStores(*config, options, app->store_, app->snapshots_);
   recordHome(*config);  // refuses another content store than the runs used
   app->contentStore_ = openContentStore(*config, options.clock);
   if (masterKey) AppAccess::openCompliance(*config, *masterKey, options.clock, *app);
@@ -164,6 +167,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;
   runtimeOptions.claimedLease = options.claimedLease;
+  runtimeOptions.leaseOwner = options.leaseOwner;
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };
   if (redaction) {

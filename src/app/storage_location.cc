@@ -29,13 +29,15 @@ StorageLocation storageLocation(const Config& config) {
           .durability = config.storage.eventStore.durability};
 }
 
-std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where) {
+std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where,
+                                                  std::shared_ptr<const Clock> clock) {
   if (where.onPostgres()) {
     return std::make_unique<postgres::PostgresEventStore>(where.postgresOptions());
   }
   kernel::SqliteEventStoreOptions options;
   options.path = where.database().string();
   options.durability = kernel::durabilityFromName(where.durability);
+  options.clock = std::move(clock);
   return std::make_unique<kernel::SqliteEventStore>(std::move(options));
 }
 

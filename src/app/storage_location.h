@@ -39,7 +39,9 @@ StorageLocation storageLocation(const Config& config);
 
 // The stores of a location. On PostgreSQL each connects and checks the schema version
 // (FailedPreconditionError: run `loom db migrate`); times are the server's clock.
-std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where);
+// `clock`: the time SQLite's leases are granted and expire by (a server's own on PostgreSQL).
+std::unique_ptr<kernel::EventStore> openEventStore(
+    const StorageLocation& where, std::shared_ptr<const Clock> clock = systemClock());
 std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& where);
 // The default content store `config` wires (storage.contentStore: its C++ instance, the
 // schema's with storage.url, or the filesystem, SQLite or memory store at its path, by default

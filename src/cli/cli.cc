@@ -59,6 +59,9 @@ constexpr Subcommand kSubcommands[] = {
      "verify the copy",
      setupMigrateHome},
     {"bench", "Measure: `loom bench claim-check` prints the ADR 0140 table", setupBench},
+    {"sim",
+     "Simulate: seeded runs under crashes, disk faults and races, each seed replayable exactly",
+     setupSim},
     {"help-markdown", "Print docs/cli.md, generated from this table", setupHelpMarkdown},
 };
 

@@ -190,6 +190,7 @@ Action setupHelpMarkdown(CLI::App& command, Session& session);
 Action setupSweep(CLI::App& command, Session& session);      // storage_commands.cc
 Action setupRetention(CLI::App& command, Session& session);  // storage_commands.cc
 Action setupBench(CLI::App& command, Session& session);      // bench_commands.cc
+Action setupSim(CLI::App& command, Session& session);        // sim_command.cc
 Action setupErase(CLI::App& command, Session& session);      // compliance_commands.cc
 Action setupExport(CLI::App& command, Session& session);     // compliance_commands.cc
 Action setupKeys(CLI::App& command, Session& session);       // compliance_commands.cc

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "app/home_record.h"
+#include "app/maintenance.h"
 #include "command.h"
 #include "home_lock.h"
 #include "loom/compliance/erase.h"
@@ -68,12 +69,7 @@ Action setupErase(CLI::App& command, Session& session) {
       throw compliance::ContentCopiesRemainError(args->subject, *why, -1);
     }
     sweep::Archive archive(app.archiveDir());
-    compliance::EraseCoordinatorOptions options{app.store(), *app.keys()};
-    options.content = app.contentStore().get();
-    options.archive = &archive;
-    options.snapshots = &app.snapshots();
-    options.ledger = app.blobLedger();
-    auto result = compliance::eraseSubject(options, args->subject);
+    auto result = compliance::eraseSubject(app::eraseOptions(app, archive), args->subject);
     session.out() << (args->json ? json::toText(compliance::toJson(result)) + "\n"
                                  : compliance::describe(result));
     return kExitOk;
@@ -101,12 +97,9 @@ Action setupExport(CLI::App& command, Session& session) {
       throw FailedPreconditionError("export of subject '" + args->subject + "' refused: " + *why);
     }
     sweep::Archive archive(app.archiveDir());
-    compliance::ExportSubjectOptions options{app.store()};
-    options.content = app.contentStore().get();
-    options.archive = &archive;
-    options.snapshots = &app.snapshots();
-    options.keys = app.keys();
-    std::string text = json::toText(compliance::exportSubject(options, args->subject)) + "\n";
+    std::string text =
+        json::toText(compliance::exportSubject(app::exportOptions(app, archive), args->subject)) +
+        "\n";
     if (args->output.empty()) {
       session.out() << text;
       return kExitOk;

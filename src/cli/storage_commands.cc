@@ -6,13 +6,12 @@
 #include <iostream>
 
 #include "app/home_record.h"
+#include "app/maintenance.h"
 #include "command.h"
-#include "compliance/sealing_event_store.h"
 #include "home_lock.h"
 #include "loom/sweep/archive.h"
 #include "loom/sweep/retention.h"
 #include "loom/sweep/sweep.h"
-#include "sweep/pin_sources.h"
 
 namespace loom::cli {
 namespace {
@@ -82,12 +81,7 @@ Action setupSweep(CLI::App& command, Session& session) {
     options.graceMillis = args->graceHours * 3600 * 1000;
     options.dryRun = args->dryRun;
     options.onProgress = args->json ? nullptr : progressBar();
-    // The live logs as the app reads them (unsealed), so every cited ref is seen; archived
-    // events are unsealed with the same keys.
-    sweep::SweepSources sources{&app.store(),
-                                {app.keys() ? compliance::sealedArchivePins(archive, *app.keys())
-                                            : sweep::archivePins(archive),
-                                 sweep::snapshotPins(app.snapshots())}};
+    sweep::SweepSources sources = app::sweepSources(app, archive);
     sweep::SweepReport report;
     try {
       report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);

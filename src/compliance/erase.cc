@@ -105,7 +105,7 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
   CitationSources sources{&options_.events, options_.archive, options_.snapshots, &options_.keys};
   // The cutoff is read before anything is scanned: a blob put again from now on is spared.
   std::optional<int64_t> cutoff;
-  if (ErasableContent::is(options_.content)) cutoff = options_.content->touchClock();
+  if (ErasableContent::is(options_.content)) cutoff = cutoffAfterNow();
   SubjectExecutions executions =
       enumerating(subject, -1, [&] { return executionsOfSubject(sources, subject); });
   ClaimCheckRefs refs = enumerating(
@@ -170,6 +170,21 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
   }
   if (!plan.addresses.empty()) plan.touchCutoff = cutoff;
   return plan;
+}
+
+int64_t EraseCoordinator::cutoffAfterNow() const {
+  // The touch clock counts milliseconds: a put that finished just before the erasure began
+  // may carry the very time read now, and would be spared as if put during the erasure — by
+  // every repeat of it too, since a resumed erasure keeps its intent's cutoff (found by
+  // `loom sim`). So the cutoff is the first tick after now: everything put before the erasure
+  // began is older than it.
+  int64_t start = options_.content->touchClock();
+  for (int i = 0; i < 100; ++i) {
+    options_.clock->sleepMillis(1);
+    int64_t now = options_.content->touchClock();
+    if (now > start) return now;
+  }
+  return options_.content->touchClock();  // a clock that does not move (a test's): as read
 }
 
 EraseSubjectResult EraseCoordinator::eraseSubject(const std::string& subject) {

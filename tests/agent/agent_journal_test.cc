@@ -1,6 +1,7 @@
 // Model-input journaling: "full" and "delta" logs rebuild exactly the inputs the model was
 // called with; delta logs grow linearly; the folded agent state has the documented shape.
 #include "agent/transcript.h"
+#include "loom/agent/agent_state.h"
 #include "agent_fixture.h"
 #include "loom/agent/model_input.h"
 #include "loom/kernel/fold.h"
@@ -101,6 +102,22 @@ TEST_F(JournalModes, AReferenceToAMissingStepIsDataLoss) {
   events[1].data["input"] = json::value{
       {"since", nullptr}, {"appended", json::array{json::object{{"fromStep", "nope"}}}}};
   EXPECT_THROW(agent::rebuildModelInputs(events, "research"), DataLossError);
+}
+
+// Found by `loom sim`: a workflow step named like an agent's model turn, with an input of its
+// own, made `loom export` fail with a bare "out of range"; it is now typed data loss naming
+// the step.
+TEST_F(JournalModes, AModelStepWhoseInputIsNotAnAgentsIsDataLossNamingIt) {
+  std::vector<kernel::Event> events{
+      kernel::executionStarted("research", nullptr, {}, 0),
+      kernel::stepCompleted("research#turn:1:model", "llm", "think", json::object{}, 0)};
+  events[1].data["input"] = json::object{{"turn", 1}};
+  try {
+    agent::foldAgentState(events, "research");
+    FAIL() << "folded an input that is not a model input";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("research#turn:1:model"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(AgentFixture, FoldedAgentStateHasFramesTurnsDecisionsAndSizes) {

@@ -42,6 +42,14 @@ struct BootOptions {
   std::function<void(const std::string& executionId)> onReplayEnd;
   // Passed to the runtime (RuntimeOptions::claimedLease): `loom worker`'s hand-over.
   std::optional<kernel::ClaimedLease> claimedLease;
+  // Passed to the runtime (RuntimeOptions::leaseOwner): who this app's runs are held by; an
+  // empty id: this process. Two apps of one process that must fence each other (the
+  // simulator's runners) each get their own.
+  kernel::LeaseOwner leaseOwner;
+  // Wraps the log store as opened, below any sealing layer: what it forwards is what is
+  // stored (the simulator injects its faults here). Its result is what the app uses.
+  std::function<std::unique_ptr<kernel::EventStore>(std::unique_ptr<kernel::EventStore>)>
+      wrapEventStore;
   // False when `tasks` is not the config's app's own registry: the loom command line booting
   // an app file's config only to read, export, erase or sweep what its runs recorded, with
   // none of its tools registered. execution.claimCheck.toolIds is then not checked against
@@ -76,6 +84,8 @@ class App {
   // Where retention writes archive segments: <home>/archive.
   std::filesystem::path archiveDir() const { return home_ / "archive"; }
   workflow::WorkflowRuntime& runtime() { return *runtime_; }
+  // The clock the app was booted with (BootOptions::clock).
+  const std::shared_ptr<const Clock>& clock() const { return clock_; }
   const effects::EffectChain& chain() const { return *chain_; }
   // The operator's stops; killing here is seen by this app's chain at once and by other
   // processes using the same home within a second.
@@ -91,6 +101,7 @@ class App {
 
   // Declaration order is destruction order reversed: the runtime goes first.
   std::shared_ptr<const Config> config_;
+  std::shared_ptr<const Clock> clock_;
   std::filesystem::path home_;
   std::unique_ptr<compliance::KeyStore> keys_;
   std::unique_ptr<compliance::BlobLedger> ledger_;

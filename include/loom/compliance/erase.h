@@ -140,6 +140,7 @@ class EraseCoordinator {
 
  private:
   int scanThreads() const;  // options.concurrency, at most one per hardware thread
+  int64_t cutoffAfterNow() const;  // the content store's first touch-clock tick after now
 
   EraseCoordinatorOptions options_;
 };

@@ -1,0 +1,211 @@
+// The other actors of a world: what an operator, a second runner or time does, at the top of
+// the schedule or inside a runner's write (interleave).
+#include "app/maintenance.h"
+#include "loom/compliance/erase.h"
+#include "loom/kernel/lease.h"
+#include "loom/sweep/retention.h"
+#include "loom/util/error.h"
+#include "world.h"
+
+namespace loom::sim {
+namespace {
+
+constexpr int64_t kTakeoverMillis = 600'000 + 1'000;  // past any lease's ttl
+
+// What an actor may meet without anything being wrong: an injected fault, or a runner's
+// lease taken over meanwhile (it stops, recording nothing).
+bool injected(const std::exception& e) {
+  return std::string_view(e.what()).find("simulated") != std::string_view::npos ||
+         dynamic_cast<const kernel::LeaseLostError*>(&e) != nullptr;
+}
+
+}  // namespace
+
+void World::interleave(Runner& runner, const WriteSite& site) {
+  std::string id = site.executionId.empty() ? runner.current : site.executionId;
+  SimRun* run = nullptr;
+  for (SimRun& r : runs_) run = r.id == id ? &r : run;
+  ++depth_;
+  struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{depth_};
+  note("inside " + runner.name() + "'s " + std::string(site.call) +
+       (id.empty() ? "" : " of " + id) + ":");
+  // Inside an erasure, runs going on meanwhile are the race that matters most (an identical
+  // put by another subject): chosen half the time.
+  uint64_t pick = erasing_ && rng_.chance(50) ? 7 : rng_.below(8);
+  switch (pick) {
+    case 7:  // another runner goes on with a run meanwhile (an identical put amid an erasure)
+      for (auto& r : runners_) {
+        if (r.get() != &runner && r->current.empty() && !r->dead()) {
+          drive(*r);
+          if (r->dead()) r->restart();
+          break;
+        }
+      }
+      break;
+    case 0:
+      if (!subjects_.empty()) erase(rng_.pick(subjects_));
+      break;
+    case 1:
+      count("race.sweepVsRunningRun");
+      sweep();
+      break;
+    case 2:
+      if (!id.empty()) secondRunner(runner, id, false);
+      break;
+    case 3:
+      if (!id.empty()) secondRunner(runner, id, true);
+      break;
+    case 4:
+      if (run) signal(*run, rng_.chance(40));
+      break;
+    case 5:
+      if (run && rng_.chance(30)) cancel(*run);
+      break;
+    default:
+      retention();
+  }
+}
+
+void World::erase(const std::string& subject) {
+  note("operator erases " + subject);
+  count("erasures");
+  erasedSubjects_.insert(subject);
+  erasing_ = subject;
+  try {
+    app::App& app = ops();
+    sweep::Archive archive(app.archiveDir());
+    compliance::EraseCoordinatorOptions options = app::eraseOptions(app, archive);
+    options.concurrency = 1;  // one thread: the order of its writes is the seed's
+    compliance::EraseSubjectResult result = compliance::eraseSubject(options, subject);
+    note("  erased " + subject + ": " + compliance::describe(result));
+  } catch (const compliance::ContentCopiesRemainError& e) {
+    note(std::string("  erasure refused: ") + e.what());  // fails closed; run it again later
+  } catch (const std::exception& e) {
+    note(std::string("  erasure failed: ") + e.what());
+    if (!injected(e) && !operator_->dead()) violation("erasing " + subject + ": " + e.what());
+  }
+  erasing_.reset();
+}
+
+void World::sweep() {
+  note("operator sweeps");
+  count("sweeps");
+  try {
+    app::App& app = ops();
+    sweep::Archive archive(app.archiveDir());
+    sweep::SweepOptions options;
+    options.ttlMillis = 86'400'000;
+    options.graceMillis = 1'000;
+    options.clock = clock_;
+    sweep::SweepReport report =
+        sweep::sweepUnpinnedContent(*app.contentStore(), app::sweepSources(app, archive), options);
+    count("sweep.deleted", report.deleted);
+    note("  swept: " + sweep::describe(report));
+  } catch (const std::exception& e) {
+    note(std::string("  sweep failed: ") + e.what());
+    if (!injected(e) && !operator_->dead()) violation(std::string("sweeping: ") + e.what());
+  }
+}
+
+void World::retention() {
+  note("operator runs retention");
+  try {
+    sweep::RetentionOptions options;
+    options.afterDays = 1;
+    options.archive = archive_;
+    options.clock = clock_;
+    sweep::RetentionReport report = ops().runRetention(options);
+    count("retention.removed", report.removed);
+    note("  retention removed " + std::to_string(report.removed));
+  } catch (const std::exception& e) {
+    note(std::string("  retention failed: ") + e.what());
+    if (!injected(e) && !operator_->dead()) violation(std::string("retention: ") + e.what());
+  }
+  for (const SimRun& run : runs_) {
+    if (!archive_ && !reader().store().info(run.id)) discarded_.insert(run.id);
+  }
+}
+
+void World::signal(SimRun& run, bool duplicate) {
+  std::string name;
+  for (const std::string& s : run.signals) {
+    if (name.empty() && !run.sent.count(s)) name = s;
+  }
+  if (duplicate || name.empty()) {
+    if (run.sent.empty()) return;
+    name = *run.sent.begin();
+    count("signals.duplicate");
+  }
+  note("operator signals " + run.id + " " + name);
+  run.sent.insert(name);
+  try {
+    workflow::RunResult r = ops().runtime().signal(run.id, name, json::object{{"from", "sim"}});
+    note("  " + run.id + ": " + std::string(kernel::statusName(r.status)));
+  } catch (const FailedPreconditionError& e) {
+    count("signals.late");  // it ended meanwhile; refused
+    note(std::string("  refused: ") + e.what());
+  } catch (const std::exception& e) {
+    note(std::string("  signal failed: ") + e.what());
+    if (!injected(e) && !operator_->dead() && !erased(run.subject)) {
+      violation("signalling " + run.id + ": " + e.what());
+    }
+  }
+}
+
+void World::cancel(SimRun& run) {
+  note("operator cancels " + run.id);
+  count("cancels");
+  try {
+    ops().runtime().cancel(run.id, "the simulator cancelled it");
+  } catch (const FailedPreconditionError& e) {
+    note(std::string("  refused: ") + e.what());
+  } catch (const std::exception& e) {
+    note(std::string("  cancel failed: ") + e.what());
+    if (!injected(e) && !operator_->dead() && !erased(run.subject)) {
+      violation("cancelling " + run.id + ": " + e.what());
+    }
+  }
+}
+
+void World::secondRunner(Runner& holder, const std::string& id, bool takeover) {
+  Runner* other = nullptr;
+  for (auto& r : runners_) other = r.get() != &holder ? r.get() : other;
+  if (!other || other->dead() || !other->current.empty()) return;  // busy further up the stack
+  std::optional<kernel::Lease> lease = reader().store().currentLease(id);
+  bool holds = lease && lease->liveAt(clock_->nowMillis()) &&
+               lease->owner.id.rfind(holder.name() + "#", 0) == 0;
+  if (takeover) {
+    jumpClock(kTakeoverMillis, "the holder's lease expires");
+    count("race.takeover");
+  } else {
+    count("race.twoRunners");
+  }
+  note(other->name() + " resumes " + id + " while " + holder.name() + " runs it");
+  other->current = id;
+  std::optional<kernel::ExecutionInfo> before = reader().store().info(id);
+  try {
+    workflow::RunResult r = other->app().runtime().resume(id);
+    note("  " + id + ": " + std::string(kernel::statusName(r.status)));
+    std::optional<kernel::ExecutionInfo> after = reader().store().info(id);
+    if (holds && !takeover && before && after && after->nextSeq != before->nextSeq) {
+      violation("two runners ran " + id + " at once: the second appended while the first held "
+                "its lease");
+    }
+  } catch (const kernel::LeaseHeldError&) {
+    note("  refused: the lease is held");
+  } catch (const std::exception& e) {
+    note(std::string("  ") + e.what());
+  }
+  other->current.clear();
+  if (other->dead()) other->restart();
+}
+
+void World::jumpClock(int64_t ms, const char* why) {
+  clock_->advance(ms);
+  note("clock +" + std::to_string(ms) + " ms: " + why);
+}
+
+}  // namespace loom::sim
