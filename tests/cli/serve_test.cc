@@ -3,54 +3,22 @@
 // page (a 10,000-step run included), an agent run's offloaded, tainted and approval frames,
 // blobs only through a run that cites them (each read journaled), operations run as `loom`
 // commands, and every access refusal: read-only, token, Host, CSRF.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cctype>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <thread>
 
 #include "loom/kernel/sqlite_event_store.h"
 #include "support/loom_process.h"
+#include "support/loopback.h"
 #include "support/postgres_server.h"
 
 namespace loom::testing {
 namespace {
 
 const std::string kTools = std::string(LOOM_SOURCE_DIR) + "/examples/agents/tools/";
-
-// A path segment as a browser's encodeURIComponent sends it ('#' would end the path).
-std::string encoded(const std::string& segment) {
-  std::string out;
-  for (char c : segment) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') {
-      out += c;
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
-      out += hex;
-    }
-  }
-  return out;
-}
-
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // An agent app: turn 1 calls `search` (untrusted: its result is tainted) and `fetch_report`
 // (claim-checked: its 1.5-4 kB result is offloaded), turn 2 calls `publish` (needs approval),
@@ -90,27 +58,6 @@ inlineCapBytes = 256
 )";
 }
 
-// Sends `bytes` on one connection to 127.0.0.1:`port` and returns all it answers.
-std::string rawExchange(int port, const std::string& bytes) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::string answer;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
-  ::close(fd);
-  return answer;
-}
-
 class ServeCli : public ::testing::Test {
  protected:
   std::string home() const { return dir_ / "home"; }
@@ -122,7 +69,7 @@ class ServeCli : public ::testing::Test {
 
   // Starts `loom serve` on a free port and waits until it answers.
   void serve(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
-    port_ = freePort();
+    port_ = freeLoopbackPort();
     std::vector<std::string> args{"--home", home(), "serve", "--port", std::to_string(port_)};
     args.insert(args.end(), extra.begin(), extra.end());
     env.insert(env.end(), env_.begin(), env_.end());
@@ -386,11 +333,11 @@ TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
   std::string stepId(pending.at("stepId").as_string());
 
   auto [csrf, csrfRefused] =
-      post("/api/v1/executions/ag/approvals/" + encoded(stepId), R"({"approved": true})", {});
+      post("/api/v1/executions/ag/approvals/" + encodedSegment(stepId), R"({"approved": true})", {});
   EXPECT_EQ(403, csrf) << "no X-Loom-Request header: a cross-site form";
   EXPECT_EQ("forbidden", code(csrfRefused));
   auto [approved, result] =
-      post("/api/v1/executions/ag/approvals/" + encoded(stepId), R"({"approved": true})");
+      post("/api/v1/executions/ag/approvals/" + encodedSegment(stepId), R"({"approved": true})");
   ASSERT_EQ(200, approved) << json::toText(result);
   EXPECT_EQ("completed", result.at("status"));
   auto [after, run2] = get("/api/v1/executions/ag");
@@ -429,13 +376,13 @@ TEST_F(ServeCli, OperationsRunAsLoomCommandsAndSayWhyTheyAreRefused) {
   EXPECT_EQ(true, sweep.at("dryRun"));
   // An id may hold '/': the page sends it encoded, and every route of a run still finds it.
   ASSERT_EQ(0, loom({"run", "example.approval", "--id", "team/p3"}).exitCode);
-  auto [slashed, slashedRun] = get("/api/v1/executions/" + encoded("team/p3"));
+  auto [slashed, slashedRun] = get("/api/v1/executions/" + encodedSegment("team/p3"));
   ASSERT_EQ(200, slashed) << json::toText(slashedRun);
   EXPECT_EQ("team/p3", slashedRun.at("id"));
-  auto [slashedTimeline, items] = get("/api/v1/executions/" + encoded("team/p3") + "/timeline");
+  auto [slashedTimeline, items] = get("/api/v1/executions/" + encodedSegment("team/p3") + "/timeline");
   EXPECT_EQ(200, slashedTimeline) << json::toText(items);
   auto [slashedCancel, slashedBody] =
-      post("/api/v1/executions/" + encoded("team/p3") + "/cancel", "{}");
+      post("/api/v1/executions/" + encodedSegment("team/p3") + "/cancel", "{}");
   ASSERT_EQ(200, slashedCancel) << json::toText(slashedBody);
   EXPECT_EQ("cancelled", slashedBody.at("status"));
 
@@ -593,7 +540,7 @@ TEST_F(ServeCli, ServesRunsAStoreOnPostgreSqlHoldsAndApprovesThemThere) {
   auto [blobStatus, blob] = get("/api/v1/executions/pg/blobs/" + address);
   EXPECT_EQ(200, blobStatus) << json::toText(blob);
   auto [approved, result] =
-      post("/api/v1/executions/pg/approvals/" + encoded(stepId), R"({"approved": true})");
+      post("/api/v1/executions/pg/approvals/" + encodedSegment(stepId), R"({"approved": true})");
   ASSERT_EQ(200, approved) << json::toText(result);
   EXPECT_EQ("completed", result.at("status"));
   Outcome ls = loom({"ls", "--json"});
