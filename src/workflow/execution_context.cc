@@ -97,11 +97,15 @@ bool ExecutionContext::absorbSignals() {
 
 void ExecutionContext::stopIfCancelled() {
   // A cancel sent while a step ran is absorbed when that step's append meets it; the store is
-  // read only for one that came between appends, at most every kCancelPoll (not per step).
-  auto now = std::chrono::steady_clock::now();
+  // read only for one that came between appends, at most every kCancelPollMillis (not per
+  // step), and whenever the clock went back. The runtime's clock, not a steady one: a runner
+  // stalled past its lease's ttl (found by `loom sim`: a takeover in simulated time) reads the
+  // store before it starts another step, and stops if another runner appended meanwhile.
+  int64_t now = env_.options.clock->nowMillis();
   std::optional<kernel::ExecutionInfo> info;
-  if (now - lastCancelPoll_ >= kCancelPoll) {
-    lastCancelPoll_ = now;
+  if (!lastCancelPollMillis_ || now < *lastCancelPollMillis_ ||
+      now - *lastCancelPollMillis_ >= kCancelPollMillis) {
+    lastCancelPollMillis_ = now;
     info = env_.store.info(executionId_);
   }
   if (info && info->nextSeq > log_.nextSeq && !absorbSignals()) {

@@ -154,8 +154,10 @@ class ExecutionContext : public WorkflowContext {
   bool trackState_ = false;
   int64_t replayedSteps_ = 0;
   int64_t effectsRun_ = 0;
-  static constexpr std::chrono::milliseconds kCancelPoll{250};
-  std::chrono::steady_clock::time_point lastCancelPoll_{};  // stopIfCancelled's last store read
+  static constexpr int64_t kCancelPollMillis = 250;
+  // stopIfCancelled's last store read, by the runtime's clock (so a simulated stall past a
+  // lease's ttl is one too); none yet: the first step of a run reads the store.
+  std::optional<int64_t> lastCancelPollMillis_;
 };
 
 }  // namespace loom::workflow
