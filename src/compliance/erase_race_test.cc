@@ -22,6 +22,7 @@
 #include "loom/content/forwarding_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "sealing_test_util.h"
+#include "support/faulty_event_store.h"
 
 namespace loom::compliance {
 namespace {
@@ -160,6 +161,28 @@ TEST_F(EraseRaceTest, D8_AnEraseKeepsWhatAnotherSubjectPutAndReportsItKept) {
   EXPECT_EQ(erased.contentDeleted.deleted, 0);
   EXPECT_EQ(erased.keptCitedElsewhere, std::vector<std::string>{shared});
   EXPECT_TRUE(files_->has(shared));
+}
+
+// Found by `loom sim` (kept seed 756): an erasure died right after its intent, before the shred, and
+// alice's run then put another blob. The retry finishes the intent's plan (D8 (b)), then, as
+// the ledger shows alice put more since, erases that blob too in a fresh pass.
+TEST_F(EraseRaceTest, ARetryAlsoErasesWhatTheSubjectPutAfterTheInterruptedIntent) {
+  std::string first = offloadAndJournal("a1", "alice", "alice's first report");
+  loom::testing::FaultyEventStore crashing(logs_);
+  crashing.dieAt("ERASURE_CONTENT_DELETE_INTENDED", /*afterWrite=*/true);
+  EraseCoordinatorOptions dying{crashing, keys_};
+  dying.content = &blobs_;
+  dying.ledger = &ledger_;
+  EXPECT_THROW(eraseSubject(dying, "alice"), UnavailableError);
+  ASSERT_TRUE(crashing.died());
+  std::string second = offloadAndJournal("a2", "alice", "alice's second report");
+
+  EraseSubjectResult r = eraseSubject(options(), "alice");
+  EXPECT_FALSE(files_->has(first));
+  EXPECT_FALSE(files_->has(second)) << "put after the intent, before the shred";
+  EXPECT_EQ(r.contentDeleted.deleted, 2);
+  EXPECT_EQ(r.contentDeleted.retained, 0);
+  EXPECT_TRUE(ledger_.addressesOf("alice").empty());
 }
 
 }  // namespace

@@ -57,6 +57,18 @@ TEST_F(EraseTest, JournalsTheIntentWithAddressesAndCutoffAndTheResultNamingIt) {
                         "expected"));
 }
 
+// Found by `loom sim`: a blob the subject's run touched in the very millisecond
+// the erasure began was spared as "put again during the erasure", and by every retry of it,
+// which keeps the intent's cutoff. The cutoff is now the touch clock's next tick.
+TEST_F(EraseTest, ABlobTouchedInTheMillisecondTheErasureBeginsIsDeleted) {
+  auto mine = w_.offload("alice's report");
+  w_.run("a1", "alice", {mine});
+  w_.content.put("alice's report");  // touched now: the erasure's first millisecond
+  auto r = eraseSubject(w_.options(), "alice");
+  EXPECT_EQ(r.contentDeleted, (ContentDeleted{1, 0}));
+  EXPECT_FALSE(w_.content.has(addressOf(mine)));
+}
+
 // The logs stay: sealed, they read as erased markers after the shred; nothing removes them.
 TEST_F(EraseTest, KeepsTheSubjectsLogs) {
   w_.run("a1", "alice", {w_.offload("alice's report")});

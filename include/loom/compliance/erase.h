@@ -133,7 +133,9 @@ class EraseCoordinator {
   // Erases `subject` (steps 1-5 above) and returns what it did. Refusals throw before anything
   // is journaled or shredded (as planContentDeletion). A store error after the intent is
   // journaled propagates and leaves the erasure to be finished by the next call, which
-  // returns the result the uninterrupted erasure would have. A call after a finished erasure
+  // returns the result the uninterrupted erasure would have; with a ledger, when the subject's
+  // runs put blobs after that intent (before the shred), the same call then erases those too in
+  // a fresh pass (its own intent, counted in the result). A call after a finished erasure
   // with nothing new to erase (no key, no cited blob) writes nothing and returns the recorded
   // result again.
   EraseSubjectResult eraseSubject(const std::string& subject);
@@ -141,6 +143,8 @@ class EraseCoordinator {
  private:
   int scanThreads() const;  // options.concurrency, at most one per hardware thread
   int64_t cutoffAfterNow() const;  // the content store's first touch-clock tick after now
+  // One erasure pass: resumes an interrupted attempt's intent (`resumed` set) or plans afresh.
+  EraseSubjectResult eraseOnce(const std::string& subject, bool& resumed);
 
   EraseCoordinatorOptions options_;
 };
