@@ -12,16 +12,17 @@ namespace {
 
 constexpr int64_t kTakeoverMillis = 600'000 + 1'000;  // past any lease's ttl
 
-// What an actor may meet without anything being wrong: an injected fault, or a runner's
-// lease taken over meanwhile (it stops, recording nothing).
+// What an actor may meet without anything being wrong: an injected fault, or its run moved on
+// by another runner meanwhile (a lease taken over, the log appended to: it stops, recording
+// nothing).
 bool injected(const std::exception& e) {
   return std::string_view(e.what()).find("simulated") != std::string_view::npos ||
-         dynamic_cast<const kernel::LeaseLostError*>(&e) != nullptr;
+         dynamic_cast<const ConflictError*>(&e) != nullptr;
 }
 
 }  // namespace
 
-void World::interleave(Runner& runner, const WriteSite& site) {
+void World::interleave(Runner& runner, const WriteSite& site, bool after) {
   std::string id = site.executionId.empty() ? runner.current : site.executionId;
   SimRun* run = nullptr;
   for (SimRun& r : runs_) run = r.id == id ? &r : run;
@@ -30,11 +31,15 @@ void World::interleave(Runner& runner, const WriteSite& site) {
     int& depth;
     ~Leave() { --depth; }
   } leave{depth_};
-  note("inside " + runner.name() + "'s " + std::string(site.call) +
+  note(std::string(after ? "after " : "inside ") + runner.name() + "'s " + std::string(site.call) +
        (id.empty() ? "" : " of " + id) + ":");
   // Inside an erasure, runs going on meanwhile are the race that matters most (an identical
   // put by another subject): chosen half the time.
-  uint64_t pick = erasing_ && rng_.chance(50) ? 7 : rng_.below(8);
+  // Just after a blob landed and before its envelope is journaled, a sweep is the race that
+  // matters most (the blob is cited by nothing yet): chosen half the time too.
+  uint64_t pick = erasing_ && rng_.chance(50)                      ? 7
+                  : after && site.call == "put" && rng_.chance(50) ? 1
+                                                                    : rng_.below(8);
   switch (pick) {
     case 7:  // another runner goes on with a run meanwhile (an identical put amid an erasure)
       for (auto& r : runners_) {
@@ -48,8 +53,9 @@ void World::interleave(Runner& runner, const WriteSite& site) {
     case 0:
       if (!subjects_.empty()) erase(rng_.pick(subjects_));
       break;
-    case 1:
+    case 1:  // a sweep while the step is in flight, sometimes after it took longer than the grace
       count("race.sweepVsRunningRun");
+      if (rng_.chance(50)) jumpClock(5'000, "the step takes longer than the sweep's grace");
       sweep();
       break;
     case 2:
@@ -144,6 +150,9 @@ void World::signal(SimRun& run, bool duplicate) {
   try {
     workflow::RunResult r = ops().runtime().signal(run.id, name, json::object{{"from", "sim"}});
     note("  " + run.id + ": " + std::string(kernel::statusName(r.status)));
+  } catch (const NotFoundError& e) {
+    note(std::string("  refused: ") + e.what());
+    if (reader().store().info(run.id)) violation("signalling " + run.id + ": " + e.what());
   } catch (const FailedPreconditionError& e) {
     count("signals.late");  // it ended meanwhile; refused
     note(std::string("  refused: ") + e.what());
@@ -160,6 +169,9 @@ void World::cancel(SimRun& run) {
   count("cancels");
   try {
     ops().runtime().cancel(run.id, "the simulator cancelled it");
+  } catch (const NotFoundError& e) {
+    note(std::string("  refused: ") + e.what());
+    if (reader().store().info(run.id)) violation("cancelling " + run.id + ": " + e.what());
   } catch (const FailedPreconditionError& e) {
     note(std::string("  refused: ") + e.what());
   } catch (const std::exception& e) {

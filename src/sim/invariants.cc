@@ -72,12 +72,8 @@ void World::checkInvariants() {
   // erasure finishes them, and deletes what the subject's runs still wrote meanwhile (and a blob
   // its last put touched in the very millisecond of the erasure's cutoff, which the erasure
   // cannot tell from a put during it, so keeps).
-  // Twice: an erasure cut off after its intent finishes that intent's plan first, made before
-  // the subject's runs put what they put since (seed 407); the next one plans afresh.
   jumpClock(1'000, "before the erasures are repeated");
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const std::string& subject : erasedSubjects_) erase(subject);
-  }
+  for (const std::string& subject : erasedSubjects_) erase(subject);
   // Nothing runs now: a sweep reclaims what nothing needs, and must spare what is needed.
   sweep();
   std::vector<kernel::ExecutionInfo> live = reader().store().list({});

@@ -15,22 +15,21 @@ struct KeptSeed {
   const char* why;
 };
 
+// Each of these fails when the fix it names is undone (checked by undoing it: docs/testing.md).
 constexpr KeptSeed kKeptSeeds[] = {
-    {2210, "race.eraseVsIdenticalPut",
-     "an erasure of one subject while another subject's run puts the same bytes"},
-    {1, "race.sweepVsRunningRun", "a sweep inside a running run's write"},
-    {4, "race.twoRunners", "a second runner resumes a run another runner holds"},
-    {2, "race.takeover", "a runner's lease expires mid-write and another takes the run over"},
-    {491, "erasures",
-     "a resumed erasure kept, forever, a blob put in the millisecond of its cutoff (fixed: the "
-     "cutoff is the touch clock's next tick)"},
-    {48, "erasures", "the same, reached by an erasure that was not interrupted"},
-    {407, "erasures",
-     "an erasure cut off after its intent finishes that intent's plan, made before the "
-     "subject's runs put more; the next erasure deletes those (open: docs/testing.md)"},
-    {250, "effects",
-     "export of a subject whose run has a model step: failed with a bare 'out of range' when "
-     "the step's journaled input was not an agent's (now typed data loss)"},
+    {254, "erasures",
+     "an erasure deletes a blob another subject's run puts again meanwhile, unless its delete is "
+     "conditional on the touch cutoff (deleteIfUntouchedSince)"},
+    {152, "race.sweepVsRunningRun",
+     "a sweep deletes a blob a running run put and has not journaled yet, unless it spares what "
+     "was touched since the oldest last event of a run that has not ended"},
+    {9, "race.twoRunners", "a second runner runs a run another holds, unless its lease is refused"},
+    {105, "race.takeover",
+     "a runner stalled past its lease's ttl wakes and starts another step after the run was "
+     "taken over, unless it reads the store by the runtime's clock before it starts one"},
+    {756, "erasures",
+     "an erasure cut off after its intent leaves the blobs the subject put before the retry's "
+     "shred, unless the retry erases them in a fresh pass"},
 };
 
 class KeptSeeds : public ::testing::TestWithParam<KeptSeed> {};
@@ -51,7 +50,7 @@ INSTANTIATE_TEST_SUITE_P(Sim, KeptSeeds, ::testing::ValuesIn(kKeptSeeds),
 // The same seed makes the same choices: its trace and counts are equal on a second run, so the
 // replay command a failure prints reproduces it.
 TEST(Sim, ASeedReplaysExactly) {
-  for (uint64_t seed : {3u, 2210u}) {
+  for (uint64_t seed : {3u, 254u}) {
     SeedReport first = runSeed({.seed = seed, .trace = true});
     SeedReport second = runSeed({.seed = seed, .trace = true});
     EXPECT_EQ(first.trace, second.trace) << "seed " << seed;

@@ -266,7 +266,7 @@ void World::drive(Runner& runner) {
     std::string what = e.what();
     note("  " + id + ": " + what);
     bool expected = runner.dead() || what.find("simulated") != std::string::npos ||
-                    dynamic_cast<const kernel::LeaseLostError*>(&e) != nullptr;
+                    dynamic_cast<const ConflictError*>(&e) != nullptr;  // moved on elsewhere
     for (const SimRun& run : runs_) expected = expected || (run.id == id && erased(run.subject));
     if (!expected) violation("resuming " + id + " failed: " + what);
   }
@@ -277,11 +277,12 @@ void World::onWrite(Runner& runner, const WriteSite& site, bool after) {
   if (!faults_ || depth_ > 0) return;
   std::string where = std::string(after ? "after " : "before ") + std::string(site.call) +
                       (site.executionId.empty() ? "" : " of " + site.executionId);
-  if (after) {
+  if (after) {  // the write landed: others may act before its caller goes on
+    if (rng_.chance(8)) interleave(runner, site, true);
     if (rng_.chance(3)) runner.crash(where);
     return;
   }
-  if (rng_.chance(12)) interleave(runner, site);
+  if (rng_.chance(12)) interleave(runner, site, false);
   uint64_t roll = rng_.below(100);
   if (roll < 3) runner.crash(where);
   if (roll < 5) {

@@ -84,7 +84,7 @@ class World {
   std::vector<std::string> openRuns();
   bool ended(const std::string& id);
   // actors.cc: the other actors
-  void interleave(Runner& runner, const WriteSite& site);
+  void interleave(Runner& runner, const WriteSite& site, bool after);
   void erase(const std::string& subject);
   void sweep();
   void retention();
