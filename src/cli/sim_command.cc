@@ -1,6 +1,7 @@
 // `loom sim`: the deterministic simulator (src/sim, docs/testing.md).
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <limits>
 
 #include "command.h"
 #include "loom/util/clock.h"
@@ -43,7 +44,7 @@ json::object toJson(const sim::SeedReport& r) {
 Action setupSim(CLI::App& command, Session& session) {
   auto args = std::make_shared<SimArgs>();
   command.add_option("--seeds", args->seeds, "How many seeds to run (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));
   command.add_option("--from", args->from, "The first seed (default 1)");
   command
       .add_option("--budget", args->budget,
@@ -62,7 +63,12 @@ Action setupSim(CLI::App& command, Session& session) {
       "driving every run to its end, then checks the invariants (docs/testing.md). A failing\n"
       "seed prints the command that replays it exactly. Exit 1 when any seed failed.");
   return [&session, args] {
-    int64_t budget = args->budget.empty() ? 0 : parseDurationMillis(args->budget);
+    int64_t budget = 0;
+    try {
+      if (!args->budget.empty()) budget = parseDurationMillis(args->budget);
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string("--budget: ") + e.what());
+    }
     auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,0 +1,57 @@
+// `loom sim` as docs/testing.md runs it: the real binary, seeds one after another, a JSON line
+// per seed and a summary, the same report for a seed run twice, and a bad flag refused
+// (exit 2) naming it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "support/loom_process.h"
+
+namespace loom::testing {
+namespace {
+
+std::vector<json::value> jsonLines(const std::string& text) {
+  std::vector<json::value> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(json::parse(line, "loom sim --json"));
+  }
+  return lines;
+}
+
+TEST(SimCli, RunsSeedsAndSummarisesThemAndASeedReportsTheSameTwice) {
+  TempDir dir;
+  std::string scratch = dir / "scratch";
+  Outcome run = runLoom({"sim", "--from", "20", "--seeds", "3", "--json", "--scratch", scratch},
+                        dir);
+  ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+  std::vector<json::value> lines = jsonLines(run.out);
+  ASSERT_EQ(lines.size(), 4u) << run.out;
+  EXPECT_EQ(lines[0].at("seed").to_number<int64_t>(), 20);
+  EXPECT_EQ(lines[2].at("seed").to_number<int64_t>(), 22);
+  EXPECT_EQ(lines[1].at("replay"), "loom sim --from 21 --seeds 1 --trace");
+  EXPECT_EQ(lines[3].at("seeds").to_number<int64_t>(), 3);
+  EXPECT_TRUE(lines[3].at("failed").as_array().empty()) << run.out;
+  EXPECT_GT(lines[3].at("counts").at("runs").as_int64(), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(scratch)) << "every seed's home is removed";
+
+  Outcome again = runLoom({"sim", "--from", "21", "--seeds", "1", "--json", "--scratch", scratch},
+                          dir);
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(jsonLines(again.out).at(0), lines[1]) << "the same seed, the same report";
+}
+
+TEST(SimCli, ABadBudgetOrNoSeedsIsAUsageErrorNamingTheFlag) {
+  TempDir dir;
+  Outcome budget = runLoom({"sim", "--budget", "forever"}, dir);
+  EXPECT_EQ(budget.exitCode, 2);
+  EXPECT_NE(budget.err.find("--budget: 'forever' is not a duration"), std::string::npos)
+      << budget.err;
+  Outcome none = runLoom({"sim", "--seeds", "0"}, dir);
+  EXPECT_EQ(none.exitCode, 2);
+  EXPECT_NE(none.err.find("--seeds"), std::string::npos) << none.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
