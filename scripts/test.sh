@@ -7,7 +7,8 @@
 # The PostgreSQL stores' tests run against a private cluster this script starts
 # (scripts/postgres-test-cluster.sh: a temporary folder, 127.0.0.1, a free port) and stops at
 # the end, whatever happens. After the release tests, `loom sim` runs seeded simulations for
-# LOOM_SIM_BUDGET (default 2m). The inspector's browser test runs Debian's Chromium (installed by
+# LOOM_SIM_BUDGET (default 2m) on the embedded default, then LOOM_SIM_POSTGRES_BUDGET (default
+# 1m) on the PostgreSQL cluster. The inspector's browser test runs Debian's Chromium (installed by
 # bootstrap with LOOM_BOOTSTRAP_BROWSER=1) through playwright-core (scripts/install-playwright.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,9 @@ ctest --preset release
 # seed prints the command that replays it. Homes go to /dev/shm when it is there (faster).
 sim_scratch=$([ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")
 ./build/release/loom sim --seeds 1000000 --budget "${LOOM_SIM_BUDGET:-2m}" --scratch "$sim_scratch"
+# The same on the private PostgreSQL server: every store there, a schema per seed.
+./build/release/loom sim --seeds 1000000 --budget "${LOOM_SIM_POSTGRES_BUDGET:-1m}" \
+  --scratch "$sim_scratch" --postgres "$LOOM_TEST_POSTGRES_URL"
 cmake --preset asan
 cmake --build --preset asan --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 ctest --preset asan

@@ -4,7 +4,6 @@
 #include "compliance/sealing_event_store.h"
 #include "compliance/sealing_snapshot_store.h"
 #include "home_record.h"
-#include "storage_location.h"
 #include "loom/app/app.h"
 #include "loom/compliance/blob_ledger.h"
 #include "loom/kernel/memory_event_store.h"
@@ -12,6 +11,7 @@
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
+#include "storage_location.h"
 #include "util/private_files.h"
 
 namespace loom::app {
@@ -42,6 +42,13 @@ std::filesystem::path createHome(const std::string& home) {
   return path;
 }
 
+// Where `config` keeps its stores, with the time PostgreSQL's take (BootOptions::clockOnPostgres).
+StorageLocation locationOf(const Config& config, const BootOptions& options) {
+  StorageLocation where = storageLocation(config);
+  if (options.clockOnPostgres) where.postgresClock = options.clock;
+  return where;
+}
+
 // The event and snapshot stores: in the process (eventStore.kind "memory") or at the home's
 // location (loom.db, or PostgreSQL with storage.url).
 void openLogStores(const Config& config, const BootOptions& options,
@@ -51,7 +58,7 @@ void openLogStores(const Config& config, const BootOptions& options,
     events = std::make_unique<kernel::MemoryEventStore>();
     snapshots = std::make_unique<kernel::MemorySnapshotStore>();
   } else {
-    StorageLocation where = storageLocation(config);
+    StorageLocation where = locationOf(config, options);
     events = openEventStore(where, options.clock);
     snapshots = openSnapshotStore(where);
   }
@@ -72,13 +79,14 @@ struct AppAccess {
   // security.keys, compliance.erase, security.crypto and storage.contentStore.sealed: the key
   // store in loom.db (a wrong master key is a ConfigError here), the sealing layers over the
   // event and snapshot stores, the EncryptingContentStore over the content store.
-  static void openCompliance(const Config& config, const MasterKey& masterKey,
-                             std::shared_ptr<const Clock> clock, App& app);
+  static void openCompliance(const Config& config, const StorageLocation& where,
+                             const MasterKey& masterKey, std::shared_ptr<const Clock> clock,
+                             App& app);
 };
 
-void AppAccess::openCompliance(const Config& config, const MasterKey& masterKey,
-                               std::shared_ptr<const Clock> clock, App& app) {
-  StorageLocation where = storageLocation(config);
+void AppAccess::openCompliance(const Config& config, const StorageLocation& where,
+                               const MasterKey& masterKey, std::shared_ptr<const Clock> clock,
+                               App& app) {
   app.keys_ = openKeyStore(where, masterKey.bytes,
                            compliance::masterKeyOrigin(*config.security.keys), clock);
   if (config.compliance.erase || config.security.crypto) {
@@ -144,10 +152,11 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   app->home_ = createHome(config->storage.home);
   openLogStores(*config, options, app->store_, app->snapshots_);
   recordHome(*config);  // refuses another content store than the runs used
-  app->contentStore_ = openContentStore(*config, options.clock);
-  if (masterKey) AppAccess::openCompliance(*config, *masterKey, options.clock, *app);
+  StorageLocation where = locationOf(*config, options);
+  app->contentStore_ = openContentStore(*config, options.clock, where.postgresClock);
+  if (masterKey) AppAccess::openCompliance(*config, where, *masterKey, options.clock, *app);
   if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
-  app->killSwitch_ = openKillSwitch(storageLocation(*config), options.clock);
+  app->killSwitch_ = openKillSwitch(where, options.clock);
 
   // 4. The chain, once, outermost first.
   Layers layers;

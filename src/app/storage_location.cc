@@ -30,7 +30,7 @@ StorageLocation storageLocation(const Config& config) {
 }
 
 std::unique_ptr<kernel::EventStore> openEventStore(const StorageLocation& where,
-                                                  std::shared_ptr<const Clock> clock) {
+                                                   std::shared_ptr<const Clock> clock) {
   if (where.onPostgres()) {
     return std::make_unique<postgres::PostgresEventStore>(where.postgresOptions());
   }
@@ -50,13 +50,15 @@ std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& 
   return std::make_unique<kernel::SqliteSnapshotStore>(std::move(options));
 }
 
-std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
-                                                        std::shared_ptr<const Clock> clock) {
+std::shared_ptr<content::ContentStore> openContentStore(
+    const Config& config, std::shared_ptr<const Clock> clock,
+    std::shared_ptr<const Clock> postgresClock) {
   const ContentStoreConfig& c = config.storage.contentStore;
   if (c.instance) return c.instance;
   if (!config.storage.url.empty()) {
-    return std::make_shared<postgres::PostgresContentStore>(
-        storageLocation(config).postgresOptions());
+    StorageLocation where = storageLocation(config);
+    where.postgresClock = std::move(postgresClock);
+    return std::make_shared<postgres::PostgresContentStore>(where.postgresOptions());
   }
   if (c.kind == "memory") return std::make_shared<content::MemoryContentStore>(clock);
   std::filesystem::path home(config.storage.home);

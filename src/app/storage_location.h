@@ -26,10 +26,15 @@ struct StorageLocation {
   std::string url;             // empty: the embedded home
   std::string schema = "loom";
   std::string durability = "full";  // storage.eventStore.durability (SQLite)
+  // The time of leases, touches and ledger rows on PostgreSQL; null: the server's clock
+  // (BootOptions::clockOnPostgres: the simulator's one injected time).
+  std::shared_ptr<const Clock> postgresClock;
 
   bool onPostgres() const { return !url.empty(); }
   std::filesystem::path database() const { return home / "loom.db"; }
-  postgres::PostgresOptions postgresOptions() const { return {.url = url, .schema = schema}; }
+  postgres::PostgresOptions postgresOptions() const {
+    return {.url = url, .schema = schema, .clock = postgresClock};
+  }
   // "the home /x/.loom" or "the postgresql schema 'loom' at postgresql://u:***@h/db".
   std::string describe() const;
 };
@@ -46,8 +51,10 @@ std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& 
 // The default content store `config` wires (storage.contentStore: its C++ instance, the
 // schema's with storage.url, or the filesystem, SQLite or memory store at its path, by default
 // under storage.home); without the sealing or ledger layers boot adds.
-std::shared_ptr<content::ContentStore> openContentStore(const Config& config,
-                                                        std::shared_ptr<const Clock> clock);
+// `postgresClock`: StorageLocation::postgresClock.
+std::shared_ptr<content::ContentStore> openContentStore(
+    const Config& config, std::shared_ptr<const Clock> clock,
+    std::shared_ptr<const Clock> postgresClock = nullptr);
 // `masterKey` is copied by the store; the caller wipes its own.
 std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,
                                                    const std::array<uint8_t, 32>& masterKey,

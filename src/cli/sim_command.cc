@@ -17,6 +17,7 @@ struct SimArgs {
   std::string scratch;
   bool trace = false;
   bool json = false;
+  std::string postgres;
 };
 
 std::string countsText(const std::map<std::string, int64_t>& counts) {
@@ -27,7 +28,7 @@ std::string countsText(const std::map<std::string, int64_t>& counts) {
   return text;
 }
 
-json::object toJson(const sim::SeedReport& r) {
+json::object toJson(const sim::SeedReport& r, bool onPostgres) {
   json::object counts;
   for (const auto& [name, n] : r.counts) counts[name] = n;
   json::array violations;
@@ -36,7 +37,7 @@ json::object toJson(const sim::SeedReport& r) {
           {"passed", r.passed()},
           {"violations", std::move(violations)},
           {"counts", std::move(counts)},
-          {"replay", sim::replayCommand(r.seed)}};
+          {"replay", sim::replayCommand(r.seed, onPostgres)}};
 }
 
 }  // namespace
@@ -52,10 +53,16 @@ Action setupSim(CLI::App& command, Session& session) {
       ->type_name("DURATION");
   command.add_option("--scratch", args->scratch,
                      "Where each seed's home is made and removed (default: the temp folder)");
+  command
+      .add_option("--postgres", args->postgres,
+                  "Run every store on this PostgreSQL server instead of the embedded default, "
+                  "each seed in a schema of its own (loom_sim_<pid>_<seed>, dropped after)")
+      ->type_name("URL");
   command.add_flag("--trace", args->trace, "Print every seed's trace: what happened, in order");
   command.add_flag("--json", args->json, "One JSON object per seed, then a summary object");
   command.footer(
-      "Runs seeded worlds over the real runtime and the embedded default's stores: runs of a\n"
+      "Runs seeded worlds over the real runtime and the embedded default's stores (or\n"
+      "PostgreSQL's, with --postgres): runs of a\n"
       "workload with tool calls, claim-check, sealed subjects, approvals, timers, retries and\n"
       "cancels, two runners and an operator, a manual clock; crashes at chosen writes, disk\n"
       "faults (ENOSPC, EIO), lease takeovers, clock jumps, duplicate and late signals, and\n"
@@ -75,24 +82,27 @@ Action setupSim(CLI::App& command, Session& session) {
                  std::chrono::steady_clock::now() - start)
           .count();
     };
+    bool onPostgres = !args->postgres.empty();
     std::map<std::string, int64_t> totals;
     std::vector<uint64_t> failed;
     uint64_t ran = 0;
     for (uint64_t seed = args->from; ran < args->seeds; ++seed, ++ran) {
       if (budget > 0 && elapsed() >= budget) break;
-      sim::SeedReport r =
-          sim::runSeed({.seed = seed, .scratch = args->scratch, .trace = args->trace});
+      sim::SeedReport r = sim::runSeed({.seed = seed,
+                                        .scratch = args->scratch,
+                                        .trace = args->trace,
+                                        .postgresUrl = args->postgres});
       for (const auto& [name, n] : r.counts) totals[name] += n;
       if (!r.passed()) failed.push_back(seed);
       if (args->json) {
-        session.out() << json::toText(toJson(r)) << "\n";
+        session.out() << json::toText(toJson(r, onPostgres)) << "\n";
         continue;
       }
       for (const auto& line : r.trace) session.out() << "seed " << seed << ": " << line << "\n";
       if (r.passed()) continue;
       session.out() << "seed " << seed << ": FAILED\n";
       for (const auto& v : r.violations) session.out() << "  " << v << "\n";
-      session.out() << "  replay: " << sim::replayCommand(seed) << "\n";
+      session.out() << "  replay: " << sim::replayCommand(seed, onPostgres) << "\n";
     }
     if (args->json) {
       json::array seeds;

@@ -39,7 +39,7 @@ void World::interleave(Runner& runner, const WriteSite& site, bool after) {
   // matters most (the blob is cited by nothing yet): chosen half the time too.
   uint64_t pick = erasing_ && rng_.chance(50)                      ? 7
                   : after && site.call == "put" && rng_.chance(50) ? 1
-                                                                    : rng_.below(8);
+                                                                   : rng_.below(8);
   switch (pick) {
     case 7:  // another runner goes on with a run meanwhile (an identical put amid an erasure)
       for (auto& r : runners_) {
@@ -99,11 +99,13 @@ void World::erase(const std::string& subject) {
 void World::sweep() {
   note("operator sweeps");
   count("sweeps");
+  std::set<std::string> before = storedBlobs();
+  int64_t now = clock_->nowMillis();
   try {
     app::App& app = ops();
     sweep::Archive archive(app.archiveDir());
     sweep::SweepOptions options;
-    options.ttlMillis = 86'400'000;
+    options.ttlMillis = telemetryTtl_;
     options.graceMillis = 1'000;
     options.clock = clock_;
     sweep::SweepReport report =
@@ -114,6 +116,7 @@ void World::sweep() {
     note(std::string("  sweep failed: ") + e.what());
     if (!injected(e) && !operator_->dead()) violation(std::string("sweeping: ") + e.what());
   }
+  judgeReclaimed(before, now);  // whatever way it ended: what it deleted (actors during it too)
 }
 
 void World::retention() {
@@ -203,7 +206,8 @@ void World::secondRunner(Runner& holder, const std::string& id, bool takeover) {
     note("  " + id + ": " + std::string(kernel::statusName(r.status)));
     std::optional<kernel::ExecutionInfo> after = reader().store().info(id);
     if (holds && !takeover && before && after && after->nextSeq != before->nextSeq) {
-      violation("two runners ran " + id + " at once: the second appended while the first held "
+      violation("two runners ran " + id +
+                " at once: the second appended while the first held "
                 "its lease");
     }
   } catch (const kernel::LeaseHeldError&) {

@@ -95,7 +95,9 @@ SimContentStore::SimContentStore(std::shared_ptr<content::ContentStore> inner, I
 std::string SimContentStore::put(std::string_view bytes,
                                  const std::optional<std::string>& subject) {
   return interposed(at_, {.call = "put", .bytes = bytes, .subject = subject}, [&] {
+    bool fresh = !ForwardingContentStore::has(content::sha256Hex(bytes));
     std::string address = ForwardingContentStore::put(bytes, subject);
+    at_.landed(address, bytes, fresh);
     at_.stored(subject, bytes, address);
     return address;
   });

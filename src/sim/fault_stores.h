@@ -3,7 +3,8 @@
 // after every write and before every read. There the simulator may crash the runner (from then
 // on every call of its stores fails, as nothing of a dead process reaches a disk), fail one
 // call as the disk would (ENOSPC, EIO), or run another actor's work at that very point (an
-// erasure, a sweep, a second runner): deterministic interleavings on one thread. Lease
+// erasure, a sweep, a second runner): deterministic interleavings on one thread. A put may also
+// die inside itself, leaving its blob torn (a prefix) or lost. Lease
 // renewals (the keeper's background thread) are not interposed, only refused once dead.
 #pragma once
 
@@ -19,9 +20,9 @@ namespace loom::sim {
 
 // One write a runner is about to make, or has made.
 struct WriteSite {
-  std::string_view call;         // "append", "appendControl", "acquireLease", "put", ...
-  std::string executionId;       // the execution it writes for, when the call names one
-  std::string_view bytes;        // a put's bytes
+  std::string_view call;               // "append", "appendControl", "acquireLease", "put", ...
+  std::string executionId;             // the execution it writes for, when the call names one
+  std::string_view bytes;              // a put's bytes
   std::optional<std::string> subject;  // a put's subject
 };
 
@@ -37,6 +38,9 @@ class Interposer {
   // A put stored `bytes` for `subject` at `address` (before afterWrite).
   virtual void stored(const std::optional<std::string>& subject, std::string_view bytes,
                       const std::string& address) = 0;
+  // The put of a blob the store did not hold (`fresh`) reached the store and has not returned:
+  // may throw, a crash inside the put, after tearing or losing what it wrote (world.cc).
+  virtual void landed(const std::string& address, std::string_view bytes, bool fresh) = 0;
 };
 
 namespace detail {

@@ -24,8 +24,8 @@ void World::onEffect(const effects::EffectContext& call) {
       if (e.type != kernel::EventType::kStepCompleted || readsErased(e)) return;
       if (e.data.at("stepId") == call.stepId.c_str()) {
         violation("step " + call.stepId + " of " + call.executionId +
-                  " ran again after the log recorded it (attempt " +
-                  std::to_string(call.attempt) + ")");
+                  " ran again after the log recorded it (attempt " + std::to_string(call.attempt) +
+                  ")");
       }
     });
   } catch (const std::exception&) {
@@ -128,7 +128,7 @@ void World::checkBlobs(const kernel::ExecutionInfo& info) {
   for (const auto& [address, ref] : compliance::claimCheckRefsOf(sources, info.id)) {
     citedByLiving_.insert(address);
     try {
-      if (!app.contentStore()->get(address, info.subject)) {
+      if (!app.contentStore()->get(address, info.subject) && !reclaimedFairly(address, info.id)) {
         violation("blob " + address + " cited by " + info.id + " is lost");
       }
     } catch (const std::exception& e) {
@@ -180,7 +180,8 @@ void World::checkExport(const std::string& subject) {
     }
   }
   for (const auto& blob : doc.at("claimChecked").as_array()) {
-    if (blob.as_object().contains("missing")) {
+    if (blob.as_object().contains("missing") &&
+        !fairReclaims_.count(std::string(blob.at("address").as_string()))) {
       violation("export of " + subject + ": blob " + json::toText(blob.at("address")) +
                 " is missing");
     }

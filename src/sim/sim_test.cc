@@ -2,9 +2,9 @@
 // drives the interleaving it was kept for. A seed's schedule depends on the workload and the
 // actors; a change to either that makes a kept seed miss its race fails here: pick a new seed
 // for it with `loom sim --seeds 2000 --json` (its counts name the races each seed drove).
-#include <gtest/gtest.h>
-
 #include "sim.h"
+
+#include <gtest/gtest.h>
 
 namespace loom::sim {
 namespace {
@@ -30,6 +30,13 @@ constexpr KeptSeed kKeptSeeds[] = {
     {756, "erasures",
      "an erasure cut off after its intent leaves the blobs the subject put before the retry's "
      "shred, unless the retry erases them in a fresh pass"},
+    {4, "sweeps",
+     "a sweep reclaims a telemetry blob after its run ended but before the ttl passed, unless it "
+     "keeps it for the ttl"},
+    {88, "faults.tornPut",
+     "a crash inside a put leaves its blob torn; the run's put of those bytes again only touches "
+     "the torn copy and the run cites a blob that does not read, unless the put rewrites a copy "
+     "whose bytes do not match"},
 };
 
 class KeptSeeds : public ::testing::TestWithParam<KeptSeed> {};

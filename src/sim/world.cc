@@ -68,6 +68,10 @@ void Runner::beforeRead() const {
   if (dead_) throw UnavailableError("simulated crash: " + name_ + " is dead");
 }
 
+void Runner::landed(const std::string& address, std::string_view bytes, bool fresh) {
+  if (app_ && fresh) world_.onPutLanded(*this, address, bytes);
+}
+
 void Runner::stored(const std::optional<std::string>& subject, std::string_view bytes,
                     const std::string& address) {
   world_.puts_[subject.value_or("")].insert(address);
@@ -79,8 +83,12 @@ void Runner::stored(const std::optional<std::string>& subject, std::string_view 
   }
 }
 
-World::World(const SeedOptions& options, std::filesystem::path home)
-    : options_(options), home_(std::move(home)), rng_(options.seed) {
+World::World(const SeedOptions& options, std::filesystem::path home, std::string schema)
+    : options_(options),
+      home_(std::move(home)),
+      schema_(std::move(schema)),
+      rng_(options.seed),
+      more_(options.seed ^ 0x5eed'0f'7e1e'3e7bULL) {
   report_.seed = options.seed;
   registerWorkload(workflows_, tasks_, [this](const effects::EffectContext& c) { onEffect(c); });
   configure();
@@ -99,6 +107,10 @@ void World::configure() {
   ::setenv(kMasterKeyVariable, kMasterKey, 1);
   app::Config c;
   c.storage.home = home_.string();
+  if (!options_.postgresUrl.empty()) {
+    c.storage.url = options_.postgresUrl;
+    c.storage.schema = schema_;
+  }
   c.execution.leaseTtlMillis = kLeaseTtlMillis;
   c.execution.snapshotEveryEvents = rng_.pick<int64_t>({0, 4, 1000});
   c.execution.retry.policy.maxAttempts = 30;
@@ -120,14 +132,23 @@ void World::configure() {
     middleware::ClaimCheckConfig claimCheck;
     claimCheck.toolIds = std::vector<std::string>{std::string(kFetchTool)};
     claimCheck.inlineCapBytes = 512;
+    // Telemetry: the fetches' envelopes carry no retain, so a sweep reclaims their blobs once
+    // their run ended and the ttl passed.
+    if (more_.chance(40)) claimCheck.reclaimable = {std::string(kFetchTool)};
     c.execution.claimCheck = std::move(claimCheck);
   }
+  telemetryTtl_ = more_.pick<int64_t>({5'000, 600'000, 86'400'000});
   archive_ = rng_.chance(50);
+  if (!options_.postgresUrl.empty()) archive_ = false;  // archives are local: refused there
   c.storage.retention = app::RetentionConfig{.afterDays = 1, .archive = archive_};
   c.observability.onWarn = [](std::string_view) {};  // warnings are expected under faults
   note(std::string("config: ") + (sealed ? "sealed subjects" : "no subjects") +
-       (c.execution.claimCheck ? ", claim-check" : ", no claim-check") +
-       ", snapshots every " + std::to_string(c.execution.snapshotEveryEvents) +
+       (c.execution.claimCheck
+            ? (c.execution.claimCheck->reclaimable.empty() ? ", claim-check"
+                                                           : ", claim-check (telemetry)")
+            : ", no claim-check") +
+       ", telemetry ttl " + std::to_string(telemetryTtl_) + " ms" + ", snapshots every " +
+       std::to_string(c.execution.snapshotEveryEvents) +
        (archive_ ? ", retention archives" : ", retention discards"));
   config_ = app::defineConfig(std::move(c));
 }
@@ -135,6 +156,7 @@ void World::configure() {
 std::unique_ptr<app::App> World::bootApp(Runner* runner) {
   app::BootOptions boot;
   boot.clock = clock_;
+  boot.clockOnPostgres = true;  // one time for every store, as on the embedded default
   boot.workers = 1;
   if (runner) {
     // A new process each boot: a new lease owner.
@@ -253,10 +275,10 @@ void World::drive(Runner& runner) {
     app::App& app = runner.app();
     runner.current = id;
     std::optional<kernel::ExecutionInfo> info = reader().store().info(id);
-    std::optional<kernel::ParkState> park = info ? kernel::currentPark(reader().store(), *info)
-                                                 : std::nullopt;
-    workflow::RunResult r = now && park && park->awaitsRetry() ? app.runtime().retry(id)
-                                                               : app.runtime().resume(id);
+    std::optional<kernel::ParkState> park =
+        info ? kernel::currentPark(reader().store(), *info) : std::nullopt;
+    workflow::RunResult r =
+        now && park && park->awaitsRetry() ? app.runtime().retry(id) : app.runtime().resume(id);
     note("  " + id + ": " + std::string(kernel::statusName(r.status)) +
          (r.parkReason.empty() ? "" : " (" + r.parkReason + ")"));
   } catch (const kernel::LeaseHeldError&) {
@@ -290,6 +312,30 @@ void World::onWrite(Runner& runner, const WriteSite& site, bool after) {
     int err = rng_.chance(50) ? ENOSPC : EIO;
     note(runner.name() + ": disk fault " + (err == ENOSPC ? "ENOSPC " : "EIO ") + where);
     throwIoError(err, "simulated disk fault: " + runner.name() + " " + where);
+  }
+}
+
+// A process dying inside a put of a new blob, on a disk that acknowledged more than it kept:
+// the blob's file holds a prefix of its bytes (torn) or is gone (lost). The put never returns,
+// so nothing cites it yet; a later put of these bytes must repair it, a read must refuse it.
+void World::onPutLanded(Runner& runner, const std::string& address, std::string_view bytes) {
+  if (!faults_ || depth_ > 0 || !more_.chance(4)) return;
+  std::filesystem::path root = home_ / "blobs";
+  for (std::filesystem::path file :
+       {root / address.substr(0, 2) / address,
+        root / address.substr(0, 2) / address.substr(2, 2) / address}) {
+    if (!std::filesystem::exists(file)) continue;
+    if (more_.chance(50)) {
+      auto touched = std::filesystem::last_write_time(file);  // the touch clock's time
+      std::filesystem::resize_file(file, bytes.size() / 2);
+      std::filesystem::last_write_time(file, touched);
+      count("faults.tornPut");
+      runner.crash("inside put of " + address + ", its file torn to " +
+                   std::to_string(bytes.size() / 2) + " bytes");
+    }
+    std::filesystem::remove(file);
+    count("faults.lostPut");
+    runner.crash("inside put of " + address + ", its file lost");
   }
 }
 

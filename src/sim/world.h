@@ -44,6 +44,7 @@ class Runner : public Interposer {
   void beforeRead() const override;
   void stored(const std::optional<std::string>& subject, std::string_view bytes,
               const std::string& address) override;
+  void landed(const std::string& address, std::string_view bytes, bool fresh) override;
 
   std::string current;  // the execution it is running, for writes that name none (puts)
 
@@ -65,7 +66,8 @@ struct SimRun {
 
 class World {
  public:
-  World(const SeedOptions& options, std::filesystem::path home);
+  // `schema`: the seed's PostgreSQL schema (with options.postgresUrl).
+  World(const SeedOptions& options, std::filesystem::path home, std::string schema);
   ~World();
   SeedReport run();
 
@@ -80,6 +82,7 @@ class World {
   void act();
   void drive(Runner& runner);
   void onWrite(Runner& runner, const WriteSite& site, bool after);
+  void onPutLanded(Runner& runner, const std::string& address, std::string_view bytes);
   void restartDead();
   std::vector<std::string> openRuns();
   bool ended(const std::string& id);
@@ -100,6 +103,11 @@ class World {
   void checkErased(const std::string& subject);
   void checkExport(const std::string& subject);
   void onEffect(const effects::EffectContext& call);
+  // reclaims.cc: what a sweep deleted, judged against the rules (telemetry only after its
+  // run's end plus the ttl, a load-bearing blob never)
+  std::set<std::string> storedBlobs();
+  void judgeReclaimed(const std::set<std::string>& before, int64_t now);
+  bool reclaimedFairly(const std::string& address, const std::string& executionId);
   // what happened
   void note(const std::string& line);
   void count(const std::string& what, int64_t n = 1) { report_.counts[what] += n; }
@@ -110,7 +118,11 @@ class World {
 
   SeedOptions options_;
   std::filesystem::path home_;
+  std::string schema_;
   Rng rng_;
+  // Draws added after the kept seeds were chosen come from a stream of their own, so the kept
+  // seeds keep their schedules.
+  Rng more_;
   SeedReport report_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::shared_ptr<const app::Config> config_;
@@ -120,7 +132,7 @@ class World {
   std::vector<SimRun> runs_;
   std::vector<std::string> subjects_;
   std::set<std::string> erasedSubjects_;
-  std::set<std::string> discarded_;  // runs retention removed without an archive
+  std::set<std::string> discarded_;                    // runs retention removed without an archive
   std::map<std::string, std::set<std::string>> puts_;  // subject ("" none) -> addresses put
   std::map<std::size_t, std::set<std::string>> putters_;  // bytes' hash -> subjects put them
   std::set<std::string> citedByLiving_;  // blobs the runs of subjects not erased cite
@@ -128,6 +140,10 @@ class World {
   std::unique_ptr<Runner> operator_;     // erasure, sweep, retention, signals, cancels
   std::unique_ptr<app::App> reader_;     // the checks' own app: no faults
   bool archive_ = true;
+  int64_t telemetryTtl_ = 86'400'000;  // the sweep's ttl for telemetry (reclaimable) blobs
+  // address -> the telemetry citations (execution, seq) a sweep deleted it under, each past
+  // its run's end plus the ttl then: the blob may be missing for those, and only those.
+  std::map<std::string, std::set<std::pair<std::string, int64_t>>> fairReclaims_;
   bool faults_ = true;  // off while the world drains
   int depth_ = 0;       // > 0 while another actor's work runs inside a write
 };

@@ -55,6 +55,10 @@ struct BootOptions {
   // none of its tools registered. execution.claimCheck.toolIds is then not checked against
   // `tasks` (the app's own boot checks it).
   bool tasksAreTheApps = true;
+  // True: the PostgreSQL stores take `clock` for lease, touch and ledger times instead of the
+  // server's (the simulator, whose one injected time must rule every store). Never for
+  // processes on several machines: they share the server's clock.
+  bool clockOnPostgres = false;
 };
 
 class App {
