@@ -101,6 +101,7 @@ void World::sweep() {
   count("sweeps");
   std::set<std::string> before = storedBlobs();
   int64_t now = clock_->nowMillis();
+  if (sweeping_++ == 0) judged_.clear();
   try {
     app::App& app = ops();
     sweep::Archive archive(app.archiveDir());
@@ -116,6 +117,7 @@ void World::sweep() {
     note(std::string("  sweep failed: ") + e.what());
     if (!injected(e) && !operator_->dead()) violation(std::string("sweeping: ") + e.what());
   }
+  --sweeping_;
   judgeReclaimed(before, now);  // whatever way it ended: what it deleted (actors during it too)
 }
 
@@ -151,7 +153,9 @@ void World::signal(SimRun& run, bool duplicate) {
   note("operator signals " + run.id + " " + name);
   run.sent.insert(name);
   try {
-    workflow::RunResult r = ops().runtime().signal(run.id, name, json::object{{"from", "sim"}});
+    // An agent's approval reads "approved"; the other waits take any payload.
+    json::object payload{{"from", "sim"}, {"approved", more_.chance(50)}};
+    workflow::RunResult r = ops().runtime().signal(run.id, name, std::move(payload));
     note("  " + run.id + ": " + std::string(kernel::statusName(r.status)));
   } catch (const NotFoundError& e) {
     note(std::string("  refused: ") + e.what());

@@ -97,8 +97,8 @@ std::string SimContentStore::put(std::string_view bytes,
   return interposed(at_, {.call = "put", .bytes = bytes, .subject = subject}, [&] {
     bool fresh = !ForwardingContentStore::has(content::sha256Hex(bytes));
     std::string address = ForwardingContentStore::put(bytes, subject);
+    at_.stored(subject, bytes, address);  // before a crash inside it: its ledger row is written
     at_.landed(address, bytes, fresh);
-    at_.stored(subject, bytes, address);
     return address;
   });
 }

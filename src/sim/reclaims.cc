@@ -52,8 +52,10 @@ void World::judgeReclaimed(const std::set<std::string>& before, int64_t now) {
   std::set<std::string> gone;
   std::set<std::string> after = storedBlobs();
   for (const std::string& address : before) {
-    if (!after.count(address)) gone.insert(address);
+    // A sweep inside this one (in one of its deletes) judged what it deleted, by its own time.
+    if (!after.count(address) && !judged_.count(address)) gone.insert(address);
   }
+  judged_.insert(gone.begin(), gone.end());
   if (gone.empty()) return;
   std::map<std::string, kernel::ExecutionInfo> infos;
   for (kernel::ExecutionInfo& info : reader().store().list({})) infos[info.id] = std::move(info);

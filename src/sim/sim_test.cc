@@ -20,20 +20,23 @@ constexpr KeptSeed kKeptSeeds[] = {
     {254, "erasures",
      "an erasure deletes a blob another subject's run puts again meanwhile, unless its delete is "
      "conditional on the touch cutoff (deleteIfUntouchedSince)"},
-    {152, "race.sweepVsRunningRun",
+    {23, "race.sweepVsRunningRun",
      "a sweep deletes a blob a running run put and has not journaled yet, unless it spares what "
      "was touched since the oldest last event of a run that has not ended"},
     {9, "race.twoRunners", "a second runner runs a run another holds, unless its lease is refused"},
-    {105, "race.takeover",
+    {140, "race.takeover",
      "a runner stalled past its lease's ttl wakes and starts another step after the run was "
      "taken over, unless it reads the store by the runtime's clock before it starts one"},
-    {756, "erasures",
+    {434, "race.takeover",
+     "a runner stalled after journaling one tool call of an agent's turn wakes after a takeover "
+     "and runs the next call of the batch, unless it reads the store before each call"},
+    {31, "erasures",
      "an erasure cut off after its intent leaves the blobs the subject put before the retry's "
      "shred, unless the retry erases them in a fresh pass"},
     {4, "sweeps",
      "a sweep reclaims a telemetry blob after its run ended but before the ttl passed, unless it "
      "keeps it for the ttl"},
-    {88, "faults.tornPut",
+    {17, "faults.tornPut",
      "a crash inside a put leaves its blob torn; the run's put of those bytes again only touches "
      "the torn copy and the run cites a blob that does not read, unless the put rewrites a copy "
      "whose bytes do not match"},

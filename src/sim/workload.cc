@@ -1,6 +1,9 @@
 #include "workload.h"
 
 #include "effects/step_ids.h"
+#include "loom/agent/agent_loop.h"
+#include "loom/agent/model.h"
+#include "loom/providers/scripted_model.h"
 #include "loom/util/error.h"
 
 namespace loom::sim {
@@ -40,6 +43,12 @@ json::value drawPlan(Rng& rng) {
   return json::object{{"ops", std::move(ops)}};
 }
 
+void addAgentOp(json::value& plan, Rng& rng) {
+  json::array& ops = plan.at("ops").as_array();
+  std::size_t at = static_cast<std::size_t>(rng.below(ops.size() + 1));
+  ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(at), json::object{{"op", "agent"}});
+}
+
 std::vector<std::string> signalsOf(const json::value& plan) {
   std::vector<std::string> names;
   const json::array& ops = plan.at("ops").as_array();
@@ -47,6 +56,9 @@ std::vector<std::string> signalsOf(const json::value& plan) {
     std::string step = "op" + std::to_string(i);
     if (ops[i].at("op") == "approval") names.push_back("approve:" + step);
     if (ops[i].at("op") == "signal") names.push_back("go:" + step);
+    if (ops[i].at("op") == "agent") {
+      names.push_back("approve:" + effects::toolStepId("agent" + step, kAgentPageTurns + 1, 0));
+    }
   }
   return names;
 }
@@ -61,6 +73,50 @@ std::string fetchedText(const std::string& key, int64_t size) {
 }
 
 namespace {
+
+agent::AgentOptions agentOptions() {
+  agent::AgentOptions options;
+  options.model = std::string(kAgentModel);
+  options.tools = {{.name = std::string(kPageTool), .description = "reads a page"},
+                   {.name = std::string(kPublishTool),
+                    .description = "publishes the report",
+                    .requiresApproval = true}};
+  options.maxTurns = kAgentPageTurns + 3;
+  options.parallelToolCalls = 1;  // threads would make the schedule depend on timing
+  return options;
+}
+
+// The agent op's model: the scripted one, behind the re-run check.
+class SimModel : public agent::Model {
+ public:
+  explicit SimModel(std::function<void(const effects::EffectContext&)> onEffect)
+      : onEffect_(std::move(onEffect)),
+        scripted_(
+            std::string(kAgentModel),
+            json::object{
+                {"generate",
+                 json::object{
+                     {"turns", kAgentPageTurns},
+                     {"toolCalls",
+                      json::array{json::object{{"name", kPageTool},
+                                               {"arguments", json::object{{"page", "{turn}"}}}},
+                                  json::object{{"name", kPageTool},
+                                               {"arguments", json::object{{"page", "index"}}}}}},
+                     {"then",
+                      json::array{json::object{
+                          {"toolCalls", json::array{json::object{{"name", kPublishTool}}}}}}},
+                     {"answer", "published"}}}}) {}
+  const std::string& id() const override { return scripted_.id(); }
+  json::value complete(const effects::EffectContext& ctx,
+                       const agent::ModelRequest& request) override {
+    onEffect_(ctx);
+    return scripted_.complete(ctx, request);
+  }
+
+ private:
+  std::function<void(const effects::EffectContext&)> onEffect_;
+  providers::ScriptedModel scripted_;
+};
 
 json::value runPlan(workflow::WorkflowContext& ctx) {
   const json::array& ops = ctx.input().at("ops").as_array();
@@ -93,6 +149,8 @@ json::value runPlan(workflow::WorkflowContext& ctx) {
       ctx.park("approval", step, "approve:" + step);
     } else if (kind == "signal") {
       ctx.awaitSignal("go:" + step);
+    } else if (kind == "agent") {
+      agent::agentLoop(ctx, "agent" + step, agentOptions(), json::value("write the report"));
     }
     ++done;
   }
@@ -115,15 +173,31 @@ void registerWorkload(workflow::WorkflowRegistry& workflows, effects::TaskRegist
               onEffect(c);
               return json::object{{"thought", "turn " + json::toText(in.at("turn"))}};
             });
-  tasks.add({.id = "sim.flaky", .kind = "tool", .description = "fails retryably a few times"},
-            [onEffect](const effects::EffectContext& c, json::value in) -> json::value {
-              onEffect(c);
-              if (c.attempt <= in.at("fails").as_int64()) {
-                throw UnavailableError("sim.flaky: busy (attempt " + std::to_string(c.attempt) +
-                                       ")");
-              }
-              return json::object{{"attempts", c.attempt}};
-            });
+  agent::registerModel(tasks, std::make_shared<SimModel>(onEffect));
+  auto page = std::make_shared<agent::FunctionTool>(
+      agentOptions().tools[0],
+      [onEffect](const effects::EffectContext& c, const json::value& args) -> json::value {
+        onEffect(c);
+        std::string page = json::toText(args.at("page"));
+        return json::value(fetchedText("page " + page, page == "\"index\"" ? 2500 : 900));
+      });
+  auto publish = std::make_shared<agent::FunctionTool>(
+      agentOptions().tools[1],
+      [onEffect](const effects::EffectContext& c, const json::value&) -> json::value {
+        onEffect(c);
+        return json::object{{"published", true}};
+      });
+  agent::registerTool(tasks, page);
+  agent::registerTool(tasks, publish);
+  tasks.add(
+      {.id = "sim.flaky", .kind = "tool", .description = "fails retryably a few times"},
+      [onEffect](const effects::EffectContext& c, json::value in) -> json::value {
+        onEffect(c);
+        if (c.attempt <= in.at("fails").as_int64()) {
+          throw UnavailableError("sim.flaky: busy (attempt " + std::to_string(c.attempt) + ")");
+        }
+        return json::object{{"attempts", c.attempt}};
+      });
 }
 
 }  // namespace loom::sim

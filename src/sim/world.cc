@@ -130,11 +130,12 @@ void World::configure() {
   }
   if (rng_.chance(75)) {
     middleware::ClaimCheckConfig claimCheck;
-    claimCheck.toolIds = std::vector<std::string>{std::string(kFetchTool)};
+    claimCheck.toolIds = std::vector<std::string>{std::string(kFetchTool), std::string(kPageTool)};
     claimCheck.inlineCapBytes = 512;
     // Telemetry: the fetches' envelopes carry no retain, so a sweep reclaims their blobs once
     // their run ended and the ttl passed.
-    if (more_.chance(40)) claimCheck.reclaimable = {std::string(kFetchTool)};
+    if (more_.chance(40))
+      claimCheck.reclaimable = {std::string(kFetchTool), std::string(kPageTool)};
     c.execution.claimCheck = std::move(claimCheck);
   }
   telemetryTtl_ = more_.pick<int64_t>({5'000, 600'000, 86'400'000});
@@ -199,6 +200,7 @@ void World::submitRuns() {
     run.id = "run" + std::to_string(i + 1);
     if (!subjects_.empty() && rng_.chance(80)) run.subject = rng_.pick(subjects_);
     run.plan = drawPlan(rng_);
+    if (more_.chance(35)) addAgentOp(run.plan, more_);
     run.signals = signalsOf(run.plan);
     reader().runtime().submit(kWorkflow, run.plan, {.id = run.id, .subject = run.subject});
     note("submit " + run.id + (run.subject ? " of " + *run.subject : "") + ": " +

@@ -144,6 +144,8 @@ class World {
   // address -> the telemetry citations (execution, seq) a sweep deleted it under, each past
   // its run's end plus the ttl then: the blob may be missing for those, and only those.
   std::map<std::string, std::set<std::pair<std::string, int64_t>>> fairReclaims_;
+  int sweeping_ = 0;                  // sweeps running (one may run inside another's delete)
+  std::set<std::string> judged_;      // what the sweeps inside the outermost one judged
   bool faults_ = true;  // off while the world drains
   int depth_ = 0;       // > 0 while another actor's work runs inside a write
 };

@@ -150,6 +150,18 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
   std::exception_ptr park;
   for (std::size_t k = 0; k < pending.size(); ++k) {
     Pending& p = pending[k];
+    // As before each step: a runner stalled after journaling the call before this one may
+    // have lost the run meanwhile (found by `loom sim`: a takeover between two calls of one
+    // turn, and the stalled runner ran the next call again). It stops here, starting nothing
+    // more; calls already running still finish, unjournaled (they were in flight).
+    if (k > 0 && !park) {
+      try {
+        stopIfCancelled();
+      } catch (...) {
+        if (workers) workers->stop();
+        throw;
+      }
+    }
     if (workers) {
       if (!workers->waitFor(k)) continue;  // skipped after the park
     } else if (park) {

@@ -1,13 +1,15 @@
 // The runtime under leases (docs/spec/leases.md), two runtimes standing for two processes
 // over one store: a second runner is refused before it runs anything; a runner whose lease
 // was taken over (it was presumed dead) records nothing more; a heartbeat keeps a long step's
-// lease alive; an ended or parked run lets its lease go.
+// lease alive; an ended or parked run lets its lease go; a runner that lost its run between two
+// calls of one batch (ctx.effects) starts none after.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <future>
 #include <latch>
 
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/util/error.h"
 #include "loom/workflow/runtime.h"
@@ -159,6 +161,64 @@ TEST_F(LeaseTest, ACancelledSubmittedRunNeverRuns) {
   EXPECT_EQ(a->cancel("s1", "changed my mind").status, ExecutionStatus::kCancelled);
   EXPECT_EQ(runtime("b")->resume("s1").effectsRun, 0);
   EXPECT_EQ(firstRuns_.load(), 0);
+}
+
+// A stall just after a call of a batch was journaled: the runner's lease expires, another
+// runner takes the run over and records the next call; then the stalled runner goes on.
+class StallAfterFirstCall : public kernel::ForwardingEventStore {
+ public:
+  StallAfterFirstCall(kernel::EventStore& store, ManualClock& clock)
+      : ForwardingEventStore(store), store_(store), clock_(clock) {}
+  int64_t appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
+                       std::vector<kernel::Event> events) override {
+    bool first = false;
+    for (const auto& e : events) {
+      first =
+          first || (e.type == kernel::EventType::kStepCompleted && e.data.at("stepId") == "one");
+    }
+    int64_t next = ForwardingEventStore::appendLeased(lease, expectedNextSeq, std::move(events));
+    if (first) {
+      clock_.advance(20'000);  // past the lease's ttl
+      kernel::Lease taken =
+          store_.acquireLease({lease.executionId, {"b", "host-b", 2, "boot"}, 15'000, lease.token});
+      kernel::Event two;
+      two.type = kernel::EventType::kStepCompleted;
+      two.atMillis = clock_.nowMillis();
+      two.data = {{"stepId", "two"}, {"taskKind", "tool"}, {"effectId", "t.two"}, {"output", 2}};
+      store_.appendLeased(taken, next, {std::move(two)});
+    }
+    return next;
+  }
+
+ private:
+  kernel::EventStore& store_;
+  ManualClock& clock_;
+};
+
+TEST_F(LeaseTest, ARunnerThatLostItsRunBetweenTwoCallsOfABatchStartsNoMore) {
+  std::atomic<int> ones{0}, twos{0};
+  tasks_.add({.id = "t.one", .kind = "tool"}, [&](const effects::EffectContext&, json::value) {
+    ++ones;
+    return json::value(1);
+  });
+  tasks_.add({.id = "t.two", .kind = "tool"}, [&](const effects::EffectContext&, json::value) {
+    ++twos;
+    return json::value(2);
+  });
+  workflows_.add("batch", "", [](WorkflowContext& ctx) {
+    auto outcomes = ctx.effects({{"one", "t.one", {}}, {"two", "t.two", {}}}, 1);
+    return json::value(static_cast<int64_t>(outcomes.size()));
+  });
+  auto clock = std::make_shared<ManualClock>();
+  StallAfterFirstCall stalling(store_, *clock);
+  RuntimeOptions options;
+  options.leaseOwner = kernel::LeaseOwner{"a", "host-a", 1, "boot"};
+  options.clock = clock;
+  WorkflowRuntime a(stalling, workflows_, tasks_, nullptr, options);
+  EXPECT_THROW(a.start("batch", {}, {"b1"}), ConflictError);
+  EXPECT_EQ(ones.load(), 1);
+  EXPECT_EQ(twos.load(), 0) << "the stalled runner ran a call the new owner had recorded";
+  EXPECT_EQ(store_.info("b1")->steps, 2);
 }
 
 }  // namespace
