@@ -20,6 +20,20 @@ bool injected(const std::exception& e) {
          dynamic_cast<const ConflictError*>(&e) != nullptr;
 }
 
+// Marks an actor's deletes as its own while it runs (World::deleters_).
+struct Deleting {
+  std::vector<std::set<std::string>*>& stack;
+  bool in = true;
+  Deleting(std::vector<std::set<std::string>*>& s, std::set<std::string>* mine) : stack(s) {
+    stack.push_back(mine);
+  }
+  void leave() {
+    if (in) stack.pop_back();
+    in = false;
+  }
+  ~Deleting() { leave(); }
+};
+
 }  // namespace
 
 void World::interleave(Runner& runner, const WriteSite& site, bool after) {
@@ -80,6 +94,7 @@ void World::erase(const std::string& subject) {
   count("erasures");
   erasedSubjects_.insert(subject);
   erasing_ = subject;
+  Deleting deleting{deleters_, nullptr};  // its deletes are judged by checkErased
   try {
     app::App& app = ops();
     sweep::Archive archive(app.archiveDir());
@@ -99,9 +114,9 @@ void World::erase(const std::string& subject) {
 void World::sweep() {
   note("operator sweeps");
   count("sweeps");
-  std::set<std::string> before = storedBlobs();
-  int64_t now = clock_->nowMillis();
-  if (sweeping_++ == 0) judged_.clear();
+  SweepStart start = sweepStart();
+  std::set<std::string> deleted;
+  Deleting deleting{deleters_, &deleted};
   try {
     app::App& app = ops();
     sweep::Archive archive(app.archiveDir());
@@ -117,8 +132,8 @@ void World::sweep() {
     note(std::string("  sweep failed: ") + e.what());
     if (!injected(e) && !operator_->dead()) violation(std::string("sweeping: ") + e.what());
   }
-  --sweeping_;
-  judgeReclaimed(before, now);  // whatever way it ended: what it deleted (actors during it too)
+  deleting.leave();
+  judgeReclaimed(start, deleted);  // whatever way it ended: what it deleted (actors during it too)
 }
 
 void World::retention() {

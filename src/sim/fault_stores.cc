@@ -104,12 +104,18 @@ std::string SimContentStore::put(std::string_view bytes,
 }
 
 bool SimContentStore::remove(std::string_view address) {
-  return interposed(at_, {"remove", ""}, [&] { return ForwardingContentStore::remove(address); });
+  return interposed(at_, {"remove", ""}, [&] {
+    bool gone = ForwardingContentStore::remove(address);
+    if (gone) at_.deleted(address);
+    return gone;
+  });
 }
 
 bool SimContentStore::deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) {
   return interposed(at_, {"deleteIfUntouchedSince", ""}, [&] {
-    return ForwardingContentStore::deleteIfUntouchedSince(address, cutoffMillis);
+    bool gone = ForwardingContentStore::deleteIfUntouchedSince(address, cutoffMillis);
+    if (gone) at_.deleted(address);
+    return gone;
   });
 }
 

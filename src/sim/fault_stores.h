@@ -41,6 +41,8 @@ class Interposer {
   // The put of a blob the store did not hold (`fresh`) reached the store and has not returned:
   // may throw, a crash inside the put, after tearing or losing what it wrote (world.cc).
   virtual void landed(const std::string& address, std::string_view bytes, bool fresh) = 0;
+  // A remove or conditional delete deleted the blob at `address` (before afterWrite).
+  virtual void deleted(std::string_view address) = 0;
 };
 
 namespace detail {

@@ -1,7 +1,8 @@
-// What a sweep deleted, judged when it ends (docs/testing.md, "What the simulator checks"): a
-// blob a live log cites load-bearing is never reclaimed, a telemetry (reclaimable) one only once
-// every run citing it ended and the ttl passed since. The citations each reclaim was fair for are
-// kept: at the end of the seed a blob may be missing for those and for nothing else.
+// What a sweep deleted (itself: not an erasure inside it), judged when it ends (docs/testing.md,
+// "What the simulator checks"): a blob a live log cites load-bearing is never reclaimed, a
+// telemetry (reclaimable) one only once every run citing it ended and the ttl passed since. The
+// citations each reclaim was fair for are kept: at the end of the seed a blob may be missing for
+// those and for nothing else.
 #include "compliance/claim_check_refs.h"
 #include "content/claim_check_envelope.h"
 #include "world.h"
@@ -9,25 +10,21 @@
 namespace loom::sim {
 namespace {
 
-struct Citation {
-  std::string executionId;
-  int64_t seq = 0;
-  bool retain = false;
-};
+using Citations = std::map<std::string, std::vector<BlobCitation>>;
 
-// Every citation of an address in `addresses` by a live log, as the reader reads it (an erased
-// subject's events read as markers and cite nothing).
-std::map<std::string, std::vector<Citation>> liveCitations(
-    const kernel::EventStore& store, const std::set<std::string>& addresses,
-    const std::optional<std::string>& onlyExecution = std::nullopt) {
-  std::map<std::string, std::vector<Citation>> found;
+// Every live citation of an address in `addresses` (all when null), as the reader reads it
+// (an erased subject's events read as markers and cite nothing); of one execution's log, or of
+// every log.
+Citations liveCitations(const kernel::EventStore& store, const std::set<std::string>* addresses,
+                        const std::optional<std::string>& onlyExecution = std::nullopt) {
+  Citations found;
   auto scan = [&](const std::string& id) {
     store.scan(id, 1, [&](const kernel::Event& e) {
       compliance::visitEnvelopeRefs(e, [&](std::string_view address, const json::object& env) {
-        auto it = addresses.find(std::string(address));
-        if (it == addresses.end()) return;
+        std::string a(address);
+        if (addresses != nullptr && !addresses->count(a)) return;
         const json::value* retain = env.if_contains("retain");
-        found[*it].push_back({id, e.seq, retain != nullptr && *retain == true});
+        found[a].push_back({id, e.seq, retain != nullptr && *retain == true});
       });
     });
   };
@@ -48,21 +45,25 @@ std::set<std::string> World::storedBlobs() {
   return out;
 }
 
-void World::judgeReclaimed(const std::set<std::string>& before, int64_t now) {
-  std::set<std::string> gone;
-  std::set<std::string> after = storedBlobs();
-  for (const std::string& address : before) {
-    // A sweep inside this one (in one of its deletes) judged what it deleted, by its own time.
-    if (!after.count(address) && !judged_.count(address)) gone.insert(address);
+World::SweepStart World::sweepStart() {
+  SweepStart start;
+  start.now = clock_->nowMillis();
+  start.stored = storedBlobs();
+  start.citations = liveCitations(reader().store(), &start.stored);
+  for (kernel::ExecutionInfo& info : reader().store().list({})) {
+    start.runs[info.id] = std::move(info);
   }
-  judged_.insert(gone.begin(), gone.end());
-  if (gone.empty()) return;
-  std::map<std::string, kernel::ExecutionInfo> infos;
-  for (kernel::ExecutionInfo& info : reader().store().list({})) infos[info.id] = std::move(info);
-  for (const auto& [address, citations] : liveCitations(reader().store(), gone)) {
+  return start;
+}
+
+void World::judgeReclaimed(const SweepStart& start, const std::set<std::string>& deleted) {
+  int64_t now = start.now;
+  for (const std::string& address : deleted) {
+    auto cited = start.citations.find(address);
+    if (cited == start.citations.end()) continue;  // cited by nothing when the sweep began
     bool fair = true;
-    for (const Citation& c : citations) {
-      const kernel::ExecutionInfo& info = infos.at(c.executionId);
+    for (const BlobCitation& c : cited->second) {
+      const kernel::ExecutionInfo& info = start.runs.at(c.executionId);
       std::string where = "blob " + address + " cited by " + c.executionId + " (event " +
                           std::to_string(c.seq) + ") was reclaimed by a sweep at " +
                           std::to_string(now) + " ms";
@@ -81,7 +82,8 @@ void World::judgeReclaimed(const std::set<std::string>& before, int64_t now) {
     }
     if (!fair) continue;
     count("sweep.telemetryReclaimed");
-    for (const Citation& c : citations) fairReclaims_[address].insert({c.executionId, c.seq});
+    for (const BlobCitation& c : cited->second)
+      fairReclaims_[address].insert({c.executionId, c.seq});
   }
 }
 
@@ -92,8 +94,9 @@ bool World::reclaimedFairly(const std::string& address, const std::string& execu
   for (const auto& [id, seq] : fair->second) listed = listed || id == executionId;
   if (!listed) return false;
   // Every citation its live log holds now was one the reclaim was fair for.
-  for (const auto& [a, citations] : liveCitations(reader().store(), {address}, executionId)) {
-    for (const Citation& c : citations) {
+  std::set<std::string> one{address};
+  for (const auto& [a, citations] : liveCitations(reader().store(), &one, executionId)) {
+    for (const BlobCitation& c : citations) {
       if (!fair->second.count({c.executionId, c.seq})) return false;
     }
   }

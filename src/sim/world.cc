@@ -72,6 +72,12 @@ void Runner::landed(const std::string& address, std::string_view bytes, bool fre
   if (app_ && fresh) world_.onPutLanded(*this, address, bytes);
 }
 
+void Runner::deleted(std::string_view address) {
+  if (!world_.deleters_.empty() && world_.deleters_.back()) {
+    world_.deleters_.back()->insert(std::string(address));
+  }
+}
+
 void Runner::stored(const std::optional<std::string>& subject, std::string_view bytes,
                     const std::string& address) {
   world_.puts_[subject.value_or("")].insert(address);

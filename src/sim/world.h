@@ -45,6 +45,7 @@ class Runner : public Interposer {
   void stored(const std::optional<std::string>& subject, std::string_view bytes,
               const std::string& address) override;
   void landed(const std::string& address, std::string_view bytes, bool fresh) override;
+  void deleted(std::string_view address) override;
 
   std::string current;  // the execution it is running, for writes that name none (puts)
 
@@ -62,6 +63,13 @@ struct SimRun {
   json::value plan;
   std::vector<std::string> signals;  // what it waits for, in order
   std::set<std::string> sent;        // signals sent so far
+};
+
+// One live event citing a blob (reclaims.cc).
+struct BlobCitation {
+  std::string executionId;
+  int64_t seq = 0;
+  bool retain = false;  // its envelope's retain: load-bearing
 };
 
 class World {
@@ -105,8 +113,17 @@ class World {
   void onEffect(const effects::EffectContext& call);
   // reclaims.cc: what a sweep deleted, judged against the rules (telemetry only after its
   // run's end plus the ttl, a load-bearing blob never)
+  // What a sweep starts from: the time, the blobs stored, every live event citing one, and the
+  // runs' metadata (the sweep's decisions rest on them, whatever happens during it).
+  struct SweepStart {
+    int64_t now = 0;
+    std::set<std::string> stored;
+    std::map<std::string, std::vector<BlobCitation>> citations;  // address -> live citations
+    std::map<std::string, kernel::ExecutionInfo> runs;
+  };
   std::set<std::string> storedBlobs();
-  void judgeReclaimed(const std::set<std::string>& before, int64_t now);
+  SweepStart sweepStart();
+  void judgeReclaimed(const SweepStart& start, const std::set<std::string>& deleted);
   bool reclaimedFairly(const std::string& address, const std::string& executionId);
   // what happened
   void note(const std::string& line);
@@ -144,8 +161,9 @@ class World {
   // address -> the telemetry citations (execution, seq) a sweep deleted it under, each past
   // its run's end plus the ttl then: the blob may be missing for those, and only those.
   std::map<std::string, std::set<std::pair<std::string, int64_t>>> fairReclaims_;
-  int sweeping_ = 0;                  // sweeps running (one may run inside another's delete)
-  std::set<std::string> judged_;      // what the sweeps inside the outermost one judged
+  // The deletes of the actors running, innermost last: a sweep's own set, or null for an
+  // erasure (a sweep may run inside an erasure's delete, and an erasure inside a sweep's).
+  std::vector<std::set<std::string>*> deleters_;
   bool faults_ = true;  // off while the world drains
   int depth_ = 0;       // > 0 while another actor's work runs inside a write
 };
