@@ -112,9 +112,9 @@ class World {
   void checkExport(const std::string& subject);
   void onEffect(const effects::EffectContext& call);
   // reclaims.cc: what a sweep deleted, judged against the rules (telemetry only after its
-  // run's end plus the ttl, a load-bearing blob never)
-  // What a sweep starts from: the time, the blobs stored, every live event citing one, and the
-  // runs' metadata (the sweep's decisions rest on them, whatever happens during it).
+  // run's end plus the ttl, a load-bearing blob never). SweepStart: what a sweep starts from,
+  // the time, the blobs stored, every live event citing one, and the runs' metadata (its
+  // decisions rest on them, whatever happens during it).
   struct SweepStart {
     int64_t now = 0;
     std::set<std::string> stored;
@@ -137,8 +137,8 @@ class World {
   std::filesystem::path home_;
   std::string schema_;
   Rng rng_;
-  // Draws added after the kept seeds were chosen come from a stream of their own, so the kept
-  // seeds keep their schedules.
+  // Kinds of draw added later (telemetry, ttl, agent ops, torn puts, approvals) come from a
+  // second stream of the seed, so the draws of rng_ stay where they were.
   Rng more_;
   SeedReport report_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();

@@ -146,20 +146,20 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
   }
   // A park (a call stopped by the kill switch, a result the content store could not take)
   // ends the run after this batch: the calls already running still finish and are journaled,
-  // so none of them runs twice; calls not started yet are not started.
+  // so none of them runs twice; calls not started yet are not started. So does what the store
+  // read before each call after the first finds, as before each step: a cancel, or another
+  // runner's appends (found by `loom sim`: a runner stalled after journaling one call of a
+  // turn woke after a takeover and ran the next call, which the new owner had recorded; now
+  // it starts none, and journaling the calls still running is refused).
   std::exception_ptr park;
   for (std::size_t k = 0; k < pending.size(); ++k) {
     Pending& p = pending[k];
-    // As before each step: a runner stalled after journaling the call before this one may
-    // have lost the run meanwhile (found by `loom sim`: a takeover between two calls of one
-    // turn, and the stalled runner ran the next call again). It stops here, starting nothing
-    // more; calls already running still finish, unjournaled (they were in flight).
     if (k > 0 && !park) {
       try {
         stopIfCancelled();
       } catch (...) {
+        park = std::current_exception();
         if (workers) workers->stop();
-        throw;
       }
     }
     if (workers) {
