@@ -21,6 +21,7 @@
 #include "loom/content/content_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
+#include "loom/content/packed_content_store.h"
 #include "loom/content/sqlite_content_store.h"
 #include "loom/effects/effect_context.h"
 #include "loom/effects/middleware.h"

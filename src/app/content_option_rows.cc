@@ -10,7 +10,8 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
                "reclaims.");
   {
     OptionRow& r = addOptionRow(rows, "storage.contentStore.kind", OptionType::kString,
-                                "`filesystem`: `<home>/blobs`, one file per blob; `sqlite`: "
+                                "`filesystem`: `<home>/blobs`, one file per blob (small blobs are "
+                                "rows of `<home>/loom.db`: packBelowBytes); `sqlite`: "
                                 "`<home>/content.db`; `memory`: in the process, lost at exit.",
                                 "\"filesystem\"");
     r.allowed = {"filesystem", "sqlite", "memory"};
@@ -36,6 +37,21 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
       c.storage.contentStore.path = std::get<std::string>(v);
     };
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.path); };
+  }
+  {
+    OptionRow& r = addOptionRow(
+        rows, "storage.contentStore.packBelowBytes", OptionType::kInteger,
+        "With the `filesystem` store in the home: blobs smaller than this are rows of "
+        "`<home>/loom.db`, flushed by the commit of the event that cites them instead of two "
+        "flushes of their own (ADR 0014); larger ones are files in `<home>/blobs`. 0 writes "
+        "every new blob as a file; packed blobs are read either way.",
+        "1048576");
+    r.min = 0;
+    r.max = 256 << 20;
+    r.set = [](Config& c, OptionValue v) {
+      c.storage.contentStore.packBelowBytes = std::get<int64_t>(v);
+    };
+    r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.packBelowBytes); };
   }
   {
     OptionRow& r = addOptionRow(rows, "storage.retention", OptionType::kTable,

@@ -5,6 +5,7 @@
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
+#include "loom/content/packed_content_store.h"
 #include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
@@ -16,6 +17,21 @@
 #include "postgres/pg_connection.h"
 
 namespace loom::app {
+
+namespace {
+
+// True when both paths name one location (compared absolute and normalised; neither needs to
+// exist).
+bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
+  auto normal = [](const std::filesystem::path& p) {
+    std::error_code ec;
+    std::filesystem::path n = std::filesystem::absolute(p, ec).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();  // "blobs/" names "blobs"
+  };
+  return normal(a) == normal(b);
+}
+
+}  // namespace
 
 std::string StorageLocation::describe() const {
   if (!onPostgres()) return "the home " + home.string();
@@ -66,8 +82,18 @@ std::shared_ptr<content::ContentStore> openContentStore(
     return std::make_shared<content::SqliteContentStore>(
         c.path.empty() ? home / "content.db" : std::filesystem::path(c.path), clock);
   }
-  return std::make_shared<content::FilesystemContentStore>(
-      c.path.empty() ? home / "blobs" : std::filesystem::path(c.path), clock);
+  std::filesystem::path folder = c.path.empty() ? home / "blobs" : std::filesystem::path(c.path);
+  auto files = std::make_shared<content::FilesystemContentStore>(folder, clock);
+  if (!sameFile(folder, home / "blobs")) return files;
+  // The home's own blobs: small ones packed in loom.db (ADR 0014). Without the home's log in
+  // loom.db, no later commit there would flush them, so each put commits durably itself.
+  auto commit = config.storage.eventStore.kind == "sqlite"
+                    ? content::SqliteContentCommit::kWithDatabase
+                    : content::SqliteContentCommit::kDurable;
+  auto pack = std::make_shared<content::SqliteContentStore>(
+      storageLocation(config).database().string(), clock, 5000, commit);
+  return std::make_shared<content::PackedContentStore>(std::move(pack), std::move(files),
+                                                       c.packBelowBytes);
 }
 
 std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,

@@ -104,11 +104,12 @@ void validateStorage(const StorageConfig& s, ConfigIssues& issues) {
                       "sweep would delete the blobs it cites); set archive = false"});
   }
   const ContentStoreConfig& c = s.contentStore;
-  if (!c.instance && (c.kind != "filesystem" || !c.path.empty())) {
+  if (!c.instance && (c.kind != "filesystem" || !c.path.empty() ||
+                      c.packBelowBytes != ContentStoreConfig{}.packBelowBytes)) {
     issues.push_back({"storage.contentStore",
                       "with storage.url the content store is PostgreSQL's (table blobs), which "
-                      "every worker reads; remove storage.contentStore.kind and .path (keep "
-                      ".sealed)"});
+                      "every worker reads; remove storage.contentStore.kind, .path and "
+                      ".packBelowBytes (keep .sealed)"});
   }
 }
 

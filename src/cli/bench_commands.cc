@@ -103,7 +103,7 @@ Action setupBench(CLI::App& command, Session& session) {
                    "Print an array of rows: claim-check {turns, claimCheck, journal, store, "
                    "stateBytes, logBytes, zstdStateRatio, wallSeconds}; long-run {turns, tool, "
                    "claimCheck, snapshots, runCpuSeconds, runWallSeconds, runPeakRssBytes, logBytes, "
-                   "resumeMillis, resumeBootMillis, stateMillis, statePeakRssBytes}");
+                   "blobBytes, homeBytes, resumeMillis, resumeBootMillis, stateMillis, statePeakRssBytes}");
   command.footer(
       "Runs the record's harness (ADR 0140 \"Measured\"): a real app and agent loop, 1.5-4 kB\n"
       "of tool output per turn (uniform, fixed seed), no compaction; for each model-input\n"
@@ -115,7 +115,7 @@ Action setupBench(CLI::App& command, Session& session) {
       "(SQLite, durable commits, delta journaling) and parks at an approval; then a fresh\n"
       "process resumes it (from the park's snapshot, or replaying every turn with snapshots\n"
       "off), and `loom state` reads it. Prints CPU and wall per turn, peak\n"
-      "RSS, log size, resume time and `loom state` time and peak RSS; MB = 10^6 bytes.");
+      "RSS, log size, blob bytes, the disk the home takes, resume time and `loom state` time and peak RSS; MB = 10^6 bytes.");
   return [&session, args] {
     if (args->which == "long-run") {
       return runLongRun(session, args->turns.empty() ? "200,1000,5000,10000" : args->turns,

@@ -1,8 +1,11 @@
 #include "loom/content/sqlite_content_store.h"
 
+#include <atomic>
 #include <charconv>
 #include <mutex>
 #include <vector>
+
+#include <sqlite3.h>
 
 #include "loom/util/error.h"
 #include "util/sqlite_db.h"
@@ -67,7 +70,7 @@ void checkSchema(Connection& c, const std::string& name) {
 }  // namespace
 
 struct SqliteContentStore::Impl {
-  Impl(std::string p, std::shared_ptr<const Clock> clock, int busy)
+  Impl(std::string p, std::shared_ptr<const Clock> clock, int busy, SqliteContentCommit commit)
       : path(std::move(p)),
         name("sqlite content store '" + path + "'"),
         busyTimeoutMillis(busy),
@@ -76,7 +79,11 @@ struct SqliteContentStore::Impl {
         readers(path, busyTimeoutMillis, kMaxIdleReaders) {
     // journal_mode is persistent in the file and cannot change inside a transaction.
     writer.useWal();
-    writer.exec("PRAGMA synchronous = FULL", "set synchronous");
+    writer.exec(commit == SqliteContentCommit::kDurable ? "PRAGMA synchronous = FULL"
+                                                        : "PRAGMA synchronous = NORMAL",
+                "set synchronous");
+    // A deleted blob's pages are zeroed, not left in the free list (erasure).
+    writer.exec("PRAGMA secure_delete = ON", "enable secure_delete");
     writer.exec("BEGIN IMMEDIATE", "begin schema transaction");
     try {
       writer.exec(kCreateTables, "create content tables");
@@ -91,22 +98,36 @@ struct SqliteContentStore::Impl {
   // A read connection used by one call at a time, back to the pool when the lease ends.
   sqlite::ReaderPool::Lease reader() const { return readers.acquire(); }
 
+  // After a delete: copies the WAL into the database and truncates it, so the frames that held
+  // the deleted bytes leave the -wal file. Never waits: a reader or writer holding the WAL
+  // (busy) leaves it to a later delete or checkpoint, which overwrites the frames.
+  void truncateWal() {
+    sqlite3_busy_timeout(writer.handle(), 0);
+    int rc = sqlite3_wal_checkpoint_v2(writer.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE,
+                                       nullptr, nullptr);
+    sqlite3_busy_timeout(writer.handle(), busyTimeoutMillis);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
+      writer.fail(rc, "checkpoint the WAL after a delete");
+    }
+  }
+
   const std::string path;
   const std::string name;  // "sqlite content store '<path>'", the prefix of error messages
   const int busyTimeoutMillis;
   detail::TouchClock touch;
   std::mutex writeMu;
   Connection writer;  // GUARDED_BY(writeMu)
+  std::atomic<int64_t> deletes{0};  // rows deleted, so a walk knows to truncate the WAL after
   sqlite::ReaderPool readers;
 };
 
 SqliteContentStore::SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
-                                       int busyTimeoutMillis) {
+                                       int busyTimeoutMillis, SqliteContentCommit commit) {
   if (path.empty() || path == ":memory:") {
     throw InvalidArgumentError("sqlite content store needs a database file path, not '" + path +
                                "'");
   }
-  impl_ = std::make_unique<Impl>(std::move(path), std::move(clock), busyTimeoutMillis);
+  impl_ = std::make_unique<Impl>(std::move(path), std::move(clock), busyTimeoutMillis, commit);
 }
 
 SqliteContentStore::~SqliteContentStore() = default;
@@ -157,30 +178,48 @@ bool SqliteContentStore::has(std::string_view address) const {
 bool SqliteContentStore::remove(std::string_view address) {
   detail::requireAddress(address, impl_->name);
   std::lock_guard lock(impl_->writeMu);
-  StatementUse del(impl_->writer.prepare(kRemove));
-  del->bind(1, address);
-  del->step("remove blob " + std::string(address));
-  return impl_->writer.changes() > 0;
+  {
+    StatementUse del(impl_->writer.prepare(kRemove));
+    del->bind(1, address);
+    del->step("remove blob " + std::string(address));
+  }  // reset: the statement's transaction ends before the checkpoint
+  if (impl_->writer.changes() == 0) return false;
+  ++impl_->deletes;
+  impl_->truncateWal();
+  return true;
 }
 
 bool SqliteContentStore::deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) {
   detail::requireAddress(address, impl_->name);
   std::lock_guard lock(impl_->writeMu);
-  StatementUse del(impl_->writer.prepare(kDeleteIfUntouched));
-  del->bind(1, address);
-  del->bind(2, cutoffMillis);
-  del->step("delete blob " + std::string(address) + " if untouched");
-  return impl_->writer.changes() > 0;
+  {
+    StatementUse del(impl_->writer.prepare(kDeleteIfUntouched));
+    del->bind(1, address);
+    del->bind(2, cutoffMillis);
+    del->step("delete blob " + std::string(address) + " if untouched");
+  }
+  if (impl_->writer.changes() == 0) return false;
+  ++impl_->deletes;
+  impl_->truncateWal();
+  return true;
 }
 
 int64_t SqliteContentStore::touchClock() const { return impl_->touch.now(); }
 
 void SqliteContentStore::forEachBlob(const std::function<void(const BlobInfo&)>& visit) const {
-  // One read transaction for the walk; a visitor's calls use other connections.
-  auto c = impl_->reader();
-  StatementUse select(c->prepare(kEnumerate));
-  while (select->step("enumerate blobs")) {
-    visit(BlobInfo{std::string(select->text(0)), select->int64(1), select->int64(2)});
+  int64_t deletesBefore = impl_->deletes.load();
+  {
+    // One read transaction for the walk; a visitor's calls use other connections.
+    auto c = impl_->reader();
+    StatementUse select(c->prepare(kEnumerate));
+    while (select->step("enumerate blobs")) {
+      visit(BlobInfo{std::string(select->text(0)), select->int64(1), select->int64(2)});
+    }
+  }
+  // The walk's read transaction kept the WAL from being truncated after the visitor's deletes.
+  if (impl_->deletes.load() != deletesBefore) {
+    std::lock_guard lock(impl_->writeMu);
+    impl_->truncateWal();
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,6 +169,17 @@ void expectParked(const workflow::RunResult& r, const char* what) {
   }
 }
 
+// The disk a home takes: allocated blocks of every file in it (the tool's body.txt aside).
+int64_t diskBytes(const fs::path& home) {
+  int64_t bytes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(home)) {
+    struct stat st {};
+    if (entry.path().filename() == "body.txt" || ::lstat(entry.path().c_str(), &st) != 0) continue;
+    bytes += static_cast<int64_t>(st.st_blocks) * 512;
+  }
+  return bytes;
+}
+
 // `loom --home H state long` of the real CLI: wall time and peak RSS.
 void measureState(const std::string& loom, const Row& row, LongRunBenchRow& out) {
   std::fflush(nullptr);
@@ -210,11 +222,17 @@ LongRunBenchRow runRow(const LongRunBenchOptions& o, const Row& row) {
     expectParked(r, "the run");
     struct rusage self {};
     ::getrusage(RUSAGE_SELF, &self);
+    int64_t blobBytes = 0;
+    b->app->contentStore()->forEachBlob(
+        [&](const content::BlobInfo& blob) { blobBytes += blob.size; });
     return json::object{{"wall", wall},
                         {"cpu", cpu},
                         {"peakRss", peakRss(self)},
-                        {"logBytes", b->app->store().info(kId)->logBytes}};
+                        {"logBytes", b->app->store().info(kId)->logBytes},
+                        {"blobBytes", blobBytes}};
   });
+  out.blobBytes = ran.report.at("blobBytes").as_int64();
+  out.homeBytes = diskBytes(row.home);
   out.runCpuSeconds = ran.report.at("cpu").to_number<double>();
   out.runWallSeconds = ran.report.at("wall").to_number<double>();
   out.runPeakRssBytes = ran.report.at("peakRss").as_int64();
@@ -260,8 +278,8 @@ std::vector<LongRunBenchRow> runLongRunBench(const LongRunBenchOptions& o) {
 std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows) {
   std::string out =
       "| turns | tool | claim-check | snapshots | CPU ms/turn | wall ms/turn | peak RSS MB | log MB "
-      "| resume ms (boot) | state ms | state peak RSS MB |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| blob MB | home disk MB | resume ms (boot) | state ms | state peak RSS MB |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     double n = static_cast<double>(r.turns);
     out += "| " + std::to_string(r.turns) + " | " + r.tool + " | " + r.claimCheck + " | " +
@@ -269,6 +287,7 @@ std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows) {
            fixedDecimals(r.runCpuSeconds * 1000 / n, 3) + " | " +
            fixedDecimals(r.runWallSeconds * 1000 / n, 3) + " | " +
            fixedDecimals(mb(r.runPeakRssBytes), 1) + " | " + fixedDecimals(mb(r.logBytes), 2) +
+           " | " + fixedDecimals(mb(r.blobBytes), 2) + " | " + fixedDecimals(mb(r.homeBytes), 2) +
            " | " + fixedDecimals(r.resumeMillis, 1) + " (" + fixedDecimals(r.resumeBootMillis, 1) +
            ") | " + fixedDecimals(r.stateMillis, 1) + " | " +
            fixedDecimals(mb(r.statePeakRssBytes), 1) + " |\n";
@@ -287,6 +306,8 @@ json::value toJson(const std::vector<LongRunBenchRow>& rows) {
                                {"runWallSeconds", r.runWallSeconds},
                                {"runPeakRssBytes", r.runPeakRssBytes},
                                {"logBytes", r.logBytes},
+                               {"blobBytes", r.blobBytes},
+                               {"homeBytes", r.homeBytes},
                                {"resumeMillis", r.resumeMillis},
                                {"resumeBootMillis", r.resumeBootMillis},
                                {"stateMillis", r.stateMillis},

@@ -4,7 +4,7 @@
 // a fresh home (SQLite, durable commits, the filesystem content store, delta journaling):
 // N turns of fetch_report (1.5-4 kB of JSON each), then one approval-gated call, where it
 // parks. Measured per row: the run's CPU and wall per turn and peak RSS (the child's own
-// rusage, tools excluded), the log's bytes, a resume of the parked run in a fresh process (from
+// rusage, tools excluded), the log's bytes, the blobs' bytes, the disk the home takes, a resume of the parked run in a fresh process (from
 // the park's snapshot, or replaying every turn with snapshots off; it parks again), and `loom
 // state` of it (the real CLI): time and peak RSS. Not thread-safe; forks, so call it before starting threads.
 #pragma once
@@ -36,6 +36,8 @@ struct LongRunBenchRow {
   double runWallSeconds = 0;
   int64_t runPeakRssBytes = 0;  // of that process
   int64_t logBytes = 0;
+  int64_t blobBytes = 0;  // the content store's blobs after the run (0 with claim-check off)
+  int64_t homeBytes = 0;  // disk the home takes after the run: allocated blocks of its files
   double resumeMillis = 0;      // the resume call alone (it parks again)
   double resumeBootMillis = 0;  // boot of the app before it
   double stateMillis = 0;       // `loom state <id>` wall, process start to exit
@@ -44,7 +46,8 @@ struct LongRunBenchRow {
 
 std::vector<LongRunBenchRow> runLongRunBench(const LongRunBenchOptions& options);
 
-// A Markdown table: per-turn CPU and wall (ms), peak RSS (MB), log (MB), resume and state.
+// A Markdown table: per-turn CPU and wall (ms), peak RSS (MB), log, blob and home disk (MB),
+// resume and state.
 std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows);
 json::value toJson(const std::vector<LongRunBenchRow>& rows);
 

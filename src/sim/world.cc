@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/lease.h"
 #include "loom/util/error.h"
 #include "util/io_error.h"
@@ -145,6 +146,10 @@ void World::configure() {
     c.execution.claimCheck = std::move(claimCheck);
   }
   telemetryTtl_ = more_.pick<int64_t>({5'000, 600'000, 86'400'000});
+  // Small blobs packed in loom.db (the default) or every blob a file, from a third stream of
+  // the seed so the draws above stay where they were.
+  packed_ = options_.postgresUrl.empty() && Rng(options_.seed ^ 0x9ac6'ed'b10b'5ULL).chance(50);
+  if (!packed_) c.storage.contentStore.packBelowBytes = 0;
   archive_ = rng_.chance(50);
   if (!options_.postgresUrl.empty()) archive_ = false;  // archives are local: refused there
   c.storage.retention = app::RetentionConfig{.afterDays = 1, .archive = archive_};
@@ -156,7 +161,8 @@ void World::configure() {
             : ", no claim-check") +
        ", telemetry ttl " + std::to_string(telemetryTtl_) + " ms" + ", snapshots every " +
        std::to_string(c.execution.snapshotEveryEvents) +
-       (archive_ ? ", retention archives" : ", retention discards"));
+       (archive_ ? ", retention archives" : ", retention discards") +
+       (packed_ ? ", small blobs packed" : ", blobs as files"));
   config_ = app::defineConfig(std::move(c));
 }
 
@@ -324,7 +330,8 @@ void World::onWrite(Runner& runner, const WriteSite& site, bool after) {
 }
 
 // A process dying inside a put of a new blob, on a disk that acknowledged more than it kept:
-// the blob's file holds a prefix of its bytes (torn) or is gone (lost). The put never returns,
+// the blob's file holds a prefix of its bytes (torn) or is gone (lost), or its packed row is gone
+// (lost; a row commits whole or not at all). The put never returns,
 // so nothing cites it yet; a later put of these bytes must repair it, a read must refuse it.
 void World::onPutLanded(Runner& runner, const std::string& address, std::string_view bytes) {
   if (!faults_ || depth_ > 0 || !more_.chance(4)) return;
@@ -345,6 +352,16 @@ void World::onPutLanded(Runner& runner, const std::string& address, std::string_
     count("faults.lostPut");
     runner.crash("inside put of " + address + ", its file lost");
   }
+  // A packed blob's row commits whole or not at all: only lost, never torn.
+  if (packed_ && dropPackedRow(address)) {
+    count("faults.lostPut");
+    runner.crash("inside put of " + address + ", its packed row lost");
+  }
+}
+
+bool World::dropPackedRow(const std::string& address) {
+  content::SqliteContentStore pack((home_ / "loom.db").string(), systemClock());
+  return pack.remove(address);
 }
 
 void World::note(const std::string& line) {

@@ -91,6 +91,9 @@ class World {
   void drive(Runner& runner);
   void onWrite(Runner& runner, const WriteSite& site, bool after);
   void onPutLanded(Runner& runner, const std::string& address, std::string_view bytes);
+  // Deletes the packed row of `address` from loom.db (a put whose commit was lost); false when
+  // there is none.
+  bool dropPackedRow(const std::string& address);
   void restartDead();
   std::vector<std::string> openRuns();
   bool ended(const std::string& id);
@@ -157,6 +160,7 @@ class World {
   std::unique_ptr<Runner> operator_;     // erasure, sweep, retention, signals, cancels
   std::unique_ptr<app::App> reader_;     // the checks' own app: no faults
   bool archive_ = true;
+  bool packed_ = false;  // small blobs are rows of loom.db (storage.contentStore.packBelowBytes)
   int64_t telemetryTtl_ = 86'400'000;  // the sweep's ttl for telemetry (reclaimable) blobs
   // address -> the telemetry citations (execution, seq) a sweep deleted it under, each past
   // its run's end plus the ttl then: the blob may be missing for those, and only those.

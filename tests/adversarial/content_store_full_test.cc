@@ -61,7 +61,9 @@ TEST(ContentStoreFull, AResultThatCannotBeStoredParksTheRunAndResumeCompletesAft
       << "[agent]\nname = \"reader\"\nprompt = \"read\"\nmaxTurns = 20\n\n[model]\n"
       << "kind = \"scripted\"\nscript = \"s.json\"\n\n[[tools]]\nname = \"fetch_report\"\n"
       << "command = [\"" << kTools << "/fetch_report\"]\n\n[execution.claimCheck]\n"
-      << "toolIds = [\"fetch_report\"]\n";
+      << "toolIds = [\"fetch_report\"]\n\n"
+      // Every blob a file in the small folder (packed blobs would share loom.db's disk).
+      << "[storage.contentStore]\npackBelowBytes = 0\n";
   std::string witness = dir / "witness.txt";
   std::vector<std::string> env = {"LOOM_TOOL_WITNESS=" + witness};
 

@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "support/home_blobs.h"
 #include "support/loom_process.h"
 
 namespace loom::testing {
@@ -61,18 +62,8 @@ std::string masterKey(const TempDir& dir) {
   return o.out.substr(0, o.out.find('\n'));
 }
 
-// The blob files of a filesystem content store (file names are the addresses).
-std::vector<std::string> blobs(const std::string& home) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (!std::filesystem::exists(home + "/blobs", ec)) return out;
-  for (const auto& f : std::filesystem::recursive_directory_iterator(home + "/blobs")) {
-    std::string name = f.path().filename().string();
-    if (f.is_regular_file() && name.size() == 64) out.push_back(name);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+// The blobs the home's content store holds (packed rows and files).
+std::vector<std::string> blobs(const std::string& home) { return homeBlobAddresses(home); }
 
 class ContentLifetimeCli : public ::testing::Test {
  protected:
@@ -182,6 +173,8 @@ TEST_F(ContentLifetimeCli, AnEraseWiredToAnotherStoreRefusesBeforeTheShred) {
       loom({"run", app, "--subject", "alice", "--id", "a1", "--prompt", "alice-secret"}).exitCode,
       0);
   ASSERT_EQ(blobs(home_).size(), 1u);
+  std::string stored = homeBlobBytes(home_, blobs(home_)[0]);
+  ASSERT_NE(stored.find("Quarterly report"), std::string::npos);
 
   Outcome refused = loom({"erase", "alice", "--config", other, "--json"});
   EXPECT_EQ(refused.exitCode, 1);
@@ -194,6 +187,12 @@ TEST_F(ContentLifetimeCli, AnEraseWiredToAnotherStoreRefusesBeforeTheShred) {
   ASSERT_EQ(erased.exitCode, 0) << erased.err;
   EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 1);
   EXPECT_TRUE(blobs(home_).empty());
+  // Packed in loom.db: the row's pages were zeroed and the WAL that held them truncated.
+  for (const auto& f : std::filesystem::recursive_directory_iterator(home_)) {
+    if (!f.is_regular_file()) continue;
+    EXPECT_EQ(fileText(f.path().string()).find(stored), std::string::npos)
+        << f.path() << " still holds the erased blob's bytes";
+  }
   Outcome ls = loom({"ls", "--json"}, /*withKey=*/false);
   ASSERT_EQ(ls.exitCode, 0) << ls.err;
   EXPECT_EQ(ls.json().at(0).at("erased"), true) << ls.out;
@@ -208,12 +207,7 @@ TEST_F(ContentLifetimeCli, D11_AForgedEnvelopeFromAnUnlistedToolPinsKeepsAndExpo
   ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
   ASSERT_EQ(blobs(home_).size(), 1u);
   std::string address = blobs(home_)[0];
-  std::string plaintext = fileText(home_ + "/blobs/" + address.substr(0, 2) + "/" + address);
-  if (plaintext.empty()) {
-    for (const auto& f : std::filesystem::recursive_directory_iterator(home_ + "/blobs")) {
-      if (f.path().filename() == address) plaintext = fileText(f.path().string());
-    }
-  }
+  std::string plaintext = homeBlobBytes(home_, address);
   ASSERT_NE(plaintext.find("Quarterly report"), std::string::npos);
 
   std::string forge = dir_ / "forge";
@@ -251,8 +245,7 @@ std::vector<std::string> citedAddresses(const std::string& logJson) {
 }
 
 bool blobExists(const std::string& home, const std::string& address) {
-  auto all = blobs(home);
-  return std::binary_search(all.begin(), all.end(), address);
+  return homeHasBlob(home, address);
 }
 
 TEST_F(ContentLifetimeCli, D6_SweepsWithGraceZeroLoseNoBlobOfRunsRunningBesideThem) {

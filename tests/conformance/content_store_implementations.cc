@@ -5,6 +5,7 @@
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
+#include "loom/content/packed_content_store.h"
 #include "loom/content/sqlite_content_store.h"
 #include "loom/postgres/postgres_content_store.h"
 #include "support/postgres_server.h"
@@ -55,6 +56,20 @@ ContentStoreFactory encrypting() {
           true};
 }
 
+// The home's default (ADR 0014): small blobs packed in a database file, larger ones files. The
+// limit of 64 bytes puts the suite's small blobs in the pack and its larger ones in files.
+ContentStoreFactory packed() {
+  return {"Packed",
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<ContentStore> {
+            return std::make_unique<PackedContentStore>(
+                std::make_shared<SqliteContentStore>((dir / "loom.db").string(), clock, 5000,
+                                                     SqliteContentCommit::kWithDatabase),
+                std::make_shared<FilesystemContentStore>(dir / "blobs", clock), 64);
+          },
+          true};
+}
+
 // A schema of its own per test on the test cluster (support/postgres_server.h); reopening the
 // same folder reopens the same schema.
 ContentStoreFactory postgresStore() {
@@ -73,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
     Stores, ContentStoreConformance,
     ::testing::Values(factory<MemoryContentStore>("Memory", false),
                       factory<FilesystemContentStore>("Filesystem", true, "content"),
-                      factory<SqliteContentStore>("Sqlite", true, "content.db"), encrypting(),
+                      factory<SqliteContentStore>("Sqlite", true, "content.db"), packed(),
+                      encrypting(),
                       postgresStore()),
     factoryName);
 

@@ -79,6 +79,10 @@ struct ContentStoreConfig {
   // "filesystem" (<home>/blobs), "sqlite" (<home>/content.db) or "memory".
   std::string kind = "filesystem";
   std::string path;  // overrides the default location under the home
+  // With the filesystem store in the home (<home>/blobs): blobs smaller than this are rows of
+  // <home>/loom.db, their put flushed by the citing event's commit (PackedContentStore, ADR
+  // 0014). 0 writes every new blob as a file.
+  int64_t packBelowBytes = 1 << 20;
   // Seal each blob under its subject's key (EncryptingContentStore, ADR 0143); needs
   // security.keys. Required for execution.claimCheck with security.crypto.
   bool sealed = false;

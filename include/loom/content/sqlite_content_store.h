@@ -1,6 +1,9 @@
 // The SQLite ContentStore: every blob a row of one table, blobs(address PRIMARY KEY, bytes,
-// size, touched_at) WITHOUT ROWID, in a database file in WAL mode with synchronous=FULL (a put
-// is durable when it returns). A put is one INSERT ... ON CONFLICT statement and a conditional
+// size, touched_at) WITHOUT ROWID, in a database file in WAL mode. With SqliteContentCommit::
+// kDurable (synchronous=FULL) a put is durable when it returns; with kWithDatabase it is durable
+// with the next synchronous commit to the same file (PackedContentStore: blobs in a log's own
+// database). Deletes run under secure_delete and then truncate the WAL when no reader holds it,
+// so a deleted blob's bytes leave the file (docs/spec/content-store.md). A put is one INSERT ... ON CONFLICT statement and a conditional
 // delete one DELETE ... WHERE touched_at < cutoff, so both are atomic against each other in
 // this process and in any other sharing the file. get hashes the bytes it read and never
 // returns bytes that do not match their address. Reads use pooled connections beside the one
@@ -21,6 +24,15 @@ namespace loom::content {
 inline constexpr int kSqliteContentSchema = 1;
 inline constexpr int kSqliteContentSchemaOldestReadable = 1;
 
+// When a put is durable.
+enum class SqliteContentCommit {
+  kDurable,  // synchronous=FULL: durable when put returns
+  // synchronous=NORMAL: durable with the next synchronous commit of any connection to the same
+  // database file. WAL frames are recovered as a prefix, so a blob put in a log's own database
+  // is durable before any later commit there that cites it.
+  kWithDatabase,
+};
+
 class SqliteContentStore : public ContentStore {
  public:
   // Opens (creating when missing) the database at `path`. Throws FailedPreconditionError when
@@ -28,7 +40,8 @@ class SqliteContentStore : public ContentStore {
   // the file is not a readable SQLite database, UnavailableError when another process keeps
   // it locked past `busyTimeoutMillis`, InvalidArgumentError for an empty path or null clock.
   SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
-                     int busyTimeoutMillis = 5000);
+                     int busyTimeoutMillis = 5000,
+                     SqliteContentCommit commit = SqliteContentCommit::kDurable);
   // No call may be running when the store is destroyed.
   ~SqliteContentStore() override;
   SqliteContentStore(const SqliteContentStore&) = delete;

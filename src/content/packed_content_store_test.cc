@@ -1,0 +1,290 @@
+// PackedContentStore (ADR 0014): where blobs go, how the two places agree, that a packed put is
+// durable by the next flushed commit to its database (a power-loss model over SQLite's own
+// files), and that a delete leaves no copy of the bytes. The conformance suite runs it too
+// (tests/conformance/content_store_implementations.cc, "Packed").
+#include "loom/content/packed_content_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "loom/util/clock.h"
+#include "support/temp_dir.h"
+
+namespace loom::content {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+std::string fileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class PackedContentStoreTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<PackedContentStore> open(int64_t packBelow = 64) {
+    auto pack = std::make_shared<SqliteContentStore>(database().string(), clock_, 5000,
+                                                     SqliteContentCommit::kWithDatabase);
+    files_ = std::make_shared<FilesystemContentStore>(dir_.path() / "blobs", clock_);
+    return std::make_unique<PackedContentStore>(std::move(pack), files_, packBelow);
+  }
+  fs::path database() const { return dir_.path() / "loom.db"; }
+  std::shared_ptr<FilesystemContentStore> files_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
+  loom::testing::TempDir dir_{"packed"};
+};
+
+TEST_F(PackedContentStoreTest, SmallBlobsAreRowsAndLargerOnesFiles) {
+  auto store = open(64);
+  std::string small = store->put("a small result");
+  std::string large = store->put(std::string(64, 'x'));
+  EXPECT_TRUE(store->pack().has(small));
+  EXPECT_FALSE(fs::exists(files_->blobPath(small)));
+  EXPECT_FALSE(store->pack().has(large));
+  EXPECT_TRUE(fs::exists(files_->blobPath(large)));
+  EXPECT_EQ("a small result", store->get(small));
+  EXPECT_EQ(std::string(64, 'x'), store->get(large));
+}
+
+// A blob an older build (or packBelowBytes = 0) wrote as a file is touched where it is.
+TEST_F(PackedContentStoreTest, APutOfBytesStoredAsAFileTouchesTheFile) {
+  std::string address = open(0)->put("written as a file");
+  clock_->advance(5000);
+  auto store = open(64);
+  EXPECT_EQ(address, store->put("written as a file"));
+  EXPECT_FALSE(store->pack().has(address)) << "equal bytes must not take space twice";
+  EXPECT_EQ(kT0 + 5000, store->stat(address)->lastTouchedMillis);
+}
+
+// The same bytes packed and as a file (packing switched off and on): one blob, deleted only
+// when no copy is left, and a copy touched since the cutoff spares it.
+TEST_F(PackedContentStoreTest, ABlobInBothPlacesIsOneBlob) {
+  std::string address = open(64)->put("both");
+  clock_->advance(10'000);
+  open(0)->put("both");  // a file copy touched at kT0 + 10 s
+  auto store = open(64);
+  int visits = 0;
+  store->forEachBlob([&](const BlobInfo& b) { visits += b.address == address; });
+  EXPECT_EQ(1, visits);
+  EXPECT_FALSE(store->deleteIfUntouchedSince(address, kT0 + 5000)) << "the file copy is newer";
+  EXPECT_TRUE(store->has(address));
+  EXPECT_EQ("both", store->get(address));
+  EXPECT_TRUE(store->deleteIfUntouchedSince(address, kT0 + 20'000));
+  EXPECT_FALSE(store->has(address));
+}
+
+// An erased blob's bytes are in no file of the home: the row's pages are zeroed and the WAL
+// that held its frames is truncated.
+TEST_F(PackedContentStoreTest, ADeleteLeavesTheBytesInNoFile) {
+  auto store = open(1 << 20);
+  std::string secret = "alice's medical record " + std::string(3000, 'm') + " end";
+  std::string address = store->put(secret);
+  std::string other = store->put("kept " + std::string(3000, 'k'));
+  clock_->advance(1000);
+  ASSERT_TRUE(store->remove(address));
+  ASSERT_TRUE(store->has(other));
+  for (const auto& f : fs::recursive_directory_iterator(dir_.path())) {
+    if (!f.is_regular_file()) continue;
+    EXPECT_EQ(std::string::npos, fileBytes(f.path()).find("alice's medical record"))
+        << f.path() << " still holds the deleted bytes";
+  }
+}
+
+// The same after a sweep's walk that deleted from inside the walk (whose read transaction kept
+// the WAL from being truncated at each delete).
+TEST_F(PackedContentStoreTest, DeletesInsideAWalkLeaveTheBytesInNoFileOnceItEnds) {
+  auto store = open(1 << 20);
+  for (int i = 0; i < 5; ++i) store->put("secret " + std::to_string(i) + std::string(2000, 's'));
+  clock_->advance(1000);
+  store->forEachBlob([&](const BlobInfo& b) {
+    EXPECT_TRUE(store->deleteIfUntouchedSince(b.address, kT0 + 1000));
+  });
+  for (const auto& f : fs::recursive_directory_iterator(dir_.path())) {
+    if (!f.is_regular_file()) continue;
+    EXPECT_EQ(std::string::npos, fileBytes(f.path()).find("secret 3"))
+        << f.path() << " still holds deleted bytes";
+  }
+}
+
+// ---- A power-loss model: a SQLite VFS that copies loom.db or its WAL when it is flushed. The
+// state after flush i is each file as of its own last flush: what a power loss right after it
+// may leave (every write not flushed lost). ----
+
+struct Flushed {
+  std::map<std::string, std::string> files;  // file name -> bytes as of its last flush
+};
+std::vector<Flushed>* gFlushes = nullptr;
+Flushed gCurrent;
+sqlite3_vfs* gReal = nullptr;
+fs::path gWatched;  // the folder whose loom.db and loom.db-wal are copied
+
+struct ShimFile {
+  sqlite3_file base;
+  sqlite3_file* real;  // allocated after this struct
+  std::string path;
+};
+
+sqlite3_io_methods gMethods;
+
+void recordFlush(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  if (fs::path(path).parent_path() != gWatched || (name != "loom.db" && name != "loom.db-wal")) {
+    return;
+  }
+  gCurrent.files[name] = fileBytes(path);
+  gFlushes->push_back(gCurrent);
+}
+
+int shimOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags, int* outFlags) {
+  auto* shim = reinterpret_cast<ShimFile*>(file);
+  shim->real = reinterpret_cast<sqlite3_file*>(shim + 1);
+  int rc = gReal->xOpen(gReal, name, shim->real, flags, outFlags);
+  if (rc != SQLITE_OK) {
+    shim->base.pMethods = nullptr;
+    return rc;
+  }
+  new (&shim->path) std::string(name ? name : "");
+  static const bool init = [] {
+    std::memset(&gMethods, 0, sizeof gMethods);
+    gMethods.iVersion = 3;
+#define FORWARD(m, ...) [](sqlite3_file* f, auto... a) { return reinterpret_cast<ShimFile*>(f)->real->pMethods->m(reinterpret_cast<ShimFile*>(f)->real, a...); }
+    gMethods.xClose = [](sqlite3_file* f) {
+      auto* s = reinterpret_cast<ShimFile*>(f);
+      int rc = s->real->pMethods->xClose(s->real);
+      s->path.~basic_string();
+      return rc;
+    };
+    gMethods.xRead = [](sqlite3_file* f, void* b, int n, sqlite3_int64 o) { return FORWARD(xRead)(f, b, n, o); };
+    gMethods.xWrite = [](sqlite3_file* f, const void* b, int n, sqlite3_int64 o) { return FORWARD(xWrite)(f, b, n, o); };
+    gMethods.xTruncate = [](sqlite3_file* f, sqlite3_int64 s) { return FORWARD(xTruncate)(f, s); };
+    gMethods.xSync = [](sqlite3_file* f, int flags) {
+      int rc = FORWARD(xSync)(f, flags);
+      if (rc == SQLITE_OK && gFlushes) recordFlush(reinterpret_cast<ShimFile*>(f)->path);
+      return rc;
+    };
+    gMethods.xFileSize = [](sqlite3_file* f, sqlite3_int64* s) { return FORWARD(xFileSize)(f, s); };
+    gMethods.xLock = [](sqlite3_file* f, int l) { return FORWARD(xLock)(f, l); };
+    gMethods.xUnlock = [](sqlite3_file* f, int l) { return FORWARD(xUnlock)(f, l); };
+    gMethods.xCheckReservedLock = [](sqlite3_file* f, int* r) { return FORWARD(xCheckReservedLock)(f, r); };
+    gMethods.xFileControl = [](sqlite3_file* f, int op, void* a) { return FORWARD(xFileControl)(f, op, a); };
+    gMethods.xSectorSize = [](sqlite3_file* f) { return FORWARD(xSectorSize)(f); };
+    gMethods.xDeviceCharacteristics = [](sqlite3_file* f) { return FORWARD(xDeviceCharacteristics)(f); };
+    gMethods.xShmMap = [](sqlite3_file* f, int p, int s, int e, void volatile** m) { return FORWARD(xShmMap)(f, p, s, e, m); };
+    gMethods.xShmLock = [](sqlite3_file* f, int o, int n, int fl) { return FORWARD(xShmLock)(f, o, n, fl); };
+    gMethods.xShmBarrier = [](sqlite3_file* f) { auto* s = reinterpret_cast<ShimFile*>(f); s->real->pMethods->xShmBarrier(s->real); };
+    gMethods.xShmUnmap = [](sqlite3_file* f, int d) { return FORWARD(xShmUnmap)(f, d); };
+    gMethods.xFetch = [](sqlite3_file* f, sqlite3_int64 o, int n, void** p) { return FORWARD(xFetch)(f, o, n, p); };
+    gMethods.xUnfetch = [](sqlite3_file* f, sqlite3_int64 o, void* p) { return FORWARD(xUnfetch)(f, o, p); };
+#undef FORWARD
+    return true;
+  }();
+  (void)init;
+  shim->base.pMethods = &gMethods;
+  return SQLITE_OK;
+}
+
+// Installs the shim as the default VFS for the scope.
+class FlushRecorder {
+ public:
+  explicit FlushRecorder(fs::path folder) {
+    gReal = sqlite3_vfs_find(nullptr);
+    shim_ = *gReal;
+    shim_.zName = "loom-flush-recorder";
+    shim_.szOsFile = static_cast<int>(sizeof(ShimFile)) + gReal->szOsFile;
+    shim_.xOpen = shimOpen;
+    gWatched = std::move(folder);
+    gCurrent = {};
+    for (const char* name : {"loom.db", "loom.db-wal"}) {  // flushed by their FULL commits
+      if (fs::exists(gWatched / name)) gCurrent.files[name] = fileBytes(gWatched / name);
+    }
+    gFlushes = &flushes;
+    sqlite3_vfs_register(&shim_, 1);
+  }
+  ~FlushRecorder() {
+    gFlushes = nullptr;
+    sqlite3_vfs_unregister(&shim_);
+  }
+  std::vector<Flushed> flushes;
+
+ private:
+  sqlite3_vfs shim_{};
+};
+
+// Opens what one flush left (in its own folder, read-only) and returns the packed addresses
+// and the rows of `citing`.
+std::pair<std::vector<std::string>, std::vector<std::string>> recover(const Flushed& state,
+                                                                      const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& [name, bytes] : state.files) std::ofstream(dir / name, std::ios::binary) << bytes;
+  sqlite3* db = nullptr;
+  sqlite3_open((dir / "loom.db").c_str(), &db);
+  auto column = [&](const char* sql) {
+    std::vector<std::string> out;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK) {
+      while (sqlite3_step(s) == SQLITE_ROW) {
+        out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+      }
+    }
+    sqlite3_finalize(s);
+    return out;
+  };
+  auto result = std::make_pair(column("SELECT address FROM blobs"),
+                               column("SELECT address FROM citing"));
+  sqlite3_close(db);
+  return result;
+}
+
+// A packed put does not flush; the next flushed commit to the database (here a citation, as
+// the event store's append is) carries it. At every flush, a citation that survived has its
+// blob beside it.
+TEST_F(PackedContentStoreTest, APowerLossNeverKeepsACitationWithoutItsPackedBlob) {
+  fs::path home = dir_.path() / "home";
+  fs::create_directories(home);
+  sqlite3* log = nullptr;
+  ASSERT_EQ(SQLITE_OK, sqlite3_open((home / "loom.db").c_str(), &log));
+  sqlite3_exec(log, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+               "CREATE TABLE IF NOT EXISTS citing (address TEXT)", nullptr, nullptr, nullptr);
+  FlushRecorder recorder(home);
+  std::vector<std::string> cited;
+  {
+    SqliteContentStore pack((home / "loom.db").string(), clock_, 5000,
+                            SqliteContentCommit::kWithDatabase);
+    sqlite3* citer = nullptr;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open((home / "loom.db").c_str(), &citer));
+    sqlite3_exec(citer, "PRAGMA synchronous = FULL", nullptr, nullptr, nullptr);
+    for (int i = 0; i < 6; ++i) {
+      std::size_t before = recorder.flushes.size();
+      std::string address = pack.put("result " + std::to_string(i) + std::string(900, 'r'));
+      EXPECT_EQ(before, recorder.flushes.size()) << "a packed put flushed on its own";
+      std::string sql = "INSERT INTO citing VALUES ('" + address + "')";
+      ASSERT_EQ(SQLITE_OK, sqlite3_exec(citer, sql.c_str(), nullptr, nullptr, nullptr));
+      EXPECT_GT(recorder.flushes.size(), before) << "the citing commit did not flush";
+      cited.push_back(address);
+    }
+    sqlite3_close(citer);
+  }
+  sqlite3_close(log);
+  ASSERT_GE(recorder.flushes.size(), 6u);
+  std::size_t citedAtLast = 0;
+  for (std::size_t i = 0; i < recorder.flushes.size(); ++i) {
+    auto [blobs, citations] = recover(recorder.flushes[i], dir_.path() / "recovered");
+    for (const auto& c : citations) {
+      EXPECT_NE(std::find(blobs.begin(), blobs.end(), c), blobs.end())
+          << "after flush " << i << " a citation of " << c << " survived without its blob";
+    }
+    citedAtLast = citations.size();
+  }
+  EXPECT_EQ(cited.size(), citedAtLast) << "the last flush holds every citation";
+}
+
+}  // namespace
+}  // namespace loom::content
