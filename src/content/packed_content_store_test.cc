@@ -5,6 +5,7 @@
 #include "loom/content/packed_content_store.h"
 
 #include <gtest/gtest.h>
+#include <sodium.h>
 #include <sqlite3.h>
 
 #include <cstring>
@@ -80,37 +81,68 @@ TEST_F(PackedContentStoreTest, ABlobInBothPlacesIsOneBlob) {
   EXPECT_FALSE(store->has(address));
 }
 
+// The bytes of the row of `address` as stored (a zstd frame when they compressed).
+std::string storedRow(const fs::path& database, const std::string& address) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(database.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* select = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(db, "SELECT bytes FROM blobs WHERE address = ?1", -1, &select,
+                         nullptr) == SQLITE_OK) {
+    sqlite3_bind_text(select, 1, address.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(select) == SQLITE_ROW) {
+      out.assign(static_cast<const char*>(sqlite3_column_blob(select, 0)),
+                 static_cast<std::size_t>(sqlite3_column_bytes(select, 0)));
+    }
+  }
+  sqlite3_finalize(select);
+  sqlite3_close(db);
+  return out;
+}
+
+void expectInNoFile(const fs::path& dir, const std::string& bytes, const std::string& what) {
+  for (const auto& f : fs::recursive_directory_iterator(dir)) {
+    if (!f.is_regular_file()) continue;
+    EXPECT_EQ(std::string::npos, fileBytes(f.path()).find(bytes))
+        << f.path() << " still holds " << what;
+  }
+}
+
 // An erased blob's bytes are in no file of the home: the row's pages are zeroed and the WAL
-// that held its frames is truncated.
+// that held its frames is truncated. Both encodings: raw (random bytes) and a zstd frame.
 TEST_F(PackedContentStoreTest, ADeleteLeavesTheBytesInNoFile) {
   auto store = open(1 << 20);
-  std::string secret = "alice's medical record " + std::string(3000, 'm') + " end";
-  std::string address = store->put(secret);
-  std::string other = store->put("kept " + std::string(3000, 'k'));
+  std::string noise(3000, '\0');
+  randombytes_buf(noise.data(), noise.size());
+  std::string raw = store->put("alice's medical record " + noise);
+  std::string framed = store->put("alice's letters " + std::string(3000, 'm'));
+  store->put("kept " + std::string(3000, 'k'));
+  std::string rawRow = storedRow(database(), raw);
+  std::string frameRow = storedRow(database(), framed);
+  ASSERT_NE(std::string::npos, rawRow.find("alice's medical record")) << "stored raw";
+  ASSERT_LT(frameRow.size(), 1000u) << "stored as a frame";
   clock_->advance(1000);
-  ASSERT_TRUE(store->remove(address));
-  ASSERT_TRUE(store->has(other));
-  for (const auto& f : fs::recursive_directory_iterator(dir_.path())) {
-    if (!f.is_regular_file()) continue;
-    EXPECT_EQ(std::string::npos, fileBytes(f.path()).find("alice's medical record"))
-        << f.path() << " still holds the deleted bytes";
-  }
+  ASSERT_TRUE(store->remove(raw));
+  ASSERT_TRUE(store->deleteIfUntouchedSince(framed, kT0 + 1000));
+  expectInNoFile(dir_.path(), rawRow.substr(0, 200), "the deleted raw row");
+  expectInNoFile(dir_.path(), frameRow, "the deleted frame");
 }
 
 // The same after a sweep's walk that deleted from inside the walk (whose read transaction kept
 // the WAL from being truncated at each delete).
 TEST_F(PackedContentStoreTest, DeletesInsideAWalkLeaveTheBytesInNoFileOnceItEnds) {
   auto store = open(1 << 20);
-  for (int i = 0; i < 5; ++i) store->put("secret " + std::to_string(i) + std::string(2000, 's'));
+  std::vector<std::string> rows;
+  for (int i = 0; i < 5; ++i) {
+    std::string noise(2000, '\0');
+    randombytes_buf(noise.data(), noise.size());
+    rows.push_back(storedRow(database(), store->put("secret " + noise)));
+  }
   clock_->advance(1000);
   store->forEachBlob([&](const BlobInfo& b) {
     EXPECT_TRUE(store->deleteIfUntouchedSince(b.address, kT0 + 1000));
   });
-  for (const auto& f : fs::recursive_directory_iterator(dir_.path())) {
-    if (!f.is_regular_file()) continue;
-    EXPECT_EQ(std::string::npos, fileBytes(f.path()).find("secret 3"))
-        << f.path() << " still holds deleted bytes";
-  }
+  for (const auto& row : rows) expectInNoFile(dir_.path(), row.substr(0, 200), "deleted bytes");
 }
 
 // ---- A power-loss model: a SQLite VFS that copies loom.db or its WAL when it is flushed. The

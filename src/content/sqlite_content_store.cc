@@ -9,6 +9,7 @@
 
 #include "loom/util/error.h"
 #include "util/sqlite_db.h"
+#include "blob_codec.h"
 #include "store_support.h"
 
 namespace loom::content {
@@ -23,15 +24,16 @@ CREATE TABLE IF NOT EXISTS blobs (
   address TEXT PRIMARY KEY,
   bytes BLOB NOT NULL,
   size INTEGER NOT NULL,
-  touched_at INTEGER NOT NULL) WITHOUT ROWID;
+  touched_at INTEGER NOT NULL,
+  encoding INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 )sql";
 
 // A put rewrites the bytes (repairing a corrupt row) and never moves the touch back.
 constexpr const char* kPut =
-    "INSERT INTO blobs (address, bytes, size, touched_at) VALUES (?1, ?2, ?3, ?4) "
+    "INSERT INTO blobs (address, bytes, size, touched_at, encoding) VALUES (?1, ?2, ?3, ?4, ?5) "
     "ON CONFLICT (address) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, "
-    "touched_at = max(touched_at, excluded.touched_at)";
-constexpr const char* kGet = "SELECT bytes FROM blobs WHERE address = ?1";
+    "encoding = excluded.encoding, touched_at = max(touched_at, excluded.touched_at)";
+constexpr const char* kGet = "SELECT bytes, encoding, size FROM blobs WHERE address = ?1";
 constexpr const char* kHas = "SELECT 1 FROM blobs WHERE address = ?1";
 constexpr const char* kStat = "SELECT size, touched_at FROM blobs WHERE address = ?1";
 constexpr const char* kRemove = "DELETE FROM blobs WHERE address = ?1";
@@ -40,22 +42,27 @@ constexpr const char* kDeleteIfUntouched =
 constexpr const char* kEnumerate = "SELECT address, size, touched_at FROM blobs";
 constexpr std::size_t kMaxIdleReaders = 8;
 
-// Checks the recorded content schema, recording ours in a new database.
+int parseSchema(std::string_view text, const std::string& name);
+
+void recordSchema(Connection& c) {
+  StatementUse upsert(c.prepare(
+      "INSERT INTO content_meta (key, value) VALUES ('content_schema', ?1) "
+      "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
+  upsert->bind(1, std::string_view(std::to_string(kSqliteContentSchema)));
+  upsert->step("write content_meta.content_schema");
+}
+
+// Checks the recorded content schema, recording ours in a new database and migrating an older
+// one in place (schema 1 had no encoding column: every row is raw).
 void checkSchema(Connection& c, const std::string& name) {
-  StatementUse select(c.prepare("SELECT value FROM content_meta WHERE key = 'content_schema'"));
-  if (!select->step("read content_meta.content_schema")) {
-    StatementUse insert(
-        c.prepare("INSERT INTO content_meta (key, value) VALUES ('content_schema', ?1)"));
-    insert->bind(1, std::string_view(std::to_string(kSqliteContentSchema)));
-    insert->step("write content_meta.content_schema");
-    return;
-  }
-  std::string_view text = select->text(0);
   int version = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    throw DataLossError(name + ": content_meta.content_schema is '" + std::string(text) +
-                        "', not a version number");
+  {
+    StatementUse select(c.prepare("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+    if (!select->step("read content_meta.content_schema")) {
+      recordSchema(c);
+      return;
+    }
+    version = parseSchema(select->text(0), name);
   }
   if (version > kSqliteContentSchema || version < kSqliteContentSchemaOldestReadable) {
     throw FailedPreconditionError(
@@ -65,6 +72,21 @@ void checkSchema(Connection& c, const std::string& name) {
         std::to_string(kSqliteContentSchema) +
         (version > kSqliteContentSchema ? "; upgrade Loom to open it" : ""));
   }
+  if (version < 2 && !c.hasColumn("blobs", "encoding")) {
+    c.exec("ALTER TABLE blobs ADD COLUMN encoding INTEGER NOT NULL DEFAULT 0",
+           "add blobs.encoding (content schema 2)");
+  }
+  if (version < kSqliteContentSchema) recordSchema(c);
+}
+
+int parseSchema(std::string_view text, const std::string& name) {
+  int version = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw DataLossError(name + ": content_meta.content_schema is '" + std::string(text) +
+                        "', not a version number");
+  }
+  return version;
 }
 
 }  // namespace
@@ -142,12 +164,16 @@ ContentCapabilities SqliteContentStore::capabilities() const {
 
 std::string SqliteContentStore::put(std::string_view bytes, const std::optional<std::string>&) {
   std::string address = sha256Hex(bytes);
+  detail::EncodedBlob encoded = detail::encodeBlob(bytes);
   std::lock_guard lock(impl_->writeMu);
   StatementUse insert(impl_->writer.prepare(kPut));
   insert->bind(1, std::string_view(address));
-  insert->bindBlob(2, bytes);
+  insert->bindBlob(2, encoded.encoding == detail::BlobEncoding::kRaw
+                          ? bytes
+                          : std::string_view(encoded.stored));
   insert->bind(3, static_cast<int64_t>(bytes.size()));
   insert->bind(4, impl_->touch.now());
+  insert->bind(5, static_cast<int64_t>(encoded.encoding));
   insert->step("put blob " + address);
   return address;
 }
@@ -161,7 +187,8 @@ std::optional<std::string> SqliteContentStore::get(std::string_view address,
     StatementUse select(c->prepare(kGet));
     select->bind(1, address);
     if (!select->step("get blob " + std::string(address))) return std::nullopt;
-    bytes.assign(select->blob(0));
+    bytes = detail::decodeBlob(select->blob(0), select->int64(1), select->int64(2),
+                               "blob " + std::string(address) + " in " + impl_->name);
   }
   detail::verifyBytes(bytes, address, impl_->name);
   return bytes;

@@ -59,7 +59,7 @@ TEST_F(SqliteContentStoreTest, BlobsAreRowsOfOneWithoutRowidTableInWalMode) {
   std::string sql = raw.text("SELECT sql FROM sqlite_master WHERE name = 'blobs'");
   EXPECT_NE(std::string::npos, sql.find("WITHOUT ROWID")) << sql;
   EXPECT_EQ("wal", raw.text("PRAGMA journal_mode"));
-  EXPECT_EQ("1", raw.text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  EXPECT_EQ("2", raw.text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
   EXPECT_EQ(address + "|3|" + std::to_string(kT0) + "|blob",
             raw.text("SELECT address || '|' || size || '|' || touched_at || '|' || "
                      "typeof(bytes) FROM blobs"));
@@ -81,6 +81,66 @@ TEST_F(SqliteContentStoreTest, CorruptedBytesInTheRowAreDataLossUntilPutAgain) {
   EXPECT_TRUE(store->has(address));
   EXPECT_EQ(address, store->put(bytes));
   EXPECT_EQ(bytes, store->get(address));
+}
+
+// Content schema 2: bytes that compress by a tenth or more are one zstd frame in the row; the
+// address and size still describe the bytes themselves.
+TEST_F(SqliteContentStoreTest, CompressibleBytesAreKeptAsOneZstdFrame) {
+  auto store = open();
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "{\"row\": " + std::to_string(i) + ", \"status\": \"ok\"},";
+  std::string address = store->put(text);
+  std::string noise = store->put(randomBytes(4000, 3));
+  RawDb raw(path());
+  EXPECT_EQ("1", raw.text("SELECT encoding FROM blobs WHERE address = '" + address + "'"));
+  EXPECT_LT(std::stol(raw.text("SELECT length(bytes) FROM blobs WHERE address = '" + address +
+                               "'")),
+            static_cast<long>(text.size()) / 2);
+  EXPECT_EQ("0", raw.text("SELECT encoding FROM blobs WHERE address = '" + noise + "'"))
+      << "bytes that do not compress stay raw";
+  EXPECT_EQ(text, store->get(address));
+  EXPECT_EQ(static_cast<int64_t>(text.size()), store->stat(address)->size);
+}
+
+TEST_F(SqliteContentStoreTest, ACorruptFrameOrAnUnknownEncodingIsDataLossNamingTheBlob) {
+  auto store = open();
+  std::string text(5000, 'a');
+  std::string address = store->put(text);
+  for (const std::string& damage :
+       {std::string("UPDATE blobs SET bytes = zeroblob(40)"),
+        std::string("UPDATE blobs SET size = 4999"), std::string("UPDATE blobs SET encoding = 7")}) {
+    store->put(text);  // repairs the row
+    RawDb(path()).exec(damage + " WHERE address = '" + address + "'");
+    try {
+      store->get(address);
+      ADD_FAILURE() << damage << ": no error";
+    } catch (const DataLossError& e) {
+      EXPECT_NE(std::string::npos, std::string(e.what()).find(address)) << e.what();
+    }
+  }
+  store->put(text);
+  EXPECT_EQ(text, store->get(address));
+}
+
+// A file written under content schema 1 (no encoding column) is migrated when opened: its rows
+// read as they are, and new puts may compress.
+TEST_F(SqliteContentStoreTest, ASchemaOneFileIsMigratedInPlace) {
+  std::string old = "written under schema 1";
+  {
+    RawDb raw(path());
+    raw.exec("PRAGMA journal_mode = WAL");
+    raw.exec("CREATE TABLE content_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    raw.exec("INSERT INTO content_meta VALUES ('content_schema', '1')");
+    raw.exec("CREATE TABLE blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL, size INTEGER "
+             "NOT NULL, touched_at INTEGER NOT NULL) WITHOUT ROWID");
+    raw.exec("INSERT INTO blobs VALUES ('" + sha256Hex(old) + "', CAST('" + old +
+             "' AS BLOB), " + std::to_string(old.size()) + ", " + std::to_string(kT0) + ")");
+  }
+  auto store = open();
+  EXPECT_EQ(old, store->get(sha256Hex(old)));
+  EXPECT_EQ("2", RawDb(path()).text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  std::string text(3000, 'z');
+  EXPECT_EQ(text, store->get(store->put(text)));
 }
 
 TEST_F(SqliteContentStoreTest, DatabaseFromANewerBuildIsRefused) {

@@ -1,5 +1,7 @@
 #include "support/home_blobs.h"
 
+#include "content/blob_codec.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -68,7 +70,7 @@ bool homeHasBlob(const std::filesystem::path& home, const std::string& address) 
   return std::binary_search(all.begin(), all.end(), address);
 }
 
-std::string homeBlobBytes(const std::filesystem::path& home, const std::string& address) {
+std::string homeBlobStoredBytes(const std::filesystem::path& home, const std::string& address) {
   std::string bytes;
   eachPackedRow(home / "loom.db", "SELECT bytes FROM blobs WHERE address = ?1", address,
                 [&](std::string b) { bytes = std::move(b); });
@@ -81,6 +83,22 @@ std::string homeBlobBytes(const std::filesystem::path& home, const std::string& 
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
   return bytes;
+}
+
+std::string homeBlobBytes(const std::filesystem::path& home, const std::string& address) {
+  std::string encoding;
+  std::string size;
+  eachPackedRow(home / "loom.db",
+                "SELECT CAST(encoding AS TEXT) || ' ' || CAST(size AS TEXT) FROM blobs "
+                "WHERE address = ?1",
+                address, [&](std::string row) {
+                  encoding = row.substr(0, row.find(' '));
+                  size = row.substr(row.find(' ') + 1);
+                });
+  std::string stored = homeBlobStoredBytes(home, address);
+  if (encoding.empty()) return stored;  // a file, or no such blob
+  return content::detail::decodeBlob(stored, std::stoll(encoding), std::stoll(size),
+                                     "blob " + address);
 }
 
 }  // namespace loom::testing

@@ -16,8 +16,12 @@ std::vector<std::string> homeBlobAddresses(const std::filesystem::path& home);
 // True when the home stores a blob at `address`.
 bool homeHasBlob(const std::filesystem::path& home, const std::string& address);
 
-// The stored bytes of the blob at `address` (unverified, as they lie on disk); empty when the
-// home holds none.
+// The bytes of the blob at `address` (decoded when its row holds a zstd frame; not verified
+// against the address); empty when the home holds none.
 std::string homeBlobBytes(const std::filesystem::path& home, const std::string& address);
+
+// The same as they lie on disk: the row's bytes (a zstd frame when they compressed) or the
+// file's.
+std::string homeBlobStoredBytes(const std::filesystem::path& home, const std::string& address);
 
 }  // namespace loom::testing

@@ -1,5 +1,6 @@
 // The SQLite ContentStore: every blob a row of one table, blobs(address PRIMARY KEY, bytes,
-// size, touched_at) WITHOUT ROWID, in a database file in WAL mode. With SqliteContentCommit::
+// size, touched_at, encoding) WITHOUT ROWID, in a database file in WAL mode; bytes that
+// compress by a tenth or more are kept as one zstd frame. With SqliteContentCommit::
 // kDurable (synchronous=FULL) a put is durable when it returns; with kWithDatabase it is durable
 // with the next synchronous commit to the same file (PackedContentStore: blobs in a log's own
 // database). Deletes run under secure_delete and then truncate the WAL when no reader holds it,
@@ -20,8 +21,9 @@
 
 namespace loom::content {
 
-// The schema version recorded in content_meta and the range a build opens.
-inline constexpr int kSqliteContentSchema = 1;
+// The schema version recorded in content_meta and the range a build opens (an older one is
+// migrated in place when opened). 2: blobs.encoding (a row's bytes may be one zstd frame).
+inline constexpr int kSqliteContentSchema = 2;
 inline constexpr int kSqliteContentSchemaOldestReadable = 1;
 
 // When a put is durable.
