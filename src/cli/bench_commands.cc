@@ -114,8 +114,9 @@ Action setupBench(CLI::App& command, Session& session) {
       "process runs an agent of N turns of fetch_report (1.5-4 kB each) on a fresh home\n"
       "(SQLite, durable commits, delta journaling) and parks at an approval; then a fresh\n"
       "process resumes it (from the park's snapshot, or replaying every turn with snapshots\n"
-      "off), and `loom state` reads it. Prints CPU and wall per turn, peak\n"
-      "RSS, log size, blob bytes, the disk the home takes, resume time and `loom state` time and peak RSS; MB = 10^6 bytes.");
+      "off), and `loom state` reads it. Prints CPU and wall per turn, peak RSS, log\n"
+      "size, the blobs' bytes, the disk the home takes (allocated blocks), resume time\n"
+      "and `loom state` time and peak RSS; MB = 10^6 bytes.");
   return [&session, args] {
     if (args->which == "long-run") {
       return runLongRun(session, args->turns.empty() ? "200,1000,5000,10000" : args->turns,

@@ -9,8 +9,8 @@
 namespace loom::content::detail {
 namespace {
 
-constexpr int kLevel = 1;  // fast: a put is on the step's path
-constexpr std::size_t kSmallest = 128;  // below this a frame's header eats the saving
+constexpr int kLevel = 1;                       // fast: a put is on the step's path
+constexpr std::size_t kSmallest = 128;          // below this a frame's header eats the saving
 constexpr int64_t kLargest = int64_t{1} << 30;  // SQLite's own limit on a value is 1e9 bytes
 
 struct CCtxFree {
@@ -26,8 +26,8 @@ EncodedBlob encodeBlob(std::string_view bytes) {
   if (bytes.size() < kSmallest) return {};
   thread_local std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
   std::string frame(ZSTD_compressBound(bytes.size()), '\0');
-  std::size_t n = ZSTD_compressCCtx(cctx.get(), frame.data(), frame.size(), bytes.data(),
-                                    bytes.size(), kLevel);
+  std::size_t n =
+      ZSTD_compressCCtx(cctx.get(), frame.data(), frame.size(), bytes.data(), bytes.size(), kLevel);
   if (ZSTD_isError(n) || n > bytes.size() / 10 * 9) return {};  // keep it raw
   frame.resize(n);
   return {BlobEncoding::kZstd, std::move(frame)};
@@ -43,10 +43,10 @@ std::string decodeBlob(std::string_view stored, int64_t encoding, int64_t size,
   thread_local std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
   unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
   if (size < 0 || size > kLargest || declared != static_cast<unsigned long long>(size)) {
-    throw DataLossError(what + " is a corrupt zstd frame (it declares " +
-                        (declared >= ZSTD_CONTENTSIZE_ERROR ? std::string("no size")
-                                                             : std::to_string(declared)) +
-                        ", the row " + std::to_string(size) + " bytes); put the blob again");
+    throw DataLossError(
+        what + " is a corrupt zstd frame (it declares " +
+        (declared >= ZSTD_CONTENTSIZE_ERROR ? std::string("no size") : std::to_string(declared)) +
+        ", the row " + std::to_string(size) + " bytes); put the blob again");
   }
   std::string bytes(static_cast<std::size_t>(size), '\0');
   std::size_t n =

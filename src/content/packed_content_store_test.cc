@@ -87,8 +87,8 @@ std::string storedRow(const fs::path& database, const std::string& address) {
   sqlite3_open_v2(database.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   sqlite3_stmt* select = nullptr;
   std::string out;
-  if (sqlite3_prepare_v2(db, "SELECT bytes FROM blobs WHERE address = ?1", -1, &select,
-                         nullptr) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(db, "SELECT bytes FROM blobs WHERE address = ?1", -1, &select, nullptr) ==
+      SQLITE_OK) {
     sqlite3_bind_text(select, 1, address.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(select) == SQLITE_ROW) {
       out.assign(static_cast<const char*>(sqlite3_column_blob(select, 0)),
@@ -186,15 +186,23 @@ int shimOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags,
   static const bool init = [] {
     std::memset(&gMethods, 0, sizeof gMethods);
     gMethods.iVersion = 3;
-#define FORWARD(m, ...) [](sqlite3_file* f, auto... a) { return reinterpret_cast<ShimFile*>(f)->real->pMethods->m(reinterpret_cast<ShimFile*>(f)->real, a...); }
+#define FORWARD(m, ...)                                                                            \
+  [](sqlite3_file* f, auto... a) {                                                                 \
+    return reinterpret_cast<ShimFile*>(f)->real->pMethods->m(reinterpret_cast<ShimFile*>(f)->real, \
+                                                             a...);                                \
+  }
     gMethods.xClose = [](sqlite3_file* f) {
       auto* s = reinterpret_cast<ShimFile*>(f);
       int rc = s->real->pMethods->xClose(s->real);
       s->path.~basic_string();
       return rc;
     };
-    gMethods.xRead = [](sqlite3_file* f, void* b, int n, sqlite3_int64 o) { return FORWARD(xRead)(f, b, n, o); };
-    gMethods.xWrite = [](sqlite3_file* f, const void* b, int n, sqlite3_int64 o) { return FORWARD(xWrite)(f, b, n, o); };
+    gMethods.xRead = [](sqlite3_file* f, void* b, int n, sqlite3_int64 o) {
+      return FORWARD(xRead)(f, b, n, o);
+    };
+    gMethods.xWrite = [](sqlite3_file* f, const void* b, int n, sqlite3_int64 o) {
+      return FORWARD(xWrite)(f, b, n, o);
+    };
     gMethods.xTruncate = [](sqlite3_file* f, sqlite3_int64 s) { return FORWARD(xTruncate)(f, s); };
     gMethods.xSync = [](sqlite3_file* f, int flags) {
       int rc = FORWARD(xSync)(f, flags);
@@ -204,16 +212,33 @@ int shimOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags,
     gMethods.xFileSize = [](sqlite3_file* f, sqlite3_int64* s) { return FORWARD(xFileSize)(f, s); };
     gMethods.xLock = [](sqlite3_file* f, int l) { return FORWARD(xLock)(f, l); };
     gMethods.xUnlock = [](sqlite3_file* f, int l) { return FORWARD(xUnlock)(f, l); };
-    gMethods.xCheckReservedLock = [](sqlite3_file* f, int* r) { return FORWARD(xCheckReservedLock)(f, r); };
-    gMethods.xFileControl = [](sqlite3_file* f, int op, void* a) { return FORWARD(xFileControl)(f, op, a); };
+    gMethods.xCheckReservedLock = [](sqlite3_file* f, int* r) {
+      return FORWARD(xCheckReservedLock)(f, r);
+    };
+    gMethods.xFileControl = [](sqlite3_file* f, int op, void* a) {
+      return FORWARD(xFileControl)(f, op, a);
+    };
     gMethods.xSectorSize = [](sqlite3_file* f) { return FORWARD(xSectorSize)(f); };
-    gMethods.xDeviceCharacteristics = [](sqlite3_file* f) { return FORWARD(xDeviceCharacteristics)(f); };
-    gMethods.xShmMap = [](sqlite3_file* f, int p, int s, int e, void volatile** m) { return FORWARD(xShmMap)(f, p, s, e, m); };
-    gMethods.xShmLock = [](sqlite3_file* f, int o, int n, int fl) { return FORWARD(xShmLock)(f, o, n, fl); };
-    gMethods.xShmBarrier = [](sqlite3_file* f) { auto* s = reinterpret_cast<ShimFile*>(f); s->real->pMethods->xShmBarrier(s->real); };
+    gMethods.xDeviceCharacteristics = [](sqlite3_file* f) {
+      return FORWARD(xDeviceCharacteristics)(f);
+    };
+    gMethods.xShmMap = [](sqlite3_file* f, int p, int s, int e, void volatile** m) {
+      return FORWARD(xShmMap)(f, p, s, e, m);
+    };
+    gMethods.xShmLock = [](sqlite3_file* f, int o, int n, int fl) {
+      return FORWARD(xShmLock)(f, o, n, fl);
+    };
+    gMethods.xShmBarrier = [](sqlite3_file* f) {
+      auto* s = reinterpret_cast<ShimFile*>(f);
+      s->real->pMethods->xShmBarrier(s->real);
+    };
     gMethods.xShmUnmap = [](sqlite3_file* f, int d) { return FORWARD(xShmUnmap)(f, d); };
-    gMethods.xFetch = [](sqlite3_file* f, sqlite3_int64 o, int n, void** p) { return FORWARD(xFetch)(f, o, n, p); };
-    gMethods.xUnfetch = [](sqlite3_file* f, sqlite3_int64 o, void* p) { return FORWARD(xUnfetch)(f, o, p); };
+    gMethods.xFetch = [](sqlite3_file* f, sqlite3_int64 o, int n, void** p) {
+      return FORWARD(xFetch)(f, o, n, p);
+    };
+    gMethods.xUnfetch = [](sqlite3_file* f, sqlite3_int64 o, void* p) {
+      return FORWARD(xUnfetch)(f, o, p);
+    };
 #undef FORWARD
     return true;
   }();
@@ -255,7 +280,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> recover(const Flus
                                                                       const fs::path& dir) {
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const auto& [name, bytes] : state.files) std::ofstream(dir / name, std::ios::binary) << bytes;
+  for (const auto& [name, bytes] : state.files)
+    std::ofstream(dir / name, std::ios::binary) << bytes;
   sqlite3* db = nullptr;
   sqlite3_open((dir / "loom.db").c_str(), &db);
   auto column = [&](const char* sql) {
@@ -269,8 +295,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> recover(const Flus
     sqlite3_finalize(s);
     return out;
   };
-  auto result = std::make_pair(column("SELECT address FROM blobs"),
-                               column("SELECT address FROM citing"));
+  auto result =
+      std::make_pair(column("SELECT address FROM blobs"), column("SELECT address FROM citing"));
   sqlite3_close(db);
   return result;
 }
@@ -283,8 +309,10 @@ TEST_F(PackedContentStoreTest, APowerLossNeverKeepsACitationWithoutItsPackedBlob
   fs::create_directories(home);
   sqlite3* log = nullptr;
   ASSERT_EQ(SQLITE_OK, sqlite3_open((home / "loom.db").c_str(), &log));
-  sqlite3_exec(log, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-               "CREATE TABLE IF NOT EXISTS citing (address TEXT)", nullptr, nullptr, nullptr);
+  sqlite3_exec(log,
+               "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+               "CREATE TABLE IF NOT EXISTS citing (address TEXT)",
+               nullptr, nullptr, nullptr);
   FlushRecorder recorder(home);
   std::vector<std::string> cited;
   {

@@ -1,16 +1,16 @@
 #include "loom/content/sqlite_content_store.h"
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <charconv>
 #include <mutex>
 #include <vector>
 
-#include <sqlite3.h>
-
-#include "loom/util/error.h"
-#include "util/sqlite_db.h"
 #include "blob_codec.h"
+#include "loom/util/error.h"
 #include "store_support.h"
+#include "util/sqlite_db.h"
 
 namespace loom::content {
 namespace {
@@ -45,9 +45,9 @@ constexpr std::size_t kMaxIdleReaders = 8;
 int parseSchema(std::string_view text, const std::string& name);
 
 void recordSchema(Connection& c) {
-  StatementUse upsert(c.prepare(
-      "INSERT INTO content_meta (key, value) VALUES ('content_schema', ?1) "
-      "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
+  StatementUse upsert(
+      c.prepare("INSERT INTO content_meta (key, value) VALUES ('content_schema', ?1) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
   upsert->bind(1, std::string_view(std::to_string(kSqliteContentSchema)));
   upsert->step("write content_meta.content_schema");
 }
@@ -138,7 +138,7 @@ struct SqliteContentStore::Impl {
   const int busyTimeoutMillis;
   detail::TouchClock touch;
   std::mutex writeMu;
-  Connection writer;  // GUARDED_BY(writeMu)
+  Connection writer;                // GUARDED_BY(writeMu)
   std::atomic<int64_t> deletes{0};  // rows deleted, so a walk knows to truncate the WAL after
   sqlite::ReaderPool readers;
 };
@@ -168,9 +168,8 @@ std::string SqliteContentStore::put(std::string_view bytes, const std::optional<
   std::lock_guard lock(impl_->writeMu);
   StatementUse insert(impl_->writer.prepare(kPut));
   insert->bind(1, std::string_view(address));
-  insert->bindBlob(2, encoded.encoding == detail::BlobEncoding::kRaw
-                          ? bytes
-                          : std::string_view(encoded.stored));
+  insert->bindBlob(
+      2, encoded.encoding == detail::BlobEncoding::kRaw ? bytes : std::string_view(encoded.stored));
   insert->bind(3, static_cast<int64_t>(bytes.size()));
   insert->bind(4, impl_->touch.now());
   insert->bind(5, static_cast<int64_t>(encoded.encoding));

@@ -277,14 +277,14 @@ std::vector<LongRunBenchRow> runLongRunBench(const LongRunBenchOptions& o) {
 
 std::string formatLongRunTable(const std::vector<LongRunBenchRow>& rows) {
   std::string out =
-      "| turns | tool | claim-check | snapshots | CPU ms/turn | wall ms/turn | peak RSS MB | log MB "
+      "| turns | tool | claim-check | snapshots | CPU ms/turn | wall ms/turn | peak RSS MB | log "
+      "MB "
       "| blob MB | home disk MB | resume ms (boot) | state ms | state peak RSS MB |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     double n = static_cast<double>(r.turns);
     out += "| " + std::to_string(r.turns) + " | " + r.tool + " | " + r.claimCheck + " | " +
-           r.snapshots + " | " +
-           fixedDecimals(r.runCpuSeconds * 1000 / n, 3) + " | " +
+           r.snapshots + " | " + fixedDecimals(r.runCpuSeconds * 1000 / n, 3) + " | " +
            fixedDecimals(r.runWallSeconds * 1000 / n, 3) + " | " +
            fixedDecimals(mb(r.runPeakRssBytes), 1) + " | " + fixedDecimals(mb(r.logBytes), 2) +
            " | " + fixedDecimals(mb(r.blobBytes), 2) + " | " + fixedDecimals(mb(r.homeBytes), 2) +

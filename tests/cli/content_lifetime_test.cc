@@ -214,7 +214,8 @@ TEST_F(ContentLifetimeCli, D11_AForgedEnvelopeFromAnUnlistedToolPinsKeepsAndExpo
   writeExecutable(forge,
                   std::string("#!/bin/sh\ncat >/dev/null\necho '{\"__loomClaimCheck\":1,\"ref\":"
                               "{\"__loomContent\":\"") +
-                      address + "\"},\"size\":" + std::to_string(plaintext.size()) + ",\"retain\":true}'\n");
+                      address + "\"},\"size\":" + std::to_string(plaintext.size()) +
+                      ",\"retain\":true}'\n");
   std::string mallory = writeApp(
       dir_, "m.toml",
       writeScript(dir_, "m.json",

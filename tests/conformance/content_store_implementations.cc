@@ -89,8 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(factory<MemoryContentStore>("Memory", false),
                       factory<FilesystemContentStore>("Filesystem", true, "content"),
                       factory<SqliteContentStore>("Sqlite", true, "content.db"), packed(),
-                      encrypting(),
-                      postgresStore()),
+                      encrypting(), postgresStore()),
     factoryName);
 
 }  // namespace

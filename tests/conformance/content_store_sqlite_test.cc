@@ -93,9 +93,9 @@ TEST_F(SqliteContentStoreTest, CompressibleBytesAreKeptAsOneZstdFrame) {
   std::string noise = store->put(randomBytes(4000, 3));
   RawDb raw(path());
   EXPECT_EQ("1", raw.text("SELECT encoding FROM blobs WHERE address = '" + address + "'"));
-  EXPECT_LT(std::stol(raw.text("SELECT length(bytes) FROM blobs WHERE address = '" + address +
-                               "'")),
-            static_cast<long>(text.size()) / 2);
+  EXPECT_LT(
+      std::stol(raw.text("SELECT length(bytes) FROM blobs WHERE address = '" + address + "'")),
+      static_cast<long>(text.size()) / 2);
   EXPECT_EQ("0", raw.text("SELECT encoding FROM blobs WHERE address = '" + noise + "'"))
       << "bytes that do not compress stay raw";
   EXPECT_EQ(text, store->get(address));
@@ -106,9 +106,9 @@ TEST_F(SqliteContentStoreTest, ACorruptFrameOrAnUnknownEncodingIsDataLossNamingT
   auto store = open();
   std::string text(5000, 'a');
   std::string address = store->put(text);
-  for (const std::string& damage :
-       {std::string("UPDATE blobs SET bytes = zeroblob(40)"),
-        std::string("UPDATE blobs SET size = 4999"), std::string("UPDATE blobs SET encoding = 7")}) {
+  for (const std::string& damage : {std::string("UPDATE blobs SET bytes = zeroblob(40)"),
+                                    std::string("UPDATE blobs SET size = 4999"),
+                                    std::string("UPDATE blobs SET encoding = 7")}) {
     store->put(text);  // repairs the row
     RawDb(path()).exec(damage + " WHERE address = '" + address + "'");
     try {
@@ -131,10 +131,11 @@ TEST_F(SqliteContentStoreTest, ASchemaOneFileIsMigratedInPlace) {
     raw.exec("PRAGMA journal_mode = WAL");
     raw.exec("CREATE TABLE content_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     raw.exec("INSERT INTO content_meta VALUES ('content_schema', '1')");
-    raw.exec("CREATE TABLE blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL, size INTEGER "
-             "NOT NULL, touched_at INTEGER NOT NULL) WITHOUT ROWID");
-    raw.exec("INSERT INTO blobs VALUES ('" + sha256Hex(old) + "', CAST('" + old +
-             "' AS BLOB), " + std::to_string(old.size()) + ", " + std::to_string(kT0) + ")");
+    raw.exec(
+        "CREATE TABLE blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL, size INTEGER "
+        "NOT NULL, touched_at INTEGER NOT NULL) WITHOUT ROWID");
+    raw.exec("INSERT INTO blobs VALUES ('" + sha256Hex(old) + "', CAST('" + old + "' AS BLOB), " +
+             std::to_string(old.size()) + ", " + std::to_string(kT0) + ")");
   }
   auto store = open();
   EXPECT_EQ(old, store->get(sha256Hex(old)));

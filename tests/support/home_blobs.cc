@@ -1,13 +1,13 @@
 #include "support/home_blobs.h"
 
-#include "content/blob_codec.h"
-
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+
+#include "content/blob_codec.h"
 
 namespace loom::testing {
 namespace {

@@ -4,12 +4,12 @@
 // kDurable (synchronous=FULL) a put is durable when it returns; with kWithDatabase it is durable
 // with the next synchronous commit to the same file (PackedContentStore: blobs in a log's own
 // database). Deletes run under secure_delete and then truncate the WAL when no reader holds it,
-// so a deleted blob's bytes leave the file (docs/spec/content-store.md). A put is one INSERT ... ON CONFLICT statement and a conditional
-// delete one DELETE ... WHERE touched_at < cutoff, so both are atomic against each other in
-// this process and in any other sharing the file. get hashes the bytes it read and never
-// returns bytes that do not match their address. Reads use pooled connections beside the one
-// writer connection. Schema: docs/spec/content-store.md. Thread-safe; several processes may
-// share one file; a forEachBlob visitor may call back into the store.
+// so a deleted blob's bytes leave the file (docs/spec/content-store.md). A put is one INSERT ... ON
+// CONFLICT statement and a conditional delete one DELETE ... WHERE touched_at < cutoff, so both are
+// atomic against each other in this process and in any other sharing the file. get hashes the bytes
+// it read and never returns bytes that do not match their address. Reads use pooled connections
+// beside the one writer connection. Schema: docs/spec/content-store.md. Thread-safe; several
+// processes may share one file; a forEachBlob visitor may call back into the store.
 #pragma once
 
 #include <cstdint>
