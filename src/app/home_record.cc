@@ -4,6 +4,7 @@
 
 #include "loom/postgres/postgres_admin.h"
 #include "loom/util/error.h"
+#include "util/host.h"
 #include "util/sqlite_db.h"
 
 namespace loom::app {
@@ -77,8 +78,7 @@ json::object rowObject(const StorageLocation& where, std::string_view name,
   }
   throw DataLossError("the home record row '" + std::string(name) + "' of " + where.describe() +
                       " is not what Loom writes; restore " +
-                      (where.onPostgres() ? std::string("the schema")
-                                          : where.database().string()) +
+                      (where.onPostgres() ? std::string("the schema") : where.database().string()) +
                       " from a backup");
 }
 
@@ -102,6 +102,9 @@ bool canOffload(const Config& config) {
 }
 
 struct FirstBlobSeen {};
+
+// The row that holds this machine's key origin on PostgreSQL.
+std::string machineKeysRow() { return "keys@" + hostName(); }
 
 // True when the store holds any blob (a store that cannot enumerate is taken to hold some).
 bool holdsBlobs(const content::ContentStore& store) {
@@ -132,7 +135,8 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
 
 std::string describe(const ContentStoreIdentity& s) {
   if (s.kind == "postgresql") {
-    return std::string("the postgresql content store (table blobs)") + (s.sealed ? " (sealed)" : "");
+    return std::string("the postgresql content store (table blobs)") +
+           (s.sealed ? " (sealed)" : "");
   }
   return "the " + s.kind + " content store at " + s.path + (s.sealed ? " (sealed)" : "");
 }
@@ -147,12 +151,18 @@ HomeRecord readHomeRecord(const StorageLocation& where) {
   }
   if (auto text = rows.read("keys")) {
     json::object o = rowObject(where, "keys", *text);
+    record.erase = boolMember(o, "erase");
+    record.crypto = boolMember(o, "crypto");
+    // On PostgreSQL the key's origin is this machine's row (a file path is local); a row from
+    // before per-machine rows kept it in the shared one.
+    std::string local = machineKeysRow();
+    if (where.onPostgres()) {
+      if (auto mine = rows.read(local)) o = rowObject(where, local, *mine);
+    }
     compliance::KeysConfig keys;
     if (o.contains("file")) keys.file = stringMember(o, "file");
     if (o.contains("env")) keys.env = stringMember(o, "env");
-    record.keys = keys;
-    record.erase = boolMember(o, "erase");
-    record.crypto = boolMember(o, "crypto");
+    if (keys.file || keys.env) record.keys = keys;
   }
   return record;
 }
@@ -166,8 +176,8 @@ void recordHome(const Config& config) {
   HomeRecord recorded = readHomeRecord(where);
   if (offloads && recorded.contentStore && !(*recorded.contentStore == *store)) {
     throw FailedPreconditionError(
-        "storage.contentStore wires " + describe(*store) + ", but the runs of " +
-        where.describe() + " offload to " + describe(*recorded.contentStore) +
+        "storage.contentStore wires " + describe(*store) + ", but the runs of " + where.describe() +
+        " offload to " + describe(*recorded.contentStore) +
         " (its home record); point storage.contentStore at that store, or use another " +
         (where.onPostgres() ? "storage.schema" : "--home") + " for this config");
   }
@@ -175,14 +185,21 @@ void recordHome(const Config& config) {
     writeRow(where, "contentStore", json::toText(toJson(*store)), false);
   }
   if (config.security.keys) {
-    json::object keys{{"erase", config.compliance.erase}, {"crypto", config.security.crypto}};
+    json::object switches{{"erase", config.compliance.erase}, {"crypto", config.security.crypto}};
+    json::object origin;
     if (config.security.keys->file) {
       std::error_code ec;
       std::filesystem::path file = std::filesystem::absolute(*config.security.keys->file, ec);
-      keys["file"] = (ec ? std::filesystem::path(*config.security.keys->file) : file).string();
+      origin["file"] = (ec ? std::filesystem::path(*config.security.keys->file) : file).string();
     }
-    if (config.security.keys->env) keys["env"] = *config.security.keys->env;
-    writeRow(where, "keys", json::toText(json::value(std::move(keys))), true);
+    if (config.security.keys->env) origin["env"] = *config.security.keys->env;
+    if (where.onPostgres()) {
+      // Every machine shares the schema but has its own key file: one origin row per machine.
+      writeRow(where, machineKeysRow(), json::toText(json::value(std::move(origin))), true);
+    } else {
+      for (auto& [name, value] : origin) switches[name] = value;
+    }
+    writeRow(where, "keys", json::toText(json::value(std::move(switches))), true);
   }
 }
 

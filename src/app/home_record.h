@@ -7,7 +7,8 @@
 // - contentStore: {"kind", "path", "sealed"} of the persistent content store (filesystem or
 //   SQLite; path absolute). Written by the first boot whose config can offload to it.
 // - keys: security.keys ({"file": path} or {"env": NAME}) and the sealing switches
-//   ({"erase", "crypto"}). Written (and kept current) by every boot with security.keys.
+//   ({"erase", "crypto"}). Written (and kept current) by every boot with security.keys. On
+//   PostgreSQL the origin is a row per machine, keys@<host>: a key file's path is local.
 // Thread-safety: functions open their own connection; safe from any thread.
 #pragma once
 

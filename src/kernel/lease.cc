@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lease_rules.h"
+#include "util/host.h"
 
 namespace loom::kernel {
 namespace {
@@ -21,12 +22,6 @@ namespace {
 std::string seconds(int64_t millis) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(millis) / 1000.0);
-  return buf;
-}
-
-std::string hostName() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
   return buf;
 }
 

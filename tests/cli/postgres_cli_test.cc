@@ -5,6 +5,8 @@
 // password never appears in an output or a file.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -41,7 +43,7 @@ class PostgresCli : public ::testing::Test {
 
   // `loom args...` on this schema, from the folder of machine `machine` (its own home).
   Outcome cli(std::vector<std::string> args, const std::string& machine = "a",
-               std::vector<std::string> extraEnv = {}) {
+              std::vector<std::string> extraEnv = {}) {
     args.insert(args.begin(), {"--home", home(machine)});
     std::vector<std::string> env = env_;
     env.insert(env.end(), extraEnv.begin(), extraEnv.end());
@@ -130,8 +132,8 @@ TEST_F(PostgresCli, ARunKilledOnOneMachineIsResumedOnAnotherRunningEachStepOnce)
 }
 
 TEST_F(PostgresCli, ARunSubmittedOnOneMachineIsRunByAWorkerOnAnother) {
-  Outcome submitted = cli({"run", "example.steps", "--id", "s1", "--input", stepsInput(4, 0),
-                            "--submit", "--json"});
+  Outcome submitted = cli(
+      {"run", "example.steps", "--id", "s1", "--input", stepsInput(4, 0), "--submit", "--json"});
   ASSERT_EQ(0, submitted.exitCode) << submitted.err;
   EXPECT_EQ(submitted.json().at("status"), "submitted");
   Outcome worked = cli({"worker", "--once"}, "b");
@@ -184,8 +186,8 @@ TEST_F(PostgresCli, AConfigFilesStorageUrlMovesEveryStoreAndConfigCheckHidesTheP
   ASSERT_EQ(0, listed.exitCode) << listed.err;
   EXPECT_EQ(listed.json().at(0).at("id"), "f1");
 
-  std::ofstream(config / "bad.toml") << "[storage]\nurl = \"" << url_
-                                     << "\"\n[storage.contentStore]\nkind = \"sqlite\"\n";
+  std::ofstream(config / "bad.toml")
+      << "[storage]\nurl = \"" << url_ << "\"\n[storage.contentStore]\nkind = \"sqlite\"\n";
   Outcome bad = runLoom({"config", "check", config / "bad.toml"}, dir_);
   outputs_.push_back(bad.out + bad.err);
   EXPECT_EQ(1, bad.exitCode);
@@ -261,6 +263,67 @@ TEST_F(PostgresCli, ErasureExportAndTheSweepWorkOnTheSharedSchema) {
   EXPECT_NE(bobExport.out.find("\"e2\""), std::string::npos);
 }
 
+// The output of `command` run by the shell (stderr too) and its exit status.
+std::pair<int, std::string> shell(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  for (char buf[512]; std::fgets(buf, sizeof buf, p) != nullptr;) out += buf;
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// The home record keeps one key origin per machine on a shared schema: a key file path is
+// local, so a machine never reads another's. Machine b runs under its own host name (a UTS
+// namespace: root only).
+TEST_F(PostgresCli, EachMachineRecordsItsOwnKeyFileAndNeverReadsAnothers) {
+  if (shell("unshare --uts true").first != 0) GTEST_SKIP() << "unshare --uts needs root";
+  const std::string key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  auto app = [&](const std::string& machine) {
+    std::string keyFile = dir_ / ("key-" + machine);
+    std::ofstream(keyFile) << key << "\n";
+    std::filesystem::permissions(
+        keyFile, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::string script = dir_ / "answer.json";
+    std::ofstream(script) << R"({"turns": [{"answer": "done"}]})";
+    std::string file = dir_ / ("app-" + machine + ".toml");
+    std::ofstream(file) << "[agent]\nname = \"keyed\"\nprompt = \"hello from " << machine
+                        << "\"\n\n[model]\nkind = \"scripted\"\nscript = \"" << script
+                        << "\"\n\n[security.keys]\nfile = \"" << keyFile
+                        << "\"\n\n[compliance.erase]\n";
+    return std::pair{file, keyFile};
+  };
+  auto [appA, keyA] = app("a");
+  auto [appB, keyB] = app("b");
+  Outcome ranA = cli({"run", appA, "--id", "ka", "--subject", "alice", "--json"}, "a");
+  ASSERT_EQ(0, ranA.exitCode) << ranA.err;
+  std::string envs = "LOOM_DATABASE_URL='" + url_ + "' LOOM_DATABASE_SCHEMA='" + schema_ + "'";
+  auto [bExit, bOut] =
+      shell("env " + envs +
+            " unshare --uts sh -c 'hostname loom-test-machine-b && exec \"$0\" "
+            "\"$@\"' " +
+            loomBinary() + " --home " + home("b") + " run " + appB + " --id kb --subject bob");
+  ASSERT_EQ(0, bExit) << bOut;
+  std::filesystem::remove(keyB);  // machine b's file is not on machine a
+
+  // Machine a, no --config: the record gives its own key file, not machine b's.
+  Outcome log = cli({"log", "ka"}, "a");
+  ASSERT_EQ(0, log.exitCode) << log.err;
+  EXPECT_NE(log.out.find("hello from a"), std::string::npos) << "unsealed with a's key";
+  auto [psqlExit, rows] = shell("psql '" + url_ + "' -Atc \"SELECT key || ' ' || value FROM " +
+                                schema_ + ".meta WHERE key LIKE 'home.keys%' ORDER BY key\"");
+  ASSERT_EQ(0, psqlExit) << rows;
+  EXPECT_NE(rows.find("home.keys@loom-test-machine-b {\"file\":\"" + keyB), std::string::npos)
+      << rows;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_NE(rows.find("home.keys@" + std::string(host) + " {\"file\":\"" + keyA), std::string::npos)
+      << rows;
+  std::string shared = rows.substr(rows.find("home.keys {"));
+  shared = shared.substr(0, shared.find('\n'));
+  EXPECT_EQ(shared, "home.keys {\"erase\":true,\"crypto\":false}") << "no machine's path";
+}
+
 // `loom migrate-home`: an embedded home with sealed, erased, offloaded, parked and orphaned
 // runs and a kill switch stop moves to the schema, and every run goes on there.
 TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
@@ -274,8 +337,9 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
     return o;
   };
   for (auto [id, subject] : {std::pair{"e1", "alice"}, std::pair{"e2", "bob"}}) {
-    ASSERT_EQ(0, local({"run", kExamples + "compliance.toml", "--id", id, "--subject", subject})
-                     .exitCode);
+    ASSERT_EQ(
+        0,
+        local({"run", kExamples + "compliance.toml", "--id", id, "--subject", subject}).exitCode);
   }
   Outcome parked = local({"run", kExamples + "claim-check.toml", "--id", "c1", "--json"});
   ASSERT_EQ(parked.json().at("status"), "parked") << parked.out << parked.err;
@@ -283,9 +347,9 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
   ASSERT_EQ(0, local({"kill", "nosuch"}).exitCode);
 
   // A run in progress holds the home: refused, naming it; once its process is gone, copied.
-  Child running({"--home", home("old"), "run", "example.steps", "--id", "k1", "--input",
-                 stepsInput(40, 30)},
-                dir_, embedded);
+  Child running(
+      {"--home", home("old"), "run", "example.steps", "--id", "k1", "--input", stepsInput(40, 30)},
+      dir_, embedded);
   while (readLines(witness()).size() < 3) {
     ASSERT_FALSE(running.exited()) << "the run ended before the copy";
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -319,8 +383,9 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
     status[std::string(e.at("id").as_string())] =
         erased != nullptr && *erased == true ? "erased" : std::string(e.at("status").as_string());
   }
-  EXPECT_EQ(status, (std::map<std::string, std::string>{
-                        {"c1", "parked"}, {"e1", "erased"}, {"e2", "completed"}, {"k1", "orphaned"}}));
+  EXPECT_EQ(status,
+            (std::map<std::string, std::string>{
+                {"c1", "parked"}, {"e1", "erased"}, {"e2", "completed"}, {"k1", "orphaned"}}));
   Outcome bob = cli({"log", "e2"}, "b", key);
   EXPECT_NE(bob.out.find("Read the first pages"), std::string::npos) << bob.err;
   Outcome stops = cli({"killed"}, "b");
@@ -341,16 +406,16 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
   // A home with archive segments is refused: the sweep on the server could not see them.
   std::string retention = dir_ / "retention.toml";
   std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n";
-  ASSERT_EQ(0, runLoom({"--home", home("archived"), "run", "example.steps", "--id", "a1",
-                        "--input", "{\"steps\":1}"},
+  ASSERT_EQ(0, runLoom({"--home", home("archived"), "run", "example.steps", "--id", "a1", "--input",
+                        "{\"steps\":1}"},
                        dir_, embedded)
                    .exitCode);
   ASSERT_EQ(0, runLoom({"--home", home("archived"), "retention", "run", "--config", retention},
                        dir_, embedded)
                    .exitCode);
-  Outcome archived = runLoom(
-      {"--home", home("archived"), "migrate-home", "--to", url_, "--schema", schema_}, dir_,
-      embedded);
+  Outcome archived =
+      runLoom({"--home", home("archived"), "migrate-home", "--to", url_, "--schema", schema_}, dir_,
+              embedded);
   outputs_.push_back(archived.out + archived.err);
   EXPECT_EQ(1, archived.exitCode);
   EXPECT_NE(archived.err.find("archive segment"), std::string::npos) << archived.err;
