@@ -149,7 +149,7 @@ void World::configure() {
   // Small blobs packed in loom.db (the default) or every blob a file, from a third stream of
   // the seed so the draws above stay where they were.
   packed_ = options_.postgresUrl.empty() && Rng(options_.seed ^ 0x9ac6'ed'b10b'5ULL).chance(50);
-  if (!packed_) c.storage.contentStore.packBelowBytes = 0;
+  if (!packed_ && options_.postgresUrl.empty()) c.storage.contentStore.packBelowBytes = 0;
   archive_ = rng_.chance(50);
   if (!options_.postgresUrl.empty()) archive_ = false;  // archives are local: refused there
   c.storage.retention = app::RetentionConfig{.afterDays = 1, .archive = archive_};
