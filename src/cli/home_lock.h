@@ -34,12 +34,18 @@ class HomeLock {
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
-      throw FailedPreconditionError("another `loom " + name + "` is running on this home (" +
-                                    path + " is locked); wait for it to finish, then run again");
+      throw FailedPreconditionError("another `loom " + name + "` is running on this home (" + path +
+                                    " is locked); wait for it to finish, then run again");
     }
   }
   ~HomeLock() {
     if (fd_ >= 0) ::close(fd_);
+  }
+  // Throws UnavailableError when the lock was lost: on PostgreSQL its connection can end (a
+  // server restart, a network cut) and the server then releases it. A flock lasts as long as
+  // the process.
+  void check() const {
+    if (shared_) shared_->check();
   }
   HomeLock(const HomeLock&) = delete;
   HomeLock& operator=(const HomeLock&) = delete;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <iostream>
 
 #include "app/home_record.h"
@@ -19,9 +20,10 @@ namespace {
 constexpr int64_t kDay = 24LL * 3600 * 1000;
 
 void addConfigOption(CLI::App& command, std::string& file) {
-  command.add_option("--config", file,
-                     "A loom.toml (or agent app) whose storage options to use (content store "
-                     "kind and path, retention); its storage.home applies unless --home is given")
+  command
+      .add_option("--config", file,
+                  "A loom.toml (or agent app) whose storage options to use (content store "
+                  "kind and path, retention); its storage.home applies unless --home is given")
       ->type_name("FILE");
 }
 
@@ -47,12 +49,14 @@ Action setupSweep(CLI::App& command, Session& session) {
   auto args = std::make_shared<Args>();
   command.add_flag("--dry-run", args->dryRun, "Report what would be deleted; delete nothing");
   command.add_flag("--json", args->json, "Print the report as one JSON object");
-  command.add_option("--ttl-days", args->ttlDays,
-                     "Telemetry blobs (envelopes without retain) survive this long after the "
-                     "run citing them ended (default 7)")
+  command
+      .add_option("--ttl-days", args->ttlDays,
+                  "Telemetry blobs (envelopes without retain) survive this long after the "
+                  "run citing them ended (default 7)")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--grace-hours", args->graceHours,
-                     "A blob nothing cites survives this long after its last put (default 1)")
+  command
+      .add_option("--grace-hours", args->graceHours,
+                  "A blob nothing cites survives this long after its last put (default 1)")
       ->check(CLI::NonNegativeNumber);
   addConfigOption(command, args->config);
   command.footer(
@@ -80,7 +84,17 @@ Action setupSweep(CLI::App& command, Session& session) {
     options.ttlMillis = args->ttlDays * kDay;
     options.graceMillis = args->graceHours * 3600 * 1000;
     options.dryRun = args->dryRun;
-    options.onProgress = args->json ? nullptr : progressBar();
+    // Between blobs the sweep proves, at most once a second, that it still holds its lock.
+    std::function<void(const sweep::SweepProgress&)> bar;
+    if (!args->json) bar = progressBar();
+    auto lastCheck = std::chrono::steady_clock::now();
+    options.onProgress = [&lock, bar, lastCheck](const sweep::SweepProgress& p) mutable {
+      if (std::chrono::steady_clock::now() - lastCheck >= std::chrono::seconds(1)) {
+        lock.check();
+        lastCheck = std::chrono::steady_clock::now();
+      }
+      if (bar) bar(p);
+    };
     sweep::SweepSources sources = app::sweepSources(app, archive);
     sweep::SweepReport report;
     try {
@@ -90,7 +104,8 @@ Action setupSweep(CLI::App& command, Session& session) {
       throw FailedPreconditionError(std::string(e.what()) +
                                     "; this home's keys: " + *session.keysUnavailable());
     }
-    if (options.onProgress) std::cerr << "\r" << std::string(60, ' ') << "\r";
+    lock.check();  // the report is the sweep's alone
+    if (!args->json) std::cerr << "\r" << std::string(60, ' ') << "\r";
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));
     return kExitOk;

@@ -14,8 +14,8 @@ std::optional<std::string> readHomeRecordRow(const PostgresOptions& options,
                                              std::string_view name) {
   Connection conn(options.url, options.schema);
   schema::check(conn);
-  Result r = conn.execDynamic("SELECT value FROM meta WHERE key = $1",
-                              {Param::text(metaKey(name))}, "read the home record");
+  Result r = conn.execDynamic("SELECT value FROM meta WHERE key = $1", {Param::text(metaKey(name))},
+                              "read the home record");
   if (r.rows() == 0) return std::nullopt;
   return std::string(r.text(0, 0));
 }
@@ -28,28 +28,50 @@ void writeHomeRecordRow(const PostgresOptions& options, std::string_view name,
                               "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
                             : "INSERT INTO meta (key, value) VALUES ($1, $2) "
                               "ON CONFLICT (key) DO NOTHING";
-  conn.execDynamic(sql, {Param::text(metaKey(name)), Param::text(value)},
-                   "write the home record");
+  conn.execDynamic(sql, {Param::text(metaKey(name)), Param::text(value)}, "write the home record");
 }
 
 struct MaintenanceLock::Impl {
-  Impl(const PostgresOptions& options) : conn(options.url, options.schema) {}
+  Impl(const PostgresOptions& options, std::string n)
+      : conn(options.url, options.schema), name(std::move(n)), schema(options.schema) {}
   Connection conn;
+  const std::string name;
+  const std::string schema;
 };
 
 MaintenanceLock::MaintenanceLock(const PostgresOptions& options, const std::string& name)
-    : impl_(std::make_unique<Impl>(options)) {
+    : impl_(std::make_unique<Impl>(options, name)) {
   Result r = impl_->conn.execDynamic("SELECT pg_try_advisory_lock(hashtext($1))",
                                      {Param::text("loom " + options.schema + " " + name)},
                                      "take the maintenance lock");
   if (!r.boolean(0, 0)) {
-    throw FailedPreconditionError("another `loom " + name + "` is running on the postgresql schema '" +
-                                  options.schema +
+    throw FailedPreconditionError("another `loom " + name +
+                                  "` is running on the postgresql schema '" + options.schema +
                                   "' (its advisory lock is held); wait for it to finish, then "
                                   "run again");
   }
 }
 
 MaintenanceLock::~MaintenanceLock() = default;  // closing the connection releases the lock
+
+void MaintenanceLock::check() const {
+  std::string lost = "the maintenance lock of `loom " + impl_->name +
+                     "` on the postgresql schema '" + impl_->schema + "' was lost";
+  int64_t held = 0;
+  try {
+    held = impl_->conn
+               .execDynamic(
+                   "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                   "granted AND pid = pg_backend_pid()",
+                   {}, "check the maintenance lock")
+               .int64(0, 0);
+  } catch (const UnavailableError& e) {
+    throw UnavailableError(lost + " (" + e.what() + "), so another `loom " + impl_->name +
+                           "` may be running now; this one stopped: run it again");
+  }
+  if (held == 0) {
+    throw UnavailableError(lost + "; this one stopped: run it again");
+  }
+}
 
 }  // namespace loom::postgres

@@ -30,6 +30,11 @@ class MaintenanceLock {
   MaintenanceLock(const MaintenanceLock&) = delete;
   MaintenanceLock& operator=(const MaintenanceLock&) = delete;
 
+  // Proves the lock is still held: its connection is alive and its session holds it. Throws
+  // UnavailableError naming the lock when the connection ended (the server released the lock,
+  // so another machine may hold it now): stop, and run the command again.
+  void check() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
