@@ -163,6 +163,26 @@ TEST(DefineConfig, DescribeHidesLiteralSecrets) {
             std::string::npos);
 }
 
+// Only the filesystem store in the home packs small blobs (ADR 0014): the option anywhere else
+// is refused, not ignored.
+TEST(DefineConfig, PackBelowBytesIsRefusedWhereNothingPacks) {
+  Config config;
+  config.storage.contentStore.packBelowBytes = 0;
+  EXPECT_NO_THROW(defineConfig(config));
+  config.storage.contentStore.kind = "sqlite";
+  try {
+    defineConfig(config);
+    FAIL() << "expected ConfigValidationError";
+  } catch (const ConfigValidationError& e) {
+    EXPECT_EQ(pathsOf(e.issues()),
+              (std::vector<std::string>{"storage.contentStore.packBelowBytes"}));
+  }
+  config.storage.contentStore = {};
+  config.storage.url = "postgresql://loom@127.0.0.1:5432/db";
+  config.storage.contentStore.packBelowBytes = 4096;
+  EXPECT_THROW(defineConfig(config), ConfigValidationError);
+}
+
 TEST(DefineConfig, StorageUrlMovesEveryStoreAndRefusesOneKeptElsewhere) {
   Config config;
   config.storage.url = "postgresql://loom:hunter22@127.0.0.1:5432/db";
@@ -177,9 +197,9 @@ TEST(DefineConfig, StorageUrlMovesEveryStoreAndRefusesOneKeptElsewhere) {
     defineConfig(config);
     FAIL() << "expected ConfigValidationError";
   } catch (const ConfigValidationError& e) {
-    EXPECT_EQ(pathsOf(e.issues()), (std::vector<std::string>{"storage.schema",
-                                                             "storage.eventStore.kind",
-                                                             "storage.contentStore"}));
+    EXPECT_EQ(pathsOf(e.issues()),
+              (std::vector<std::string>{"storage.schema", "storage.eventStore.kind",
+                                        "storage.contentStore"}));
     EXPECT_EQ(std::string(e.what()).find("hunter22"), std::string::npos);
   }
   config.storage.schema = "loom";

@@ -162,10 +162,32 @@ HomeRecord readHomeRecord(const StorageLocation& where) {
     compliance::KeysConfig keys;
     if (o.contains("file")) keys.file = stringMember(o, "file");
     if (o.contains("env")) keys.env = stringMember(o, "env");
-    if (keys.file || keys.env) record.keys = keys;
+    if (keys.file || keys.env) {
+      record.keys = keys;
+    } else {
+      record.keysUnknownHere =
+          "the runs of " + where.describe() + " use the master key (security.keys), but this " +
+          "machine ('" + hostName() + "') has not recorded where it reads it: pass --config " +
+          "with the app or loom.toml that has [security.keys] (its boot records the origin for "
+          "this machine)";
+    }
   }
   return record;
 }
+
+namespace {
+
+// The environment variable the shared keys row names, if any.
+std::optional<std::string> sharedKeysEnv(const StorageLocation& where) {
+  RecordRows rows(where);
+  auto text = rows.read("keys");
+  if (!text) return std::nullopt;
+  json::object o = rowObject(where, "keys", *text);
+  if (!o.contains("env")) return std::nullopt;
+  return stringMember(o, "env");
+}
+
+}  // namespace
 
 void recordHome(const Config& config) {
   if (config.storage.eventStore.kind != "sqlite") return;  // nothing outlives the process
@@ -195,6 +217,11 @@ void recordHome(const Config& config) {
     if (config.security.keys->env) origin["env"] = *config.security.keys->env;
     if (where.onPostgres()) {
       // Every machine shares the schema but has its own key file: one origin row per machine.
+      // An environment variable's name is no machine's own: it stays in the shared row too, for
+      // machines with no row yet (the last one any machine recorded).
+      std::optional<std::string> env = config.security.keys->env;
+      if (!env) env = sharedKeysEnv(where);
+      if (env) switches["env"] = *env;
       writeRow(where, machineKeysRow(), json::toText(json::value(std::move(origin))), true);
     } else {
       for (auto& [name, value] : origin) switches[name] = value;

@@ -34,6 +34,10 @@ struct HomeRecord {
   std::optional<compliance::KeysConfig> keys;
   bool erase = false;   // compliance.erase
   bool crypto = false;  // security.crypto
+  // Set when the home's runs use keys but this machine has recorded no origin of its own (on
+  // PostgreSQL): why, and what to pass. A command then refuses sealed data instead of running
+  // without keys.
+  std::optional<std::string> keysUnknownHere;
 };
 
 // The identity of the content store `config` wires for the home `home`; nullopt for a store

@@ -20,12 +20,15 @@ namespace loom::app {
 
 namespace {
 
-// True when both paths name one location (compared absolute and normalised; neither needs to
-// exist).
+// True when both paths name one location: the same file when both exist (through symlinks
+// and bind mounts), else the same path once symlinks of its existing part are resolved.
 bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
   auto normal = [](const std::filesystem::path& p) {
-    std::error_code ec;
-    std::filesystem::path n = std::filesystem::absolute(p, ec).lexically_normal();
+    std::error_code e;
+    std::filesystem::path n = std::filesystem::weakly_canonical(p, e);
+    if (e) n = std::filesystem::absolute(p, e).lexically_normal();
     return n.has_filename() ? n : n.parent_path();  // "blobs/" names "blobs"
   };
   return normal(a) == normal(b);

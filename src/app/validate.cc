@@ -86,6 +86,12 @@ void validateCompliance(const Config& c, ConfigIssues& issues) {
 // storage.url moves every store to one PostgreSQL schema: a store the config keeps elsewhere
 // would be one machine's, which the workers on the others could neither read nor sweep.
 void validateStorage(const StorageConfig& s, ConfigIssues& issues) {
+  if (s.url.empty() && s.contentStore.kind != "filesystem" &&
+      s.contentStore.packBelowBytes != ContentStoreConfig{}.packBelowBytes) {
+    issues.push_back({"storage.contentStore.packBelowBytes",
+                      "only the filesystem store in the home packs small blobs (into loom.db); "
+                      "remove it, or set storage.contentStore.kind = \"filesystem\""});
+  }
   if (s.url.empty()) return;
   try {
     postgres::requireIdentifier(s.schema);

@@ -155,8 +155,8 @@ void Session::openReader(const app::StorageLocation& where) {
     try {
       auto masterKey = compliance::loadMasterKey(*record.keys);
       try {
-        keys_ = app::openKeyStore(where, masterKey, compliance::masterKeyOrigin(*record.keys),
-                                  nullptr);
+        keys_ =
+            app::openKeyStore(where, masterKey, compliance::masterKeyOrigin(*record.keys), nullptr);
       } catch (...) {
         sodium_memzero(masterKey.data(), masterKey.size());
         throw;
@@ -193,6 +193,10 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   // content store and keys), so a resume seals and offloads as the run did.
   if (!fromFile) {
     app::HomeRecord record = app::readHomeRecord(location());
+    if (record.keysUnknownHere) {  // sealed runs, and no key here: never run without sealing
+      if (!keysOptional_) throw FailedPreconditionError(*record.keysUnknownHere);
+      keysUnavailable_ = *record.keysUnknownHere;
+    }
     if (record.keys && keysOptional_) {
       try {
         auto key = compliance::loadMasterKey(*record.keys);

@@ -25,22 +25,31 @@ struct DCtxFree {
 EncodedBlob encodeBlob(std::string_view bytes) {
   if (bytes.size() < kSmallest) return {};
   thread_local std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
-  std::string frame(ZSTD_compressBound(bytes.size()), '\0');
+  if (!cctx) return {};  // out of memory: keep it raw
+  // Room for a frame worth keeping only: one that does not fit is kept raw.
+  std::string frame(bytes.size() / 10 * 9, '\0');
   std::size_t n =
       ZSTD_compressCCtx(cctx.get(), frame.data(), frame.size(), bytes.data(), bytes.size(), kLevel);
-  if (ZSTD_isError(n) || n > bytes.size() / 10 * 9) return {};  // keep it raw
+  if (ZSTD_isError(n)) return {};
   frame.resize(n);
   return {BlobEncoding::kZstd, std::move(frame)};
 }
 
 std::string decodeBlob(std::string_view stored, int64_t encoding, int64_t size,
                        const std::string& what) {
-  if (encoding == static_cast<int64_t>(BlobEncoding::kRaw)) return std::string(stored);
+  // A frame is kept only when it saves a tenth, so bytes as long as the blob are the blob itself
+  // (a schema-1 writer re-put the row without resetting its encoding); the address check still
+  // guards them.
+  if (encoding == static_cast<int64_t>(BlobEncoding::kRaw) ||
+      static_cast<int64_t>(stored.size()) == size) {
+    return std::string(stored);
+  }
   if (encoding != static_cast<int64_t>(BlobEncoding::kZstd)) {
     throw DataLossError(what + " is stored with encoding " + std::to_string(encoding) +
                         ", which this build does not know; upgrade Loom or put the blob again");
   }
   thread_local std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
+  if (!dctx) throw UnavailableError("out of memory decoding " + what);
   unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
   if (size < 0 || size > kLargest || declared != static_cast<unsigned long long>(size)) {
     throw DataLossError(

@@ -24,16 +24,21 @@ ContentCapabilities PackedContentStore::capabilities() const {
 }
 
 std::string PackedContentStore::put(std::string_view bytes, const std::optional<std::string>&) {
-  if (static_cast<int64_t>(bytes.size()) >= packBelowBytes_) return files_->put(bytes);
-  // A copy stored as a file (by an older build, or with packing off) is touched where it is,
-  // so equal bytes never take space twice.
-  if (files_->has(sha256Hex(bytes))) return files_->put(bytes);
-  return pack_->put(bytes);
+  // A copy stored in the other place (by an older build, or with another packBelowBytes) is
+  // touched where it is, so equal bytes never take space twice.
+  if (static_cast<int64_t>(bytes.size()) >= packBelowBytes_) {
+    return pack_->has(sha256Hex(bytes)) ? pack_->put(bytes) : files_->put(bytes);
+  }
+  return files_->has(sha256Hex(bytes)) ? files_->put(bytes) : pack_->put(bytes);
 }
 
 std::optional<std::string> PackedContentStore::get(std::string_view address,
                                                    const std::optional<std::string>&) const {
-  if (auto bytes = pack_->get(address)) return bytes;
+  try {
+    if (auto bytes = pack_->get(address)) return bytes;
+  } catch (const DataLossError&) {
+    if (!files_->has(address)) throw;  // a good copy as a file still serves the blob
+  }
   return files_->get(address);
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "loom/util/clock.h"
+#include "loom/util/error.h"
 #include "support/temp_dir.h"
 
 namespace loom::content {
@@ -69,8 +70,8 @@ TEST_F(PackedContentStoreTest, APutOfBytesStoredAsAFileTouchesTheFile) {
 TEST_F(PackedContentStoreTest, ABlobInBothPlacesIsOneBlob) {
   std::string address = open(64)->put("both");
   clock_->advance(10'000);
-  open(0)->put("both");  // a file copy touched at kT0 + 10 s
   auto store = open(64);
+  files_->put("both");  // a file copy touched at kT0 + 10 s (as an older build's put)
   int visits = 0;
   store->forEachBlob([&](const BlobInfo& b) { visits += b.address == address; });
   EXPECT_EQ(1, visits);
@@ -106,6 +107,32 @@ void expectInNoFile(const fs::path& dir, const std::string& bytes, const std::st
     EXPECT_EQ(std::string::npos, fileBytes(f.path()).find(bytes))
         << f.path() << " still holds " << what;
   }
+}
+
+// With another packBelowBytes, bytes already stored in the other place are touched there.
+TEST_F(PackedContentStoreTest, APutTouchesACopyInTheOtherPlace) {
+  std::string address = open(64)->put("packed first");
+  clock_->advance(5000);
+  auto store = open(0);  // packing off: new blobs are files
+  EXPECT_EQ(address, store->put("packed first"));
+  EXPECT_FALSE(std::filesystem::exists(files_->blobPath(address)));
+  EXPECT_EQ(kT0 + 5000, store->stat(address)->lastTouchedMillis);
+}
+
+// A corrupt row of a blob that also has a good file copy: the file serves it.
+TEST_F(PackedContentStoreTest, ACorruptRowFallsBackToAGoodFileCopy) {
+  auto store = open(64);
+  std::string address = store->put("kept twice");
+  files_->put("kept twice");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(SQLITE_OK, sqlite3_open(database().c_str(), &db));
+  std::string sql =
+      "UPDATE blobs SET bytes = CAST('kept twicX' AS BLOB) WHERE address = '" + address + "'";
+  ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr));
+  sqlite3_close(db);
+  EXPECT_EQ("kept twice", store->get(address));
+  files_->remove(address);
+  EXPECT_THROW(store->get(address), DataLossError) << "no good copy left";
 }
 
 // An erased blob's bytes are in no file of the home: the row's pages are zeroed and the WAL

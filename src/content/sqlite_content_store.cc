@@ -121,16 +121,19 @@ struct SqliteContentStore::Impl {
   sqlite::ReaderPool::Lease reader() const { return readers.acquire(); }
 
   // After a delete: copies the WAL into the database and truncates it, so the frames that held
-  // the deleted bytes leave the -wal file. Never waits: a reader or writer holding the WAL
-  // (busy) leaves it to a later delete or checkpoint, which overwrites the frames.
-  void truncateWal() {
-    sqlite3_busy_timeout(writer.handle(), 0);
+  // the deleted bytes leave the -wal file. Waits at most `waitMillis` for a reader or writer
+  // holding the WAL; when it cannot, the next delete or the store's close (which waits up to
+  // the busy timeout) tries again. Best effort: never throws (the delete itself is done).
+  void truncateWal(int waitMillis) {
+    sqlite3_busy_timeout(writer.handle(), waitMillis);
     int rc = sqlite3_wal_checkpoint_v2(writer.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE,
                                        nullptr, nullptr);
     sqlite3_busy_timeout(writer.handle(), busyTimeoutMillis);
-    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
-      writer.fail(rc, "checkpoint the WAL after a delete");
-    }
+    walHoldsDeleted = rc != SQLITE_OK;
+  }
+
+  ~Impl() {
+    if (walHoldsDeleted) truncateWal(busyTimeoutMillis);
   }
 
   const std::string path;
@@ -140,6 +143,7 @@ struct SqliteContentStore::Impl {
   std::mutex writeMu;
   Connection writer;                // GUARDED_BY(writeMu)
   std::atomic<int64_t> deletes{0};  // rows deleted, so a walk knows to truncate the WAL after
+  bool walHoldsDeleted = false;     // GUARDED_BY(writeMu): a truncate after a delete was busy
   sqlite::ReaderPool readers;
 };
 
@@ -211,7 +215,7 @@ bool SqliteContentStore::remove(std::string_view address) {
   }  // reset: the statement's transaction ends before the checkpoint
   if (impl_->writer.changes() == 0) return false;
   ++impl_->deletes;
-  impl_->truncateWal();
+  impl_->truncateWal(0);
   return true;
 }
 
@@ -226,7 +230,7 @@ bool SqliteContentStore::deleteIfUntouchedSince(std::string_view address, int64_
   }
   if (impl_->writer.changes() == 0) return false;
   ++impl_->deletes;
-  impl_->truncateWal();
+  impl_->truncateWal(0);
   return true;
 }
 
@@ -245,7 +249,7 @@ void SqliteContentStore::forEachBlob(const std::function<void(const BlobInfo&)>&
   // The walk's read transaction kept the WAL from being truncated after the visitor's deletes.
   if (impl_->deletes.load() != deletesBefore) {
     std::lock_guard lock(impl_->writeMu);
-    impl_->truncateWal();
+    impl_->truncateWal(0);
   }
 }
 

@@ -156,6 +156,7 @@ class Sweeper {
       } else {
         ++report_.spared;
       }
+      if ((report_.deleted + report_.spared) % 64 == 0) progress("delete");
     }
     progress("reclaim");
   }

@@ -319,6 +319,23 @@ TEST_F(PostgresCli, EachMachineRecordsItsOwnKeyFileAndNeverReadsAnothers) {
   ::gethostname(host, sizeof host - 1);
   EXPECT_NE(rows.find("home.keys@" + std::string(host) + " {\"file\":\"" + keyA), std::string::npos)
       << rows;
+  // Machine c never booted with keys: it reads no sealed data, and it starts no run that
+  // would write unsealed, each saying what to pass.
+  auto onC = [&](const std::string& args) {
+    return shell("env " + envs +
+                 " unshare --uts sh -c 'hostname loom-test-machine-c && exec \"$0\" \"$@\"' " +
+                 loomBinary() + " --home " + home("c") + " " + args);
+  };
+  auto [logExit, logOut] = onC("log ka");
+  EXPECT_EQ(1, logExit) << logOut;
+  EXPECT_NE(logOut.find("pass --config FILE with the [security.keys]"), std::string::npos)
+      << logOut;
+  auto [runExit, runOut] =
+      onC("run example.steps --id kc --subject carol --input '" + stepsInput(1, 0) + "'");
+  EXPECT_EQ(1, runExit) << runOut;
+  EXPECT_NE(runOut.find("('loom-test-machine-c') has not recorded where it reads it"),
+            std::string::npos)
+      << runOut;
   std::string shared = rows.substr(rows.find("home.keys {"));
   shared = shared.substr(0, shared.find('\n'));
   EXPECT_EQ(shared, "home.keys {\"erase\":true,\"crypto\":false}") << "no machine's path";

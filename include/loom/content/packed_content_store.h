@@ -26,11 +26,12 @@ class PackedContentStore : public ContentStore {
   PackedContentStore(std::shared_ptr<SqliteContentStore> pack,
                      std::shared_ptr<FilesystemContentStore> files, int64_t packBelowBytes);
 
-  // ContentStore; see content_store.h. A blob held in both places (packed, then put as a
-  // file by a build with packing off) is one blob: get and has read either; remove and
-  // deleteIfUntouchedSince delete both copies and report true only when no copy is left;
-  // forEachBlob visits it once (with the packed copy's touch: a conditional delete still
-  // spares a file copy touched later).
+  // ContentStore; see content_store.h. A put of bytes stored in the other place touches that
+  // copy. A blob held in both places (packed, then put as a file by a build with packing off)
+  // is one blob: get and has read either (get falls back to the file when the row is corrupt);
+  // remove and deleteIfUntouchedSince delete both copies and report true only when no copy is
+  // left; forEachBlob visits it once (with the packed copy's touch: a conditional delete still
+  // spares a file copy touched later), or twice when its row is deleted during the walk.
   ContentCapabilities capabilities() const override;
   std::string put(std::string_view bytes,
                   const std::optional<std::string>& subject = std::nullopt) override;

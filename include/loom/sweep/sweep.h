@@ -46,7 +46,7 @@ struct SweepProgress {
   int64_t executionsScanned = 0;
   int64_t executionsTotal = -1;  // -1 when unknown
   int64_t blobsSeen = 0;
-  std::string phase;  // "scan" or "reclaim"
+  std::string phase;  // "scan", "reclaim" (the walk) or "delete" (every 64 deletes)
 };
 
 struct SweepOptions {
@@ -54,6 +54,7 @@ struct SweepOptions {
   int64_t graceMillis = 3600LL * 1000;         // an uncited blob survives this long untouched
   bool dryRun = false;                         // report what would be deleted; delete nothing
   std::shared_ptr<const Clock> clock = systemClock();
+  // Called as the sweep goes; a throw stops it there (what it deleted stays deleted).
   std::function<void(const SweepProgress&)> onProgress;
 };
 
