@@ -50,6 +50,7 @@ struct SqliteKeyStore::Impl {
         origin(o.masterKeyOrigin),
         clock(o.clock),
         master(o.masterKey),
+        busyTimeoutMillis(o.busyTimeoutMillis),
         db(o.path, o.busyTimeoutMillis) {
     db.exec("PRAGMA secure_delete = ON", "enable secure_delete");
     db.useWal();  // persistent; loom.db has it already
@@ -138,10 +139,7 @@ struct SqliteKeyStore::Impl {
   // rows leave the -wal file. Busy (another connection reading) is not an error: the shred
   // itself is durable, and a later checkpoint overwrites the frames.
   void checkpoint() {
-    int logFrames = 0;
-    int checkpointed = 0;
-    int rc = sqlite3_wal_checkpoint_v2(db.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, &logFrames,
-                                       &checkpointed);
+    int rc = db.truncateWal(busyTimeoutMillis);
     if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
       db.fail(rc, "checkpoint the WAL after a shred");
     }
@@ -152,6 +150,7 @@ struct SqliteKeyStore::Impl {
   const std::shared_ptr<const Clock> clock;
   detail::SecretKey master;  // wiped on destruction
   mutable std::mutex mu;
+  const int busyTimeoutMillis;
   mutable Db db;  // GUARDED_BY(mu)
 };
 

@@ -125,11 +125,7 @@ struct SqliteContentStore::Impl {
   // holding the WAL; when it cannot, the next delete or the store's close (which waits up to
   // the busy timeout) tries again. Best effort: never throws (the delete itself is done).
   void truncateWal(int waitMillis) {
-    sqlite3_busy_timeout(writer.handle(), waitMillis);
-    int rc = sqlite3_wal_checkpoint_v2(writer.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE,
-                                       nullptr, nullptr);
-    sqlite3_busy_timeout(writer.handle(), busyTimeoutMillis);
-    walHoldsDeleted = rc != SQLITE_OK;
+    walHoldsDeleted = writer.truncateWal(waitMillis) != SQLITE_OK;
   }
 
   ~Impl() {

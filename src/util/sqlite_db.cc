@@ -128,6 +128,13 @@ ReadTransaction::~ReadTransaction() {
 
 int64_t Db::changes() const { return sqlite3_changes64(db_); }
 
+int Db::truncateWal(int waitMillis) {
+  sqlite3_busy_timeout(db_, waitMillis);
+  int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  sqlite3_busy_timeout(db_, busyTimeoutMillis_);
+  return rc;
+}
+
 void Db::fail(int rc, std::string_view op) const {
   // The connection's message is about its last call, which is the failed one only when it
   // reports the same code.

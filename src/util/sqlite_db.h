@@ -66,6 +66,11 @@ class Db {
   bool hasColumn(std::string_view table, std::string_view column);
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t changes() const;
+  // Copies the WAL into the database and truncates it (SQLITE_CHECKPOINT_TRUNCATE), so frames of
+  // deleted rows leave the -wal file. Waits at most `waitMillis` for readers and writers (then
+  // the connection's busy timeout again). Returns SQLite's result code: SQLITE_OK, SQLITE_BUSY
+  // or SQLITE_LOCKED (someone held the WAL: try later) or an error for the caller to judge.
+  int truncateWal(int waitMillis);
 
   [[noreturn]] void fail(int rc, std::string_view op) const;
 
