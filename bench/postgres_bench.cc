@@ -5,12 +5,11 @@
 // LOOM_TEST_POSTGRES_URL); `eval "$(scripts/postgres-test-cluster.sh start)"` starts one.
 #include <benchmark/benchmark.h>
 
-#include <future>
-#include <vector>
-
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "loom/postgres/postgres_event_store.h"
 #include "loom/workflow/runtime.h"
@@ -131,20 +130,29 @@ void BM_PgConcurrentRuns(benchmark::State& state) {
   rtOptions.workers = static_cast<unsigned>(runs);
   workflow::WorkflowRuntime rt(store, registry(), tasks, nullptr, rtOptions);
   constexpr int64_t kSteps = 20;
-  int64_t before = postgres::roundTrips(), steps = 0;
-  for (auto _ : state) {
+  auto round = [&] {
     std::vector<std::future<workflow::RunResult>> running;
     for (int i = 0; i < runs; ++i) {
       running.push_back(rt.startAsync("bench.steps", json::value{{"steps", kSteps}}, {}));
     }
     for (auto& r : running) benchmark::DoNotOptimize(r.get());
+  };
+  round();  // warm, as DBOS's figures are: the pool's connections open and prepare here
+  int64_t before = postgres::roundTrips(), steps = 0;
+  for (auto _ : state) {
+    round();
     steps += kSteps * runs;
   }
-  state.counters["steps/s"] = benchmark::Counter(static_cast<double>(steps),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["steps/s"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
   reportRoundTrips(state, before, steps);
 }
-BENCHMARK(BM_PgConcurrentRuns)->Args({64, 8})->Args({64, 64})->ArgNames({"runs", "idle"})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PgConcurrentRuns)
+    ->Args({64, 8})
+    ->Args({64, 64})
+    ->ArgNames({"runs", "idle"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

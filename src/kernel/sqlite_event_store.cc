@@ -13,7 +13,7 @@
 #include "lease_rules.h"
 #include "log_check.h"
 #include "loom/util/error.h"
-#include "sqlite_group_commit.h"
+#include "group_commit.h"
 #include "sqlite_schema.h"
 #include "util/sqlite_db.h"
 

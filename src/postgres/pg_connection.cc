@@ -60,6 +60,27 @@ std::string bigEndian(int64_t v) {
   return std::string(reinterpret_cast<const char*>(&be), sizeof be);
 }
 
+void appendInt32(std::string& out, int32_t v) {
+  uint32_t be = htobe32(static_cast<uint32_t>(v));
+  out.append(reinterpret_cast<const char*>(&be), sizeof be);
+}
+
+// The array type of each element type Param makes.
+Oid arrayTypeOf(Oid element) {
+  switch (element) {
+    case kBoolOid:
+      return 1000;
+    case kByteaOid:
+      return 1001;
+    case kInt8Oid:
+      return 1016;
+    case kTextOid:
+      return 1009;
+    default:
+      throw InternalError("postgresql: no array type for element type " + std::to_string(element));
+  }
+}
+
 }  // namespace
 
 std::string redactUrl(std::string_view url) {
@@ -127,6 +148,25 @@ Param Param::optionalInt64(const std::optional<int64_t>& v) {
 }
 Param Param::optionalText(const std::optional<std::string>& v) {
   return v ? text(*v) : Param{kTextOid, {}, true};
+}
+Param Param::array(const Param& elementType, const std::vector<Param>& elements) {
+  // The binary array format (array_send): dimensions, a has-nulls flag, the element type, the
+  // one dimension's length and lower bound, then each element as its length (-1: NULL) and bytes.
+  std::string out;
+  appendInt32(out, 1);
+  bool nulls = std::any_of(elements.begin(), elements.end(), [](const Param& e) { return e.null; });
+  appendInt32(out, nulls ? 1 : 0);
+  appendInt32(out, static_cast<int32_t>(elementType.type));
+  appendInt32(out, static_cast<int32_t>(elements.size()));
+  appendInt32(out, 1);
+  for (const Param& e : elements) {
+    if (e.type != elementType.type) {
+      throw InternalError("postgresql: an array parameter mixes element types");
+    }
+    appendInt32(out, e.null ? -1 : static_cast<int32_t>(e.value.size()));
+    if (!e.null) out += e.value;
+  }
+  return {arrayTypeOf(elementType.type), std::move(out), false};
 }
 
 std::string_view Result::text(int row, int col) const {
@@ -229,8 +269,9 @@ bool Connection::awaitNotification(int64_t timeoutMillis) {
   auto drain = [this] {
     if (PQconsumeInput(conn_) == 0) {
       broken_ = true;
-      throw UnavailableError("lost the connection to postgresql at " + redactedUrl_ +
-                             " while listening for work: " + redactUrl(trimmed(PQerrorMessage(conn_))));
+      throw UnavailableError(
+          "lost the connection to postgresql at " + redactedUrl_ +
+          " while listening for work: " + redactUrl(trimmed(PQerrorMessage(conn_))));
     }
     bool any = false;
     while (PGnotify* n = PQnotifies(conn_)) {
@@ -293,6 +334,15 @@ Wire wire(const Params& params) {
 }  // namespace
 
 Result Connection::exec(const char* sql, std::initializer_list<Param> params, std::string_view op) {
+  return execWith(sql, params, op);
+}
+
+Result Connection::exec(const char* sql, const std::vector<Param>& params, std::string_view op) {
+  return execWith(sql, params, op);
+}
+
+template <typename Params>
+Result Connection::execWith(const char* sql, const Params& params, std::string_view op) {
   Wire w = wire(params);
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {

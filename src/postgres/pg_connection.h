@@ -46,6 +46,9 @@ struct Param {
   static Param boolean(bool v);
   static Param optionalInt64(const std::optional<int64_t>& v);
   static Param optionalText(const std::optional<std::string>& v);
+  // A one-dimensional array of `elements` (NULLs allowed), each of elementType's type (any
+  // value of that type: an empty array still needs its type).
+  static Param array(const Param& elementType, const std::vector<Param>& elements);
 
   Oid type = 0;
   std::string value;
@@ -82,6 +85,7 @@ class Connection {
   // Runs `sql` (prepared on first use on this connection; `sql` must outlive it: a literal or
   // a static, the cache is keyed by its address) with `params`; `op` names it in errors.
   Result exec(const char* sql, std::initializer_list<Param> params, std::string_view op);
+  Result exec(const char* sql, const std::vector<Param>& params, std::string_view op);
   // Runs `sql` unprepared with `params` (for statements built at run time).
   Result execDynamic(const std::string& sql, const std::vector<Param>& params, std::string_view op);
   // Runs one or more statements without parameters (BEGIN, COMMIT, DDL).
@@ -100,6 +104,8 @@ class Connection {
 
  private:
   Result check(PGresult* r, std::string_view op);
+  template <typename Params>
+  Result execWith(const char* sql, const Params& params, std::string_view op);
 
   PGconn* conn_ = nullptr;
   std::string redactedUrl_;

@@ -5,9 +5,11 @@
 #include <unordered_map>
 
 #include "kernel/append_plan.h"
+#include "kernel/group_commit.h"
 #include "kernel/lease_rules.h"
 #include "kernel/log_check.h"
 #include "loom/json/json.h"
+#include "pg_append_group.h"
 #include "pg_pool.h"
 #include "pg_schema.h"
 
@@ -52,7 +54,10 @@ struct PostgresEventStore::Impl {
                 "append event");
     }
     schema::writeInfo(conn, plan.after, isNew);
-    if (isNew) notifyWork(conn);  // a submission: wake the workers (delivered at commit)
+    // A submission: wake the workers (delivered at commit). A run started under its runner's
+    // lease runs already; a NOTIFY serializes every committing notifier of the server (async.c
+    // holds a database-wide lock from before the commit to after it), so none is sent for it.
+    if (isNew && fence == nullptr) notifyWork(conn);
     return std::move(plan.after);
   }
 
@@ -64,73 +69,23 @@ struct PostgresEventStore::Impl {
     conn.exec("SELECT pg_notify($1, '')", {Param::text(channel())}, "notify the workers");
   }
 
-  // One event appended in one statement (one round trip, committed on its own), planned from
-  // `known`, the metadata this store last wrote: the update of the metadata row holds only
-  // while that row is still exactly `known` (every column) and,
-  // fenced, while the lease is current (read FOR SHARE first, as appendIn does), and the event
-  // row is inserted only when the update matched. Returns the metadata after it, or nullopt
-  // when it matched nothing (another writer appended, the lease moved): then nothing was
-  // written and the caller takes the transactional path, which says why.
+  // One event appended in one statement (committed on its own) with the single-event appends
+  // of other executions that queued meanwhile (pg_append_group.h), planned from `known`, the
+  // metadata this store last wrote. Returns the metadata after it, or nullopt when it matched
+  // nothing (another writer appended, the lease moved): then nothing was written and the
+  // caller takes the transactional path, which says why.
   std::optional<ExecutionInfo> appendInOneStatement(const ExecutionInfo& known, Event& event,
                                                     const Lease* fence) {
     std::vector<Event> one;
     one.push_back(event);
-    kernel::AppendPlan plan = kernel::planAppend(known.id, known, known.nextSeq, std::move(one));
-    const ExecutionInfo& a = plan.after;
-    const int64_t seq = plan.events[0].seq;
-    static const char* kSql =
-        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $20 "
-        "AND owner_id = $21 AND NOT released FOR SHARE), "
-        "upd AS (UPDATE executions SET status = $2, ended_at = $3, next_seq = $4, steps = $5, "
-        "log_bytes = $6, state_bytes = $7, header_bytes = $8, steps_bytes = $9, "
-        "steps_count = $10, signals_bytes = $11, signals_count = $12, input_bytes = $13, "
-        "result_bytes = $14 WHERE id = $1 AND (workflow, subject, status, started_at, ended_at, "
-        "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
-        "signals_bytes, signals_count, input_bytes, result_bytes) IS NOT DISTINCT FROM "
-        "($22, $23, $24, $25, $26, $15, $27, $16, $28, $29, $30, $31, $32, $33, $34, $35) "
-        "AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)) RETURNING id) "
-        "INSERT INTO events (execution_id, seq, body, checksum) "
-        "SELECT id, $17, $18, $19 FROM upd";
-    Result r = withCommitOutcome([&] {
-      auto conn = pool.acquire();
-      return conn->exec(
-          kSql,
-          {Param::text(known.id), Param::text(kernel::statusName(a.status)),
-           Param::optionalInt64(a.endedAtMillis), Param::int64(a.nextSeq), Param::int64(a.steps),
-           Param::int64(a.logBytes), Param::int64(a.stateBytes), Param::int64(a.sizes.headerBytes),
-           Param::int64(a.sizes.stepsBytes), Param::int64(a.sizes.stepsCount),
-           Param::int64(a.sizes.signalsBytes), Param::int64(a.sizes.signalsCount),
-           Param::int64(a.sizes.inputBytes), Param::int64(a.sizes.resultBytes),
-           Param::int64(known.nextSeq), Param::int64(known.logBytes), Param::int64(seq),
-           Param::bytes(plan.texts[0]),
-           Param::int64(kernel::rowChecksum(known.id, seq, plan.texts[0])),
-           Param::optionalInt64(fence ? std::optional<int64_t>(fence->token) : std::nullopt),
-           Param::optionalText(fence ? std::optional<std::string>(fence->owner.id) : std::nullopt),
-           // The whole row as this store last wrote it ($15, $16: its next seq and log bytes).
-           Param::text(known.workflow), Param::optionalText(known.subject),
-           Param::text(kernel::statusName(known.status)), Param::int64(known.startedAtMillis),
-           Param::optionalInt64(known.endedAtMillis), Param::int64(known.steps),
-           Param::int64(known.stateBytes), Param::int64(known.sizes.headerBytes),
-           Param::int64(known.sizes.stepsBytes), Param::int64(known.sizes.stepsCount),
-           Param::int64(known.sizes.signalsBytes), Param::int64(known.sizes.signalsCount),
-           Param::int64(known.sizes.inputBytes), Param::int64(known.sizes.resultBytes)},
-          "append event");
-    });
-    if (r.changed() != 1) return std::nullopt;
-    return std::move(plan.after);
-  }
-
-  // A statement that commits on its own whose connection broke while it was on its way: its
-  // outcome is unknown. (A refusal the server answered with wrote nothing.)
-  template <typename Call>
-  static Result withCommitOutcome(Call&& call) {
-    try {
-      return call();
-    } catch (const ConnectionLost& e) {
-      throw UnavailableError(std::string(e.what()) +
-                             "; the append's outcome is unknown: it may have been recorded, so "
-                             "read the log back before appending again");
-    }
+    OneStatementAppend request;
+    request.known = &known;
+    request.plan = kernel::planAppend(known.id, known, known.nextSeq, std::move(one));
+    request.fence = fence;
+    appends.submit(request);
+    if (request.error) std::rethrow_exception(request.error);
+    if (!request.matched) return std::nullopt;
+    return std::move(request.plan.after);
   }
 
   // Two writers creating one execution at once: the second insert is a unique violation,
@@ -140,13 +95,9 @@ struct PostgresEventStore::Impl {
                  const Lease* fence) {
     if (events.size() == 1) {
       if (auto known = knownInfo(executionId); known && known->nextSeq == expectedNextSeq) {
-        try {
-          if (auto after = appendInOneStatement(*known, events[0], fence)) {
-            remember(*after);
-            return after->nextSeq;
-          }
-        } catch (const RetryTransaction&) {
-          // A serialization failure or deadlock wrote nothing: the transaction below retries.
+        if (auto after = appendInOneStatement(*known, events[0], fence)) {
+          remember(*after);
+          return after->nextSeq;
         }
       }
     }
@@ -207,6 +158,9 @@ struct PostgresEventStore::Impl {
   static constexpr std::size_t kMaxKnown = 4096;
   mutable std::mutex knownMu;
   std::unordered_map<std::string, ExecutionInfo> known;  // GUARDED_BY(knownMu)
+  // Single-event appends of several executions share a statement and its commit.
+  kernel::GroupCommitQueue<OneStatementAppend> appends{
+      [this](const std::vector<OneStatementAppend*>& group) { appendTogether(pool, group); }};
 };
 
 PostgresEventStore::PostgresEventStore(PostgresOptions options)
@@ -360,7 +314,10 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
     if (!kernel::isCurrentLease(current, lease)) return;
     current->released = true;
     schema::writeLease(conn, *current, false);
-    impl_->notifyWork(conn);
+    // Wakes the workers for a run left to do (parked, handed back). A run this store saw end
+    // needs no worker: no NOTIFY (see appendIn).
+    auto known = impl_->knownInfo(lease.executionId);
+    if (!known || !kernel::isEnded(known->status)) impl_->notifyWork(conn);
   });
 }
 
@@ -397,8 +354,8 @@ std::vector<Lease> PostgresEventStore::claimIn(const ClaimRequest& request,
       auto current = schema::readLease(conn, id, schema::Lock::kUpdate);
       Lease next;
       try {  // acquired by a runner since the SELECT (it locks the lease row, not this one)
-        next = kernel::grantLease(current, {id, request.owner, request.ttlMillis, std::nullopt},
-                                  now);
+        next =
+            kernel::grantLease(current, {id, request.owner, request.ttlMillis, std::nullopt}, now);
       } catch (const kernel::LeaseHeldError&) {
         continue;
       }

@@ -11,12 +11,14 @@
 #include <thread>
 
 #include "event_store_conformance.h"
+#include "kernel/append_plan.h"
 #include "loom/postgres/postgres_admin.h"
 #include "loom/postgres/postgres_blob_ledger.h"
 #include "loom/postgres/postgres_content_store.h"
 #include "loom/postgres/postgres_kill_switch.h"
 #include "loom/postgres/postgres_snapshot_store.h"
 #include "loom/util/error.h"
+#include "postgres/pg_append_group.h"
 #include "postgres/pg_connection.h"
 #include "support/postgres_server.h"
 
@@ -178,8 +180,9 @@ TEST_F(PostgresEventStoreTest, AnAppendByAnotherProcessSendsTheRunnerBackToTheTr
 }
 
 // LISTEN/NOTIFY: a worker waiting on one store hears a submission and a released lease made
-// through another (another machine), long before its poll would; with no news it times out;
-// a listener the server dropped is opened again.
+// through another (another machine), long before its poll would; with no news (steps,
+// heartbeats, a leased start, an ended run's release) it times out; a listener the server
+// dropped is opened again.
 TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOtherStores) {
   postgres::migrate(options());
   postgres::PostgresOptions o = options();
@@ -208,6 +211,13 @@ TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOthe
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_FALSE(worker.awaitWork(300)) << "steps and heartbeats are not news";
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+  // A run started under its runner's lease, and the release of a run that ended, need no
+  // worker: not news (a NOTIFY serializes the server's committing notifiers).
+  Lease fresh = other.acquireLease({"e3", request.owner, 10'000, std::nullopt});
+  other.appendLeased(fresh, 1, {started()});
+  other.appendLeased(fresh, 2, {executionCompleted(json::value("done"), kT0)});
+  other.releaseLease(fresh);
+  EXPECT_FALSE(worker.awaitWork(300)) << "a leased start or an ended run's release woke workers";
   dropConnections(o.schema);
   EXPECT_FALSE(worker.awaitWork(50)) << "a lost listener is not news";
   EXPECT_LT(heardWithin([&] { other.append("e2", 1, {started()}); }), std::chrono::seconds(10));
@@ -301,6 +311,129 @@ TEST_F(PostgresEventStoreTest, AMaintenanceLockWhoseConnectionEndsIsKnownLostAtI
   } catch (const UnavailableError& e) {
     EXPECT_THAT(e.what(), HasSubstr("maintenance lock of `loom sweep`"));
     EXPECT_THAT(e.what(), HasSubstr("run it again"));
+  }
+}
+
+// Group commit on PostgreSQL (pg_append_group.h): single-event appends of several executions
+// share one statement; each holds or misses on its own, and an error stays with its append.
+class PostgresAppendGroupTest : public PostgresEventStoreTest {
+ protected:
+  void SetUp() override {
+    PostgresEventStoreTest::SetUp();
+    if (IsSkipped()) return;
+    postgres::migrate(options());
+    store_.emplace(options());
+    for (const char* id : {"a", "b", "c"}) store_->append(id, 1, {started()});
+  }
+  // An append of one step to `id`, planned from what the log holds now.
+  postgres::OneStatementAppend planned(const std::string& id, const std::string& stepId) {
+    known_.push_back(std::make_unique<ExecutionInfo>(*store_->info(id)));
+    postgres::OneStatementAppend r;
+    r.known = known_.back().get();
+    r.plan = planAppend(id, *r.known, r.known->nextSeq, {step(stepId)});
+    return r;
+  }
+  // Runs `group` as the store's leader would; returns the statements it sent.
+  int64_t together(std::vector<postgres::OneStatementAppend*> group) {
+    int64_t before = postgres::roundTrips();
+    postgres::appendTogether(pool_, group);
+    return postgres::roundTrips() - before;
+  }
+  std::vector<std::string> stepIds(const std::string& id) {
+    std::vector<std::string> out;
+    for (const Event& e : store_->read(id)) {
+      if (e.type == EventType::kStepCompleted)
+        out.push_back(e.data.at("stepId").as_string().c_str());
+    }
+    return out;
+  }
+
+  std::optional<postgres::PostgresEventStore> store_;
+  postgres::Pool pool_{options().url, options().schema, 2};
+  std::vector<std::unique_ptr<ExecutionInfo>> known_;
+};
+
+TEST_F(PostgresAppendGroupTest, AppendsOfSeveralExecutionsShareOneStatement) {
+  auto a = planned("a", "s1"), b = planned("b", "s1"), c = planned("c", "s1");
+  EXPECT_LE(together({&a, &b, &c}), 2) << "not one statement (and its PREPARE)";
+  for (auto* r : {&a, &b, &c}) {
+    EXPECT_TRUE(r->matched);
+    EXPECT_FALSE(r->error);
+  }
+  for (const char* id : {"a", "b", "c"}) {
+    EXPECT_THAT(stepIds(id), ::testing::ElementsAre("s1")) << id;
+    EXPECT_EQ(3, store_->info(id)->nextSeq) << id;
+  }
+}
+
+TEST_F(PostgresAppendGroupTest, AStaleOrUnfencedAppendMissesAloneAndWritesNothing) {
+  auto a = planned("a", "s1"), b = planned("b", "s1"), c = planned("c", "s1");
+  store_->append("b", 2, {signalReceived("go", json::value(1), kT0)});  // another writer
+  Lease lease = store_->acquireLease({"c", LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
+  Lease stale = lease;
+  stale.token += 1;  // a lease c's log does not have
+  c.fence = &stale;
+  together({&a, &b, &c});
+  EXPECT_TRUE(a.matched);
+  EXPECT_FALSE(b.matched);
+  EXPECT_FALSE(c.matched);
+  EXPECT_FALSE(a.error || b.error || c.error);
+  EXPECT_THAT(stepIds("a"), ::testing::ElementsAre("s1"));
+  EXPECT_THAT(stepIds("b"), ::testing::IsEmpty());
+  EXPECT_THAT(stepIds("c"), ::testing::IsEmpty());
+  c.fence = &lease;  // the current lease holds
+  c.matched = false;
+  together({&c});
+  EXPECT_TRUE(c.matched);
+  EXPECT_THAT(stepIds("c"), ::testing::ElementsAre("s1"));
+}
+
+TEST_F(PostgresAppendGroupTest, TwoAppendsOfOneExecutionGoInTurnAndTheSecondMisses) {
+  auto first = planned("a", "s1"), second = planned("a", "s2"), b = planned("b", "s1");
+  pool_.acquire();
+  int64_t statements = together({&first, &second, &b});
+  EXPECT_TRUE(first.matched);
+  EXPECT_TRUE(b.matched);
+  EXPECT_FALSE(second.matched) << "planned from the row the first one changed";
+  EXPECT_GE(statements, 2);
+  EXPECT_THAT(stepIds("a"), ::testing::ElementsAre("s1"));
+}
+
+TEST_F(PostgresAppendGroupTest, AnErrorStaysWithTheAppendThatCausedIt) {
+  auto a = planned("a", "s1"), b = planned("b", "s1"), c = planned("c", "s1");
+  // A row at c's next seq written behind Loom's back: c's insert is a unique violation.
+  admin().run("INSERT INTO events (execution_id, seq, body, checksum) VALUES ('c', 2, 'x', 0)",
+              "test");
+  together({&a, &b, &c});
+  EXPECT_TRUE(a.matched && b.matched);
+  EXPECT_FALSE(a.error || b.error);
+  ASSERT_TRUE(c.error);
+  EXPECT_THROW(std::rethrow_exception(c.error), ConflictError);
+  EXPECT_THAT(stepIds("a"), ::testing::ElementsAre("s1"));
+  EXPECT_THAT(stepIds("b"), ::testing::ElementsAre("s1"));
+}
+
+// Through the store: runs appending at once share statements, and every log is whole.
+TEST_F(PostgresAppendGroupTest, ConcurrentRunsShareStatementsAndLoseNothing) {
+  constexpr int kRuns = 16, kSteps = 40;
+  for (int r = 0; r < kRuns; ++r) store_->append("r" + std::to_string(r), 1, {started()});
+  int64_t before = postgres::roundTrips();
+  std::vector<std::thread> runs;
+  for (int r = 0; r < kRuns; ++r) {
+    runs.emplace_back([&, r] {
+      std::string id = "r" + std::to_string(r);
+      for (int64_t seq = 2; seq < 2 + kSteps; ++seq) {
+        store_->append(id, seq, {step("s" + std::to_string(seq))});
+      }
+    });
+  }
+  for (auto& t : runs) t.join();
+  int64_t statements = postgres::roundTrips() - before;
+  EXPECT_LT(statements, kRuns * kSteps) << "no two appends shared a statement";
+  for (int r = 0; r < kRuns; ++r) {
+    auto events = store_->read("r" + std::to_string(r));
+    EXPECT_EQ(events.size(), static_cast<std::size_t>(1 + kSteps));
+    expectContiguous(events);
   }
 }
 

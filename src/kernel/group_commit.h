@@ -1,8 +1,9 @@
-// Group commit for the SQLite event store (leveldb's writer queue, with PostgreSQL's
-// commit_delay): each writer enqueues its request; the first one not behind a running commit
-// becomes the leader, takes every request queued so far and commits them together (one
-// transaction, one fsync) while the next ones queue up behind it. Each caller returns only
-// once the group holding its request is done, so merging never weakens durability.
+// Group commit for the event stores (leveldb's writer queue, with PostgreSQL's commit_delay):
+// each writer enqueues its request; the first one not behind a running commit becomes the
+// leader, takes every request queued so far and commits them together (SQLite: one transaction,
+// one fsync; PostgreSQL: one statement, one commit) while the next ones queue up behind it.
+// Each caller returns only once the group holding its request is done, so merging never
+// weakens durability.
 // Wake-ups are per waiter: a finished group wakes its own callers and hands leadership to the
 // first request queued behind it, never every waiter (a notify_all made 64 concurrent runs
 // spend a third of their time switching threads).
@@ -26,14 +27,14 @@
 
 namespace loom::kernel {
 
-template <typename Request>
+template <typename Request, std::size_t MaxGroup = 512>
 class GroupCommitQueue {
  public:
   // Commits a group: records each request's outcome in the request itself. Must not throw.
   using CommitFn = std::function<void(const std::vector<Request*>&)>;
 
   // Caps a group, so one transaction (and the wait of its first caller) stays bounded.
-  static constexpr std::size_t kMaxGroup = 512;
+  static constexpr std::size_t kMaxGroup = MaxGroup;
   // The longest a leader waits for siblings to queue.
   static constexpr int64_t kMaxGatherMicros = 400;
 

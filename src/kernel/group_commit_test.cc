@@ -1,5 +1,5 @@
-// The group-commit queue of the SQLite event store (sqlite_group_commit.h).
-#include "sqlite_group_commit.h"
+// The group-commit queue (group_commit.h) shared by the SQLite and PostgreSQL event stores.
+#include "group_commit.h"
 
 #include <gtest/gtest.h>
 
