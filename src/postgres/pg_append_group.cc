@@ -103,15 +103,24 @@ std::vector<Param> columnsOf(const std::vector<OneStatementAppend*>& round) {
   return params;
 }
 
+}  // namespace
+
+Connection& AppendGroups::connection() {
+  // One the server closed while it sat here is dropped before anything is sent on it.
+  if (held_ && !(*held_)->stillOpen()) held_.reset();
+  if (!held_) held_.emplace(pool_.acquire());
+  return **held_;
+}
+
 // One statement for `round`; sets each append's outcome.
-void runRound(Pool& pool, const std::vector<OneStatementAppend*>& round) noexcept {
+void AppendGroups::runRound(const std::vector<OneStatementAppend*>& round) noexcept {
+  bool sent = false;
   try {
-    Result r = [&] {
-      auto conn = pool.acquire();
-      // One append alone takes the plain statement: unnest's arrays cost it about 100 µs more.
-      if (round.size() == 1) return conn->exec(kOneSql, appendRow(*round[0]), "append event");
-      return conn->exec(kAppendSql, columnsOf(round), "append event");
-    }();
+    Connection& conn = connection();
+    sent = true;
+    // One append alone takes the plain statement: unnest's arrays cost it about 100 µs more.
+    Result r = round.size() == 1 ? conn.exec(kOneSql, appendRow(*round[0]), "append event")
+                                 : conn.exec(kAppendSql, columnsOf(round), "append event");
     std::unordered_set<std::string_view> matched;
     for (int row = 0; row < r.rows(); ++row) matched.insert(r.text(row, 0));
     for (OneStatementAppend* a : round) a->matched = matched.count(a->known->id) > 0;
@@ -120,23 +129,23 @@ void runRound(Pool& pool, const std::vector<OneStatementAppend*>& round) noexcep
   } catch (const ConnectionLost& e) {
     // The statement commits on its own and its connection broke on the way: its outcome is
     // unknown. (A refusal the server answered with wrote nothing.)
+    held_.reset();
     auto unknown = std::make_exception_ptr(UnavailableError(
         std::string(e.what()) +
         "; the append's outcome is unknown: it may have been recorded, so read the log back "
         "before appending again"));
     for (OneStatementAppend* a : round) a->error = unknown;
   } catch (...) {
-    if (round.size() == 1) {
-      round[0]->error = std::current_exception();
+    if (held_ && (*held_)->broken()) held_.reset();
+    if (round.size() == 1 || !sent) {  // its own error, or no connection for any of them
+      for (OneStatementAppend* a : round) a->error = std::current_exception();
       return;
     }
-    for (OneStatementAppend* a : round) runRound(pool, {a});  // whose error it is
+    for (OneStatementAppend* a : round) runRound({a});  // whose error it is
   }
 }
 
-}  // namespace
-
-void appendTogether(Pool& pool, const std::vector<OneStatementAppend*>& group) noexcept {
+void AppendGroups::run(const std::vector<OneStatementAppend*>& group) noexcept {
   std::vector<OneStatementAppend*> pending = group;
   while (!pending.empty()) {
     std::vector<OneStatementAppend*> round, later;
@@ -144,7 +153,7 @@ void appendTogether(Pool& pool, const std::vector<OneStatementAppend*>& group) n
     for (OneStatementAppend* a : pending) {
       (ids.insert(a->known->id).second ? round : later).push_back(a);
     }
-    runRound(pool, round);
+    runRound(round);
     pending = std::move(later);
   }
 }

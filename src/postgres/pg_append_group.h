@@ -8,6 +8,7 @@
 #pragma once
 
 #include <exception>
+#include <optional>
 #include <vector>
 
 #include "kernel/append_plan.h"
@@ -21,16 +22,32 @@ struct OneStatementAppend {
   kernel::AppendPlan plan;                       // of one event, planned from *known
   const kernel::Lease* fence = nullptr;          // when set, must be the current lease
 
-  // The outcome, set by appendTogether: matched, or not (nothing written), or an error.
+  // The outcome, set by AppendGroups::run: matched, or not (nothing written), or an error.
   bool matched = false;
   std::exception_ptr error;
 };
 
-// Runs `group` (at most one append per execution in one statement; a second one for an
-// execution goes in a statement after). A statement the server refused is run again append by
-// append, so an error belongs to the append that caused it; a serialization failure or deadlock
-// leaves its appends unmatched; a connection lost on the way makes each of its appends an
-// UnavailableError saying the outcome is unknown. Never throws.
-void appendTogether(Pool& pool, const std::vector<OneStatementAppend*>& group) noexcept;
+// The leader's side of the store's group commit: runs each group on a connection it keeps
+// between groups (taken from the pool; replaced when the server dropped it), so queued appends
+// never wait for a connection to open. One leader at a time (the queue sees to it).
+class AppendGroups {
+ public:
+  explicit AppendGroups(Pool& pool) : pool_(pool) {}
+
+  // Runs `group`: at most one append per execution in one statement (a second one for an
+  // execution goes in a statement after). A statement the server refused is run again append
+  // by append, so an error belongs to the append that caused it; a serialization failure or
+  // deadlock leaves its appends unmatched; a connection lost on the way makes each of its
+  // appends an UnavailableError saying the outcome is unknown; no connection at all, each the
+  // error saying why. Never throws.
+  void run(const std::vector<OneStatementAppend*>& group) noexcept;
+
+ private:
+  void runRound(const std::vector<OneStatementAppend*>& round) noexcept;
+  Connection& connection();
+
+  Pool& pool_;
+  std::optional<Pool::PoolLease> held_;
+};
 
 }  // namespace loom::postgres

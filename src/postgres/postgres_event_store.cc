@@ -159,8 +159,9 @@ struct PostgresEventStore::Impl {
   mutable std::mutex knownMu;
   std::unordered_map<std::string, ExecutionInfo> known;  // GUARDED_BY(knownMu)
   // Single-event appends of several executions share a statement and its commit.
+  AppendGroups groups{pool};
   kernel::GroupCommitQueue<OneStatementAppend> appends{
-      [this](const std::vector<OneStatementAppend*>& group) { appendTogether(pool, group); }};
+      [this](const std::vector<OneStatementAppend*>& group) { groups.run(group); }};
 };
 
 PostgresEventStore::PostgresEventStore(PostgresOptions options)

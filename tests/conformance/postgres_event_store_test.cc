@@ -336,7 +336,7 @@ class PostgresAppendGroupTest : public PostgresEventStoreTest {
   // Runs `group` as the store's leader would; returns the statements it sent.
   int64_t together(std::vector<postgres::OneStatementAppend*> group) {
     int64_t before = postgres::roundTrips();
-    postgres::appendTogether(pool_, group);
+    groups_.run(group);
     return postgres::roundTrips() - before;
   }
   std::vector<std::string> stepIds(const std::string& id) {
@@ -350,6 +350,7 @@ class PostgresAppendGroupTest : public PostgresEventStoreTest {
 
   std::optional<postgres::PostgresEventStore> store_;
   postgres::Pool pool_{options().url, options().schema, 2};
+  postgres::AppendGroups groups_{pool_};
   std::vector<std::unique_ptr<ExecutionInfo>> known_;
 };
 
