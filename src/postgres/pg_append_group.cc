@@ -114,34 +114,31 @@ Connection& AppendGroups::connection() {
 
 // One statement for `round`; sets each append's outcome.
 void AppendGroups::runRound(const std::vector<OneStatementAppend*>& round) noexcept {
-  bool sent = false;
   try {
     Connection& conn = connection();
-    sent = true;
     // One append alone takes the plain statement: unnest's arrays cost it about 100 µs more.
-    Result r = round.size() == 1 ? conn.exec(kOneSql, appendRow(*round[0]), "append event")
-                                 : conn.exec(kAppendSql, columnsOf(round), "append event");
+    Result r = round.size() == 1
+                   ? execCommitting(conn, kOneSql, appendRow(*round[0]), "append event")
+                   : execCommitting(conn, kAppendSql, columnsOf(round), "append event");
     std::unordered_set<std::string_view> matched;
     for (int row = 0; row < r.rows(); ++row) matched.insert(r.text(row, 0));
     for (OneStatementAppend* a : round) a->matched = matched.count(a->known->id) > 0;
   } catch (const RetryTransaction&) {
     // A serialization failure or deadlock wrote nothing: the callers' transactions retry.
-  } catch (const ConnectionLost& e) {
-    // The statement commits on its own and its connection broke on the way: its outcome is
-    // unknown. (A refusal the server answered with wrote nothing.)
-    held_.reset();
-    auto unknown = std::make_exception_ptr(UnavailableError(
-        std::string(e.what()) +
-        "; the append's outcome is unknown: it may have been recorded, so read the log back "
-        "before appending again"));
-    for (OneStatementAppend* a : round) a->error = unknown;
-  } catch (...) {
+  } catch (const UnavailableError&) {
+    // Lost on the way (the outcome is unknown, execCommitting says so), or refused before
+    // anything was written: every append of the statement shares its fate.
     if (held_ && (*held_)->broken()) held_.reset();
-    if (round.size() == 1 || !sent) {  // its own error, or no connection for any of them
-      for (OneStatementAppend* a : round) a->error = std::current_exception();
+    for (OneStatementAppend* a : round) a->error = std::current_exception();
+  } catch (...) {
+    // An error of one row (a unique violation, a value the server refuses) fails the whole
+    // statement: run each append alone, so the error belongs to the one that caused it.
+    if (held_ && (*held_)->broken()) held_.reset();
+    if (round.size() == 1) {
+      round[0]->error = std::current_exception();
       return;
     }
-    for (OneStatementAppend* a : round) runRound({a});  // whose error it is
+    for (OneStatementAppend* a : round) runRound({a});
   }
 }
 

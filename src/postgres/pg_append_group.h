@@ -35,11 +35,11 @@ class AppendGroups {
   explicit AppendGroups(Pool& pool) : pool_(pool) {}
 
   // Runs `group`: at most one append per execution in one statement (a second one for an
-  // execution goes in a statement after). A statement the server refused is run again append
-  // by append, so an error belongs to the append that caused it; a serialization failure or
-  // deadlock leaves its appends unmatched; a connection lost on the way makes each of its
-  // appends an UnavailableError saying the outcome is unknown; no connection at all, each the
-  // error saying why. Never throws.
+  // execution goes in a statement after). A statement the server refused for one of its rows
+  // is run again append by append, so the error belongs to the append that caused it; a
+  // serialization failure or deadlock leaves its appends unmatched; an UnavailableError (no
+  // connection, the server refusing everything, a connection lost on the way: outcome
+  // unknown) is each append's. Never throws.
   void run(const std::vector<OneStatementAppend*>& group) noexcept;
 
  private:

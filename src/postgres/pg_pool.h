@@ -1,10 +1,10 @@
 // A pool of connections to one server and schema, shared by every Pool of this process for the
 // same url and schema (each store of a process makes its own Pool: they share the idle
 // connections, so a process keeps at most maxIdle of them, not maxIdle per store). acquire()
-// hands out an idle connection or opens a new one (it never waits, so a caller holding one may take another: a scan's visitor
-// calling back into its store); a connection comes back when its PoolLease ends, rolled back
-// if a transaction was left open, and is dropped when broken or when maxIdle are idle already.
-// Thread-safe.
+// hands out an idle connection or opens a new one (it never waits, so a caller holding one may take
+// another: a scan's visitor calling back into its store); a connection comes back when its
+// PoolLease ends, rolled back if a transaction was left open, and is dropped when broken or when
+// maxIdle are idle already. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -24,6 +24,25 @@ int64_t nowMillis(Connection& conn, const std::shared_ptr<const Clock>& clock);
 
 // COMMIT; a lost answer is an UnavailableError saying the outcome is unknown.
 void commit(Connection& conn);
+
+// A change that commits on its own (one statement outside a transaction): the answer lost on
+// the way (ConnectionLost) is an UnavailableError saying the outcome is unknown, as a COMMIT's
+// is. A refusal the server answered with wrote nothing and is thrown as it is.
+template <typename Params>
+Result execCommitting(Connection& conn, const char* sql, const Params& params,
+                      std::string_view op) {
+  try {
+    return conn.exec(sql, params, op);
+  } catch (const ConnectionLost& e) {
+    throw UnavailableError(std::string(e.what()) +
+                           "; the outcome is unknown: it may have been applied, so read the "
+                           "state back before doing it again");
+  }
+}
+inline Result execCommitting(Connection& conn, const char* sql, std::initializer_list<Param> params,
+                             std::string_view op) {
+  return execCommitting<std::initializer_list<Param>>(conn, sql, params, op);
+}
 
 class Pool {
  public:

@@ -88,12 +88,70 @@ struct PostgresEventStore::Impl {
     return std::move(request.plan.after);
   }
 
+  // The first event of an execution its runner holds the lease of (a run started inline), in
+  // one statement committed on its own: the executions row is inserted only while the lease
+  // is current (read FOR SHARE, as appendIn does) and no row of that id exists, and the event
+  // row only when that insert happened. Returns the metadata after it, or nullopt when it
+  // inserted nothing (the lease moved, the execution exists): the transaction says why. No
+  // NOTIFY: its runner runs it (appendIn).
+  std::optional<ExecutionInfo> startInOneStatement(const std::string& executionId, Event& event,
+                                                   const Lease& fence) {
+    std::vector<Event> one;
+    one.push_back(event);
+    kernel::AppendPlan plan = kernel::planAppend(executionId, std::nullopt, 1, std::move(one));
+    const ExecutionInfo& a = plan.after;
+    static const char* kSql =
+        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $18 "
+        "AND owner_id = $19 AND NOT released FOR SHARE), "
+        "created AS (INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
+        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 "
+        "WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (id) DO NOTHING RETURNING id) "
+        "INSERT INTO events (execution_id, seq, body, checksum) "
+        "SELECT id, 1, $20, $21 FROM created RETURNING execution_id";
+    auto conn = pool.acquire();
+    Result r = execCommitting(*conn, kSql,
+                              {Param::text(a.id),
+                               Param::text(a.workflow),
+                               Param::optionalText(a.subject),
+                               Param::text(kernel::statusName(a.status)),
+                               Param::int64(a.startedAtMillis),
+                               Param::optionalInt64(a.endedAtMillis),
+                               Param::int64(a.nextSeq),
+                               Param::int64(a.steps),
+                               Param::int64(a.logBytes),
+                               Param::int64(a.stateBytes),
+                               Param::int64(a.sizes.headerBytes),
+                               Param::int64(a.sizes.stepsBytes),
+                               Param::int64(a.sizes.stepsCount),
+                               Param::int64(a.sizes.signalsBytes),
+                               Param::int64(a.sizes.signalsCount),
+                               Param::int64(a.sizes.inputBytes),
+                               Param::int64(a.sizes.resultBytes),
+                               Param::int64(fence.token),
+                               Param::text(fence.owner.id),
+                               Param::bytes(plan.texts[0]),
+                               Param::int64(kernel::rowChecksum(executionId, 1, plan.texts[0]))},
+                              "start an execution");
+    if (r.rows() != 1) return std::nullopt;
+    return std::move(plan.after);
+  }
+
   // Two writers creating one execution at once: the second insert is a unique violation,
   // a ConflictError, as a stale expectedNextSeq is. A single event after a known append takes
-  // one statement (appendInOneStatement); anything else, or a miss, one transaction.
+  // one statement (appendInOneStatement), so does a leased start (startInOneStatement);
+  // anything else, or a miss, one transaction.
   int64_t append(const std::string& executionId, int64_t expectedNextSeq, std::vector<Event> events,
                  const Lease* fence) {
-    if (events.size() == 1) {
+    if (events.size() == 1 && expectedNextSeq == 1 && fence != nullptr) {
+      try {
+        if (auto after = startInOneStatement(executionId, events[0], *fence)) {
+          remember(*after);
+          return after->nextSeq;
+        }
+      } catch (const RetryTransaction&) {
+        // A serialization failure or deadlock wrote nothing: the transaction below retries.
+      }
+    } else if (events.size() == 1) {
       if (auto known = knownInfo(executionId); known && known->nextSeq == expectedNextSeq) {
         if (auto after = appendInOneStatement(*known, events[0], fence)) {
           remember(*after);
@@ -128,6 +186,39 @@ struct PostgresEventStore::Impl {
   void forget(const std::string& executionId) {
     std::lock_guard lock(knownMu);
     known.erase(executionId);
+  }
+
+  // The first lease of an execution in one statement committed on its own: planned by the
+  // shared rule at time 0 (a first lease's times are now, now and now + ttl) and shifted by
+  // the clock in the statement, inserted only when the execution has no lease row. nullopt
+  // when it has one: the transaction (changeLease) applies the rules to it.
+  std::optional<Lease> grantFirstLease(const kernel::LeaseRequest& request) {
+    Lease lease = kernel::grantLease(std::nullopt, request, 0);
+    static const char* kSql =
+        "INSERT INTO leases (execution_id, owner_id, host, pid, boot_id, token, acquired_at, "
+        "renewed_at, expires_at, released, pid_namespace, start_ticks) "
+        "SELECT $1, $2, $3, $4, $5, $6, $7 + now.ms, $8 + now.ms, $9 + now.ms, $10, $11, $12 "
+        "FROM (SELECT COALESCE($13::bigint, "
+        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS ms) now "
+        "ON CONFLICT (execution_id) DO NOTHING RETURNING acquired_at";
+    std::optional<int64_t> clockNow;
+    if (options.clock) clockNow = options.clock->nowMillis();
+    auto conn = pool.acquire();
+    Result r = execCommitting(
+        *conn, kSql,
+        {Param::text(lease.executionId), Param::text(lease.owner.id), Param::text(lease.owner.host),
+         Param::int64(lease.owner.pid), Param::text(lease.owner.bootId), Param::int64(lease.token),
+         Param::int64(lease.acquiredAtMillis), Param::int64(lease.renewedAtMillis),
+         Param::int64(lease.expiresAtMillis), Param::boolean(lease.released),
+         Param::text(lease.owner.pidNamespace), Param::int64(lease.owner.startTicks),
+         Param::optionalInt64(clockNow)},
+        "acquire a lease");
+    if (r.rows() != 1) return std::nullopt;
+    const int64_t now = r.int64(0, 0);
+    lease.acquiredAtMillis += now;
+    lease.renewedAtMillis += now;
+    lease.expiresAtMillis += now;
+    return lease;
   }
 
   template <typename Change>
@@ -296,6 +387,14 @@ std::vector<ControlEvent> PostgresEventStore::readControl(int64_t fromSeq) const
 }
 
 Lease PostgresEventStore::acquireLease(const kernel::LeaseRequest& request) {
+  // An execution this store has not seen (a run starting) most likely has no lease row yet.
+  if (!impl_->knownInfo(request.executionId)) {
+    try {
+      if (auto first = impl_->grantFirstLease(request)) return *first;
+    } catch (const RetryTransaction&) {
+      // A serialization failure or deadlock wrote nothing: the transaction below runs.
+    }
+  }
   return impl_->changeLease(request.executionId,
                             [&](const std::optional<Lease>& current, int64_t now) {
                               return kernel::grantLease(current, request, now);
@@ -310,15 +409,31 @@ Lease PostgresEventStore::renewLease(const Lease& lease, int64_t ttlMillis) {
 }
 
 void PostgresEventStore::releaseLease(const Lease& lease) {
-  inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
-    auto current = schema::readLease(conn, lease.executionId, schema::Lock::kUpdate);
-    if (!kernel::isCurrentLease(current, lease)) return;
-    current->released = true;
-    schema::writeLease(conn, *current, false);
-    // Wakes the workers for a run left to do (parked, handed back). A run this store saw end
-    // needs no worker: no NOTIFY (see appendIn).
-    auto known = impl_->knownInfo(lease.executionId);
-    if (!known || !kernel::isEnded(known->status)) impl_->notifyWork(conn);
+  // One statement, committed on its own (running it twice is harmless): the row is released
+  // only while it is still `lease` (same token and owner, not released: isCurrentLease).
+  // It wakes the workers for a run left to do (parked, handed back); a run this store saw end
+  // needs no worker, so no NOTIFY (see appendIn).
+  static const char* kRelease =
+      "UPDATE leases SET released = true WHERE execution_id = $1 AND token = $2 "
+      "AND owner_id = $3 AND NOT released";
+  static const char* kReleaseAndNotify =
+      "WITH released AS (UPDATE leases SET released = true WHERE execution_id = $1 "
+      "AND token = $2 AND owner_id = $3 AND NOT released RETURNING 1) "
+      "SELECT pg_notify($4, '') FROM released";
+  auto known = impl_->knownInfo(lease.executionId);
+  const bool notify = !known || !kernel::isEnded(known->status);
+  withConnection(impl_->pool, [&](Connection& conn) {
+    if (notify) {
+      execCommitting(conn, kReleaseAndNotify,
+                     {Param::text(lease.executionId), Param::int64(lease.token),
+                      Param::text(lease.owner.id), Param::text(impl_->channel())},
+                     "release a lease");
+    } else {
+      execCommitting(
+          conn, kRelease,
+          {Param::text(lease.executionId), Param::int64(lease.token), Param::text(lease.owner.id)},
+          "release a lease");
+    }
   });
 }
 

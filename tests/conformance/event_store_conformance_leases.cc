@@ -130,6 +130,18 @@ TEST_P(EventStoreConformance, AReleasedLeaseIsFreeAtOnceAndItsTokenIsNeverReused
   EXPECT_GT(again.token, b.token);
 }
 
+TEST_P(EventStoreConformance, ALeasedStartOfAnExistingExecutionIsAConflictAndWritesNothing) {
+  Lease a = store().acquireLease(request("e1", kA));
+  EXPECT_EQ(store().appendLeased(a, 1, {started("first")}), 2);
+  EXPECT_THROW(store().appendLeased(a, 1, {started("second")}), ConflictError);
+  EXPECT_EQ(store().read("e1").size(), 1u);
+  EXPECT_EQ(store().info("e1")->workflow, "first");
+  EXPECT_EQ(store().info("e1")->nextSeq, 2);
+  // Unleased, as a submission would (the lease stays its runner's).
+  EXPECT_THROW(store().append("e1", 1, {started("third")}), ConflictError);
+  EXPECT_EQ(store().appendLeased(a, 2, {step("s1")}), 3);
+}
+
 TEST_P(EventStoreConformance, ABreakTokenTakesOverOnlyTheHolderItNames) {
   Lease a = store().acquireLease(request("e1", kA));
   LeaseRequest breakA = request("e1", kB);
@@ -196,8 +208,8 @@ TEST_P(EventStoreConformance, ClaimingTakesRunsNobodyRunsOldestFirstAndNeverOneT
                         std::pair{"expired", 0}, std::pair{"ended", 0}, std::pair{"later", 9}}) {
     store().append(id, 1, {started("wf", std::nullopt, json::object{}, kT0 + at)});
   }
-  store().append("ended", 2, {Event{0, EventType::kExecutionCompleted, kT0,
-                                    json::object{{"output", 1}}}});
+  store().append("ended", 2,
+                 {Event{0, EventType::kExecutionCompleted, kT0, json::object{{"output", 1}}}});
   Lease expiring = store().acquireLease(request("expired", kA, 1'000));
   store().releaseLease(store().acquireLease(request("released", kA)));
   store().acquireLease(request("held", kA));

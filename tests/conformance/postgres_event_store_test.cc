@@ -223,6 +223,37 @@ TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOthe
   EXPECT_LT(heardWithin([&] { other.append("e2", 1, {started()}); }), std::chrono::seconds(10));
 }
 
+// A run's own statements: its first lease, its leased start and its release are one statement
+// each (committed on their own), as each step is.
+TEST_F(PostgresEventStoreTest, AFirstLeaseALeasedStartAndAReleaseAreOneStatementEach) {
+  postgres::migrate(options());
+  postgres::PostgresEventStore store(options());
+  auto statements = [](const std::function<void()>& call) {
+    int64_t before = postgres::roundTrips();
+    call();
+    return postgres::roundTrips() - before;
+  };
+  for (const char* id : {"warm", "e1"}) {  // the first prepares the statements
+    Lease lease;
+    int64_t acquire = statements([&] {
+      lease = store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
+    });
+    int64_t start = statements([&] { EXPECT_EQ(2, store.appendLeased(lease, 1, {started()})); });
+    int64_t release = statements([&] { store.releaseLease(lease); });
+    if (std::string(id) == "warm") continue;
+    EXPECT_EQ(1, acquire);
+    EXPECT_EQ(1, start);
+    EXPECT_EQ(1, release);
+    auto seen = store.currentLease(id);
+    ASSERT_TRUE(seen.has_value());
+    EXPECT_TRUE(seen->released);
+    EXPECT_EQ(seen->token, 1);
+    EXPECT_EQ(seen->expiresAtMillis - seen->acquiredAtMillis, 10'000);
+    EXPECT_EQ(lease.acquiredAtMillis, seen->acquiredAtMillis) << "the server's clock, as stored";
+    EXPECT_EQ(store.read(id).size(), 1u);
+  }
+}
+
 // Every store of a process shares one pool per url and schema: a booted app (six stores) keeps
 // one idle connection, not one per store, so workers fit the server's max_connections.
 TEST_F(PostgresEventStoreTest, TheStoresOfAProcessShareTheirConnections) {
