@@ -114,22 +114,27 @@ Connection& AppendGroups::connection() {
 
 // One statement for `round`; sets each append's outcome.
 void AppendGroups::runRound(const std::vector<OneStatementAppend*>& round) noexcept {
+  std::optional<Result> r;
   try {
     Connection& conn = connection();
     // One append alone takes the plain statement: unnest's arrays cost it about 100 µs more.
-    Result r = round.size() == 1
-                   ? execCommitting(conn, kOneSql, appendRow(*round[0]), "append event")
-                   : execCommitting(conn, kAppendSql, columnsOf(round), "append event");
-    std::unordered_set<std::string_view> matched;
-    for (int row = 0; row < r.rows(); ++row) matched.insert(r.text(row, 0));
-    for (OneStatementAppend* a : round) a->matched = matched.count(a->known->id) > 0;
+    r.emplace(round.size() == 1
+                  ? execCommitting(conn, kOneSql, appendRow(*round[0]), "append event")
+                  : execCommitting(conn, kAppendSql, columnsOf(round), "append event"));
   } catch (const RetryTransaction&) {
-    // A serialization failure or deadlock wrote nothing: the callers' transactions retry.
+    return;  // a serialization failure or deadlock wrote nothing: the callers' transactions retry
   } catch (const UnavailableError&) {
-    // Lost on the way (the outcome is unknown, execCommitting says so), or refused before
-    // anything was written: every append of the statement shares its fate.
-    if (held_ && (*held_)->broken()) held_.reset();
-    for (OneStatementAppend* a : round) a->error = std::current_exception();
+    // No connection, or it broke on the way (outcome unknown, execCommitting says so): every
+    // append of the statement shares that. A refusal the server answered with (a lock or
+    // statement timeout, a full disk) may be one row's: below.
+    const bool connectionGone = !held_ || (*held_)->broken();
+    if (connectionGone) held_.reset();
+    if (connectionGone || round.size() == 1) {
+      for (OneStatementAppend* a : round) a->error = std::current_exception();
+      return;
+    }
+    for (OneStatementAppend* a : round) runRound({a});
+    return;
   } catch (...) {
     // An error of one row (a unique violation, a value the server refuses) fails the whole
     // statement: run each append alone, so the error belongs to the one that caused it.
@@ -139,7 +144,12 @@ void AppendGroups::runRound(const std::vector<OneStatementAppend*>& round) noexc
       return;
     }
     for (OneStatementAppend* a : round) runRound({a});
+    return;
   }
+  // Committed: the rows it returns are the appends that matched.
+  std::unordered_set<std::string_view> matched;
+  for (int row = 0; row < r->rows(); ++row) matched.insert(r->text(row, 0));
+  for (OneStatementAppend* a : round) a->matched = matched.count(a->known->id) > 0;
 }
 
 void AppendGroups::run(const std::vector<OneStatementAppend*>& group) noexcept {

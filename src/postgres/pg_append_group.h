@@ -35,11 +35,12 @@ class AppendGroups {
   explicit AppendGroups(Pool& pool) : pool_(pool) {}
 
   // Runs `group`: at most one append per execution in one statement (a second one for an
-  // execution goes in a statement after). A statement the server refused for one of its rows
-  // is run again append by append, so the error belongs to the append that caused it; a
-  // serialization failure or deadlock leaves its appends unmatched; an UnavailableError (no
-  // connection, the server refusing everything, a connection lost on the way: outcome
-  // unknown) is each append's. Never throws.
+  // execution goes in a statement after). A statement the server refused (an error of one
+  // row, a lock or statement timeout) is run again append by append, so the error belongs to
+  // the append that caused it; a serialization failure or deadlock leaves its appends
+  // unmatched; no connection, or one lost on the way (outcome unknown), is each append's
+  // UnavailableError. Never throws (an allocation failure after a commit terminates rather
+  // than report recorded appends as missed).
   void run(const std::vector<OneStatementAppend*>& group) noexcept;
 
  private:

@@ -30,8 +30,13 @@ std::string trimmed(const char* message) {
 [[noreturn]] void throwFor(std::string_view state, const std::string& what, bool connectionLost) {
   auto is = [&](std::string_view s) { return state == s; };
   auto classIs = [&](std::string_view c) { return state.substr(0, 2) == c; };
-  if (connectionLost || state.empty() || classIs("08") || is("57P01") || is("57P02") ||
-      is("57P03")) {
+  if (connectionLost || state.empty()) {
+    // No answer: whether a statement that commits on its own took effect is unknown.
+    throw ConnectionLost(what +
+                         " (the connection to the server was lost; the call can be retried "
+                         "once the server is reachable)");
+  }
+  if (classIs("08") || is("57P01") || is("57P02") || is("57P03")) {
     throw UnavailableError(what +
                            " (the connection to the server was lost or refused; the "
                            "call can be retried once the server is reachable)");

@@ -88,6 +88,23 @@ struct PostgresEventStore::Impl {
     return std::move(request.plan.after);
   }
 
+  // A shortcut statement that commits on its own, on `conn` from the pool. nullopt when `conn`
+  // sat idle in the pool and turns out dropped (a failover left it half-open): the caller
+  // takes its transaction, which begins on a fresh connection, reads the rows back and says
+  // what holds (so a statement the old server applied before the answer was lost is reported
+  // by the rules, never applied twice).
+  static std::optional<Result> execFresh(Pool::PoolLease& conn, const char* sql,
+                                         std::initializer_list<Param> params, std::string_view op) {
+    try {
+      return execCommitting(*conn, sql, params, op);
+    } catch (const RetryTransaction&) {
+      throw;
+    } catch (const UnavailableError&) {
+      if (conn.reused() && conn->broken()) return std::nullopt;
+      throw;
+    }
+  }
+
   // The first event of an execution its runner holds the lease of (a run started inline), in
   // one statement committed on its own: the executions row is inserted only while the lease
   // is current (read FOR SHARE, as appendIn does) and no row of that id exists, and the event
@@ -109,30 +126,30 @@ struct PostgresEventStore::Impl {
         "INSERT INTO events (execution_id, seq, body, checksum) "
         "SELECT id, 1, $20, $21 FROM created RETURNING execution_id";
     auto conn = pool.acquire();
-    Result r = execCommitting(*conn, kSql,
-                              {Param::text(a.id),
-                               Param::text(a.workflow),
-                               Param::optionalText(a.subject),
-                               Param::text(kernel::statusName(a.status)),
-                               Param::int64(a.startedAtMillis),
-                               Param::optionalInt64(a.endedAtMillis),
-                               Param::int64(a.nextSeq),
-                               Param::int64(a.steps),
-                               Param::int64(a.logBytes),
-                               Param::int64(a.stateBytes),
-                               Param::int64(a.sizes.headerBytes),
-                               Param::int64(a.sizes.stepsBytes),
-                               Param::int64(a.sizes.stepsCount),
-                               Param::int64(a.sizes.signalsBytes),
-                               Param::int64(a.sizes.signalsCount),
-                               Param::int64(a.sizes.inputBytes),
-                               Param::int64(a.sizes.resultBytes),
-                               Param::int64(fence.token),
-                               Param::text(fence.owner.id),
-                               Param::bytes(plan.texts[0]),
-                               Param::int64(kernel::rowChecksum(executionId, 1, plan.texts[0]))},
-                              "start an execution");
-    if (r.rows() != 1) return std::nullopt;
+    auto r = execFresh(conn, kSql,
+                       {Param::text(a.id),
+                        Param::text(a.workflow),
+                        Param::optionalText(a.subject),
+                        Param::text(kernel::statusName(a.status)),
+                        Param::int64(a.startedAtMillis),
+                        Param::optionalInt64(a.endedAtMillis),
+                        Param::int64(a.nextSeq),
+                        Param::int64(a.steps),
+                        Param::int64(a.logBytes),
+                        Param::int64(a.stateBytes),
+                        Param::int64(a.sizes.headerBytes),
+                        Param::int64(a.sizes.stepsBytes),
+                        Param::int64(a.sizes.stepsCount),
+                        Param::int64(a.sizes.signalsBytes),
+                        Param::int64(a.sizes.signalsCount),
+                        Param::int64(a.sizes.inputBytes),
+                        Param::int64(a.sizes.resultBytes),
+                        Param::int64(fence.token),
+                        Param::text(fence.owner.id),
+                        Param::bytes(plan.texts[0]),
+                        Param::int64(kernel::rowChecksum(executionId, 1, plan.texts[0]))},
+                       "start an execution");
+    if (!r || r->rows() != 1) return std::nullopt;
     return std::move(plan.after);
   }
 
@@ -142,7 +159,8 @@ struct PostgresEventStore::Impl {
   // anything else, or a miss, one transaction.
   int64_t append(const std::string& executionId, int64_t expectedNextSeq, std::vector<Event> events,
                  const Lease* fence) {
-    if (events.size() == 1 && expectedNextSeq == 1 && fence != nullptr) {
+    if (events.size() == 1 && expectedNextSeq == 1 && fence != nullptr &&
+        events[0].type == kernel::EventType::kExecutionStarted) {
       try {
         if (auto after = startInOneStatement(executionId, events[0], *fence)) {
           remember(*after);
@@ -204,8 +222,8 @@ struct PostgresEventStore::Impl {
     std::optional<int64_t> clockNow;
     if (options.clock) clockNow = options.clock->nowMillis();
     auto conn = pool.acquire();
-    Result r = execCommitting(
-        *conn, kSql,
+    auto r = execFresh(
+        conn, kSql,
         {Param::text(lease.executionId), Param::text(lease.owner.id), Param::text(lease.owner.host),
          Param::int64(lease.owner.pid), Param::text(lease.owner.bootId), Param::int64(lease.token),
          Param::int64(lease.acquiredAtMillis), Param::int64(lease.renewedAtMillis),
@@ -213,8 +231,8 @@ struct PostgresEventStore::Impl {
          Param::text(lease.owner.pidNamespace), Param::int64(lease.owner.startTicks),
          Param::optionalInt64(clockNow)},
         "acquire a lease");
-    if (r.rows() != 1) return std::nullopt;
-    const int64_t now = r.int64(0, 0);
+    if (!r || r->rows() != 1) return std::nullopt;
+    const int64_t now = r->int64(0, 0);
     lease.acquiredAtMillis += now;
     lease.renewedAtMillis += now;
     lease.expiresAtMillis += now;

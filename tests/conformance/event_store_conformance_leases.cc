@@ -139,6 +139,7 @@ TEST_P(EventStoreConformance, ALeasedStartOfAnExistingExecutionIsAConflictAndWri
   EXPECT_EQ(store().info("e1")->nextSeq, 2);
   // Unleased, as a submission would (the lease stays its runner's).
   EXPECT_THROW(store().append("e1", 1, {started("third")}), ConflictError);
+  EXPECT_THROW(store().appendLeased(a, 1, {step("s0")}), ConflictError) << "a stale seq";
   EXPECT_EQ(store().appendLeased(a, 2, {step("s1")}), 3);
 }
 

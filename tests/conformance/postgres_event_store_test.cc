@@ -20,6 +20,7 @@
 #include "loom/util/error.h"
 #include "postgres/pg_append_group.h"
 #include "postgres/pg_connection.h"
+#include "postgres/pg_pool.h"
 #include "support/postgres_server.h"
 
 namespace loom::kernel::conformance {
@@ -221,6 +222,35 @@ TEST_F(PostgresEventStoreTest, AWaitingWorkerHearsSubmissionsAndReleasesFromOthe
   dropConnections(o.schema);
   EXPECT_FALSE(worker.awaitWork(50)) << "a lost listener is not news";
   EXPECT_LT(heardWithin([&] { other.append("e2", 1, {started()}); }), std::chrono::seconds(10));
+}
+
+// A statement on a connection the server ended is ConnectionLost: for one that commits on its
+// own, the outcome is unknown (pg_pool.h's execCommitting says so).
+TEST_F(PostgresEventStoreTest, AStatementOnAConnectionTheServerEndedIsConnectionLost) {
+  postgres::migrate(options());
+  const std::string application = options().schema + "_lost";
+  postgres::Connection conn(options().url + "?application_name=" + application, options().schema);
+  static const char* kSql = "SELECT 1";  // prepared before the drop: only its EXECUTE is sent
+  conn.exec(kSql, {}, "test");
+  dropConnections(application);
+  try {
+    postgres::execCommitting(conn, kSql, {}, "test");
+    FAIL() << "a statement on an ended connection succeeded";
+  } catch (const postgres::ConnectionLost&) {
+    FAIL() << "execCommitting let ConnectionLost through";
+  } catch (const UnavailableError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("outcome is unknown"));
+  }
+  EXPECT_TRUE(conn.broken());
+  EXPECT_THROW(conn.exec(kSql, {}, "test"), postgres::ConnectionLost);
+  // A statement never prepared there only sent its PREPARE: it never ran, plainly retryable.
+  try {
+    conn.exec("SELECT 2", {}, "test");
+    FAIL() << "a statement on an ended connection succeeded";
+  } catch (const postgres::ConnectionLost&) {
+    FAIL() << "a PREPARE that never ran was reported as an unknown outcome";
+  } catch (const UnavailableError&) {
+  }
 }
 
 // A run's own statements: its first lease, its leased start and its release are one statement
@@ -443,6 +473,25 @@ TEST_F(PostgresAppendGroupTest, AnErrorStaysWithTheAppendThatCausedIt) {
   EXPECT_THROW(std::rethrow_exception(c.error), ConflictError);
   EXPECT_THAT(stepIds("a"), ::testing::ElementsAre("s1"));
   EXPECT_THAT(stepIds("b"), ::testing::ElementsAre("s1"));
+}
+
+// A refusal of the whole statement that one row caused (here its row lock held past the
+// connection's lock_timeout) fails only that append: the others are sent again alone and land.
+TEST_F(PostgresAppendGroupTest, ALockTimeoutOfOneRowFailsOnlyItsAppend) {
+  postgres::Pool impatient{options().url + "?options=-c%20lock_timeout%3D200", options().schema, 2};
+  postgres::AppendGroups groups{impatient};
+  auto a = planned("a", "s1"), b = planned("b", "s1"), c = planned("c", "s1");
+  auto holder = admin();
+  holder.run("BEGIN", "test");
+  holder.execDynamic("SELECT 1 FROM executions WHERE id = 'c' FOR UPDATE", {}, "test");
+  groups.run({&a, &b, &c});
+  holder.run("ROLLBACK", "test");
+  EXPECT_TRUE(a.matched && b.matched);
+  EXPECT_FALSE(a.error || b.error);
+  ASSERT_TRUE(c.error);
+  EXPECT_THROW(std::rethrow_exception(c.error), UnavailableError);
+  EXPECT_THAT(stepIds("a"), ::testing::ElementsAre("s1"));
+  EXPECT_THAT(stepIds("c"), ::testing::IsEmpty());
 }
 
 // Through the store: runs appending at once share statements, and every log is whole.

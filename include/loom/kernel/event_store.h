@@ -110,11 +110,12 @@ class EventStore {
   virtual std::vector<Lease> claimRunnable(const ClaimRequest& request);
 
   // Waits up to timeoutMillis for news of work: true when the store heard that an execution
-  // was started (a submission), or a lease was released (a run parked, ended or was let go),
-  // by any process or machine since the last call; false when the time passed. A worker calls
-  // it between claims instead of sleeping. The default (stores that cannot notify) sleeps the
-  // timeout and returns false: the caller polls. A shared store listens on a connection of its
-  // own (PostgreSQL: LISTEN/NOTIFY), so a submission on one machine wakes workers on others.
+  // was submitted (started without a lease), or the lease of a run that has not ended was
+  // released (a run parked or let go), by any process or machine since the last call; false when
+  // the time passed. A worker calls it between claims instead of sleeping. The default (stores that
+  // cannot notify) sleeps the timeout and returns false: the caller polls. A shared store listens
+  // on a connection of its own (PostgreSQL: LISTEN/NOTIFY), so a submission on one machine wakes
+  // workers on others.
   virtual bool awaitWork(int64_t timeoutMillis) const;
 
   // For erasure's owner-set check: the executions whose stored log may cite one of
