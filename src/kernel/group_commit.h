@@ -27,14 +27,14 @@
 
 namespace loom::kernel {
 
-template <typename Request, std::size_t MaxGroup = 512>
+template <typename Request>
 class GroupCommitQueue {
  public:
   // Commits a group: records each request's outcome in the request itself. Must not throw.
   using CommitFn = std::function<void(const std::vector<Request*>&)>;
 
   // Caps a group, so one transaction (and the wait of its first caller) stays bounded.
-  static constexpr std::size_t kMaxGroup = MaxGroup;
+  static constexpr std::size_t kMaxGroup = 512;
   // The longest a leader waits for siblings to queue.
   static constexpr int64_t kMaxGatherMicros = 400;
 

@@ -209,6 +209,26 @@ std::optional<kernel::ExecutionInfo> readInfo(Connection& conn, const std::strin
   return infoFromRow(r, 0);
 }
 
+std::vector<Param> infoParams(const kernel::ExecutionInfo& info) {
+  return {Param::text(info.id),
+          Param::text(info.workflow),
+          Param::optionalText(info.subject),
+          Param::text(kernel::statusName(info.status)),
+          Param::int64(info.startedAtMillis),
+          Param::optionalInt64(info.endedAtMillis),
+          Param::int64(info.nextSeq),
+          Param::int64(info.steps),
+          Param::int64(info.logBytes),
+          Param::int64(info.stateBytes),
+          Param::int64(info.sizes.headerBytes),
+          Param::int64(info.sizes.stepsBytes),
+          Param::int64(info.sizes.stepsCount),
+          Param::int64(info.sizes.signalsBytes),
+          Param::int64(info.sizes.signalsCount),
+          Param::int64(info.sizes.inputBytes),
+          Param::int64(info.sizes.resultBytes)};
+}
+
 void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew) {
   static const char* kInsert =
       "INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
@@ -220,17 +240,7 @@ void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew) 
       "steps_count = $13, signals_bytes = $14, signals_count = $15, input_bytes = $16, "
       "result_bytes = $17 WHERE id = $1 AND workflow = $2 AND subject IS NOT DISTINCT FROM $3 "
       "AND started_at = $5";
-  Result r =
-      conn.exec(isNew ? kInsert : kUpdate,
-                {Param::text(info.id), Param::text(info.workflow),
-                 Param::optionalText(info.subject), Param::text(kernel::statusName(info.status)),
-                 Param::int64(info.startedAtMillis), Param::optionalInt64(info.endedAtMillis),
-                 Param::int64(info.nextSeq), Param::int64(info.steps), Param::int64(info.logBytes),
-                 Param::int64(info.stateBytes), Param::int64(info.sizes.headerBytes),
-                 Param::int64(info.sizes.stepsBytes), Param::int64(info.sizes.stepsCount),
-                 Param::int64(info.sizes.signalsBytes), Param::int64(info.sizes.signalsCount),
-                 Param::int64(info.sizes.inputBytes), Param::int64(info.sizes.resultBytes)},
-                "write execution metadata");
+  Result r = conn.exec(isNew ? kInsert : kUpdate, infoParams(info), "write execution metadata");
   if (!isNew && r.changed() != 1) {
     throw DataLossError("execution '" + info.id +
                         "': its metadata row changed under the append (workflow, subject or "

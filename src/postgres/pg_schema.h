@@ -39,6 +39,8 @@ void check(Connection& conn);
 kernel::ExecutionInfo infoFromRow(const Result& r, int row);
 std::optional<kernel::ExecutionInfo> readInfo(Connection& conn, const std::string& executionId,
                                               bool forUpdate);
+// The values of `info`'s executions row, in LOOM_PG_EXECUTION_COLUMNS order ($1..$17).
+std::vector<Param> infoParams(const kernel::ExecutionInfo& info);
 void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew);
 
 // The lease row of `executionId` (locked for update or share when asked); nullopt: none.

@@ -93,8 +93,9 @@ struct PostgresEventStore::Impl {
   // takes its transaction, which begins on a fresh connection, reads the rows back and says
   // what holds (so a statement the old server applied before the answer was lost is reported
   // by the rules, never applied twice).
+  template <typename Params>
   static std::optional<Result> execFresh(Pool::PoolLease& conn, const char* sql,
-                                         std::initializer_list<Param> params, std::string_view op) {
+                                         const Params& params, std::string_view op) {
     try {
       return execCommitting(*conn, sql, params, op);
     } catch (const RetryTransaction&) {
@@ -116,7 +117,6 @@ struct PostgresEventStore::Impl {
     std::vector<Event> one;
     one.push_back(event);
     kernel::AppendPlan plan = kernel::planAppend(executionId, std::nullopt, 1, std::move(one));
-    const ExecutionInfo& a = plan.after;
     static const char* kSql =
         "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $18 "
         "AND owner_id = $19 AND NOT released FOR SHARE), "
@@ -125,30 +125,13 @@ struct PostgresEventStore::Impl {
         "WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (id) DO NOTHING RETURNING id) "
         "INSERT INTO events (execution_id, seq, body, checksum) "
         "SELECT id, 1, $20, $21 FROM created RETURNING execution_id";
+    std::vector<Param> params = schema::infoParams(plan.after);  // $1..$17
+    params.push_back(Param::int64(fence.token));
+    params.push_back(Param::text(fence.owner.id));
+    params.push_back(Param::bytes(plan.texts[0]));
+    params.push_back(Param::int64(kernel::rowChecksum(executionId, 1, plan.texts[0])));
     auto conn = pool.acquire();
-    auto r = execFresh(conn, kSql,
-                       {Param::text(a.id),
-                        Param::text(a.workflow),
-                        Param::optionalText(a.subject),
-                        Param::text(kernel::statusName(a.status)),
-                        Param::int64(a.startedAtMillis),
-                        Param::optionalInt64(a.endedAtMillis),
-                        Param::int64(a.nextSeq),
-                        Param::int64(a.steps),
-                        Param::int64(a.logBytes),
-                        Param::int64(a.stateBytes),
-                        Param::int64(a.sizes.headerBytes),
-                        Param::int64(a.sizes.stepsBytes),
-                        Param::int64(a.sizes.stepsCount),
-                        Param::int64(a.sizes.signalsBytes),
-                        Param::int64(a.sizes.signalsCount),
-                        Param::int64(a.sizes.inputBytes),
-                        Param::int64(a.sizes.resultBytes),
-                        Param::int64(fence.token),
-                        Param::text(fence.owner.id),
-                        Param::bytes(plan.texts[0]),
-                        Param::int64(kernel::rowChecksum(executionId, 1, plan.texts[0]))},
-                       "start an execution");
+    auto r = execFresh(conn, kSql, params, "start an execution");
     if (!r || r->rows() != 1) return std::nullopt;
     return std::move(plan.after);
   }
@@ -224,12 +207,13 @@ struct PostgresEventStore::Impl {
     auto conn = pool.acquire();
     auto r = execFresh(
         conn, kSql,
-        {Param::text(lease.executionId), Param::text(lease.owner.id), Param::text(lease.owner.host),
-         Param::int64(lease.owner.pid), Param::text(lease.owner.bootId), Param::int64(lease.token),
-         Param::int64(lease.acquiredAtMillis), Param::int64(lease.renewedAtMillis),
-         Param::int64(lease.expiresAtMillis), Param::boolean(lease.released),
-         Param::text(lease.owner.pidNamespace), Param::int64(lease.owner.startTicks),
-         Param::optionalInt64(clockNow)},
+        std::vector<Param>{Param::text(lease.executionId), Param::text(lease.owner.id),
+                           Param::text(lease.owner.host), Param::int64(lease.owner.pid),
+                           Param::text(lease.owner.bootId), Param::int64(lease.token),
+                           Param::int64(lease.acquiredAtMillis),
+                           Param::int64(lease.renewedAtMillis), Param::int64(lease.expiresAtMillis),
+                           Param::boolean(lease.released), Param::text(lease.owner.pidNamespace),
+                           Param::int64(lease.owner.startTicks), Param::optionalInt64(clockNow)},
         "acquire a lease");
     if (!r || r->rows() != 1) return std::nullopt;
     const int64_t now = r->int64(0, 0);
