@@ -114,7 +114,7 @@ App::~App() = default;
 sweep::RetentionReport App::runRetention(const sweep::RetentionOptions& options) {
   kernel::EventStore& events = rawStore_ ? *rawStore_ : *store_;
   kernel::SnapshotStore& snapshots = rawSnapshots_ ? *rawSnapshots_ : *snapshots_;
-  return sweep::runRetention(events, &snapshots, archiveDir(), options);
+  return sweep::runRetention(events, &snapshots, archive_, options);
 }
 
 void App::warn(std::string_view message) const {
@@ -157,6 +157,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   if (masterKey) AppAccess::openCompliance(*config, where, *masterKey, options.clock, *app);
   if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
   app->killSwitch_ = openKillSwitch(where, options.clock);
+  app->archive_ = openArchiveStore(where);
 
   // 4. The chain, once, outermost first.
   Layers layers;

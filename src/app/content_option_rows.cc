@@ -80,8 +80,9 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
   {
     OptionRow& r = addOptionRow(rows, "storage.retention.archive", OptionType::kBoolean,
                                 "Write them to a read-only, compressed archive segment in "
-                                "`<home>/archive` before removing their live logs; archived blobs "
-                                "stay pinned.",
+                                "`<home>/archive` (with `storage.url`: in the server's archive "
+                                "tables, which every machine reads) before removing their live "
+                                "logs; archived blobs stay pinned.",
                                 "true");
     r.set = [](Config& c, OptionValue v) {
       if (!c.storage.retention) c.storage.retention.emplace();

@@ -12,7 +12,7 @@
 
 namespace loom::app {
 
-// `app` must have keys (security.keys); `archive` is the app's (archiveDir()). Both must
+// `app` must have keys (security.keys); `archive` is the app's (archiveStore()). Both must
 // outlive the options.
 compliance::EraseCoordinatorOptions eraseOptions(App& app, const sweep::Archive& archive);
 compliance::ExportSubjectOptions exportOptions(App& app, const sweep::Archive& archive);

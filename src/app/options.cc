@@ -177,7 +177,7 @@ std::vector<OptionRow> buildTable() {
                        "The home folder, created at boot. It holds `loom.db` (the SQLite "
                        "event store and the kill switch, which lives there whatever the "
                        "event store kind). With `storage.url` it keeps only what stays on "
-                       "this machine: the retention archive.");
+                       "this machine: the staging folder of retention's archive segments.");
     r.defaultText = "\".loom\"";
     r.required = true;
     bindString(

@@ -9,6 +9,7 @@
 #include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/kernel/sqlite_snapshot_store.h"
+#include "loom/postgres/postgres_archive_store.h"
 #include "loom/postgres/postgres_blob_ledger.h"
 #include "loom/postgres/postgres_content_store.h"
 #include "loom/postgres/postgres_key_store.h"
@@ -67,6 +68,16 @@ std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& 
   kernel::SqliteSnapshotStoreOptions options;
   options.path = where.database().string();
   return std::make_unique<kernel::SqliteSnapshotStore>(std::move(options));
+}
+
+std::shared_ptr<sweep::ArchiveStore> openArchiveStore(const StorageLocation& where) {
+  if (where.onPostgres()) {
+    // One staging folder per schema: retention's cleanup of a killed run's temp file runs
+    // under the schema's maintenance lock, which covers this folder only.
+    return std::make_shared<postgres::PostgresArchiveStore>(
+        where.postgresOptions(), where.home / "archive" / ("." + where.schema + ".staging"));
+  }
+  return sweep::folderArchiveStore(where.home / "archive");
 }
 
 std::shared_ptr<content::ContentStore> openContentStore(

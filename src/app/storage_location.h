@@ -17,12 +17,13 @@
 #include "loom/kernel/snapshot_store.h"
 #include "loom/middleware/kill_switch_store.h"
 #include "loom/postgres/postgres_event_store.h"
+#include "loom/sweep/archive_store.h"
 #include "loom/util/clock.h"
 
 namespace loom::app {
 
 struct StorageLocation {
-  std::filesystem::path home;  // the local folder: loom.db when embedded, the archive always
+  std::filesystem::path home;  // the local folder: loom.db and the archive when embedded
   std::string url;             // empty: the embedded home
   std::string schema = "loom";
   std::string durability = "full";  // storage.eventStore.durability (SQLite)
@@ -61,6 +62,9 @@ std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,
                                                    std::string masterKeyOrigin,
                                                    std::shared_ptr<const Clock> clock);
 std::unique_ptr<compliance::BlobLedger> openBlobLedger(const StorageLocation& where);
+// Retention's archive segments: <home>/archive, or the schema's archive tables (staged in
+// <home>/archive/.<schema>.staging while they upload).
+std::shared_ptr<sweep::ArchiveStore> openArchiveStore(const StorageLocation& where);
 std::unique_ptr<middleware::KillSwitchStore> openKillSwitch(const StorageLocation& where,
                                                             std::shared_ptr<const Clock> clock);
 

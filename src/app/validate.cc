@@ -103,12 +103,6 @@ void validateStorage(const StorageConfig& s, ConfigIssues& issues) {
                       "with storage.url the execution logs are on PostgreSQL; remove "
                       "storage.eventStore.kind (or storage.url)"});
   }
-  if (s.retention && s.retention->archive) {
-    issues.push_back({"storage.retention.archive",
-                      "with storage.url an archive segment would stay in one machine's home, "
-                      "where the sweep, erasure and export on the others cannot see it (and the "
-                      "sweep would delete the blobs it cites); set archive = false"});
-  }
   const ContentStoreConfig& c = s.contentStore;
   if (!c.instance && (c.kind != "filesystem" || !c.path.empty() ||
                       c.packBelowBytes != ContentStoreConfig{}.packBelowBytes)) {

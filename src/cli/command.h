@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "app/storage_location.h"
+#include "compliance/event_sealing.h"
 #include "content/counting_content_store.h"
 #include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
@@ -95,6 +96,12 @@ class Session {
   const agent_app::AgentApp* loadWhatExecutionRan(const std::string& executionId);
   const agent_app::AgentApp* agentApp() const { return app_ ? &*app_ : nullptr; }
 
+  // `event` of execution `executionId` as `loom log` shows it when it comes from an archive
+  // segment (which holds events as stored): unsealed with the --config file's keys, else the
+  // home's recorded keys, as store(false) unseals live events; without keys a sealed event is
+  // the SealedEventError store(false) gives, saying how to provide them.
+  kernel::Event openArchived(const std::string& executionId, const kernel::Event& event);
+
   // The kill switch of the home (its loom.db must exist).
   middleware::KillSwitchStore& killSwitch();
 
@@ -143,6 +150,8 @@ class Session {
   std::unique_ptr<kernel::EventStore> store_;  // the home's log store, before any boot
   std::unique_ptr<compliance::KeyStore> keys_;  // the home's recorded keys, for reader_
   std::unique_ptr<kernel::EventStore> reader_;  // store_ as commands read it (see store())
+  std::string howToOpenSealed_{kernel::kHowToOpenSealed};       // what reader_ says refusing one
+  std::unique_ptr<compliance::EventUnsealer> archiveUnsealer_;  // openArchived's
   std::unique_ptr<middleware::KillSwitchStore> killSwitch_;
   std::unique_ptr<app::App> booted_;
   std::shared_ptr<content::CountingContentStore> counting_;  // wraps the booted content store

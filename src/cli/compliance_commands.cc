@@ -68,7 +68,7 @@ Action setupErase(CLI::App& command, Session& session) {
     if (auto why = wrongStore(app)) {
       throw compliance::ContentCopiesRemainError(args->subject, *why, -1);
     }
-    sweep::Archive archive(app.archiveDir());
+    sweep::Archive archive(app.archiveStore());
     auto result = compliance::eraseSubject(app::eraseOptions(app, archive), args->subject);
     session.out() << (args->json ? json::toText(compliance::toJson(result)) + "\n"
                                  : compliance::describe(result));
@@ -96,7 +96,7 @@ Action setupExport(CLI::App& command, Session& session) {
     if (auto why = wrongStore(app)) {
       throw FailedPreconditionError("export of subject '" + args->subject + "' refused: " + *why);
     }
-    sweep::Archive archive(app.archiveDir());
+    sweep::Archive archive(app.archiveStore());
     std::string text =
         json::toText(compliance::exportSubject(app::exportOptions(app, archive), args->subject)) +
         "\n";

@@ -16,7 +16,7 @@
 #include "loom/kernel/lease.h"
 #include "loom/kernel/version.h"
 #include "loom/postgres/postgres_event_store.h"
-#include "loom/sweep/archive.h"
+#include "loom/sweep/archive_store.h"
 #include "postgres/migrate_home.h"
 #include "postgres/pg_connection.h"
 
@@ -114,20 +114,6 @@ std::shared_ptr<content::ContentStore> recordedBlobs(const app::StorageLocation&
   return app::openContentStore(config, systemClock());
 }
 
-// Archive segments stay in the home folder, where the sweep on the server cannot see the
-// blobs they cite: refused until they have been dealt with.
-void requireNoArchive(const app::StorageLocation& home) {
-  std::size_t segments = sweep::Archive(home.home / "archive").segmentPaths().size();
-  if (segments > 0) {
-    throw FailedPreconditionError(
-        "the home holds " + std::to_string(segments) + " archive segment(s) in " +
-        (home.home / "archive").string() +
-        " (`loom retention run`); archives do not move to PostgreSQL, and the sweep there "
-        "would delete the blobs they cite: `loom export` what you must keep, then move the "
-        "folder out of the home, and run `loom migrate-home` again");
-  }
-}
-
 // Refuses while a process runs one of the home's executions: its next steps would be
 // written to the home after the copy.
 void requireNothingRunning(const kernel::EventStore& events) {
@@ -151,7 +137,8 @@ std::string reportText(const postgres::MigrateHomeReport& r) {
          " snapshots, " + std::to_string(r.blobs) + " blobs (" + std::to_string(r.blobBytes) +
          " bytes), " + std::to_string(r.keys) + " subject keys and tombstones, " +
          std::to_string(r.killSwitch) + " kill switch stops, " + std::to_string(r.ledgerRows) +
-         " blob ledger rows";
+         " blob ledger rows, " + std::to_string(r.archiveSegments) + " archive segments (" +
+         std::to_string(r.archiveBytes) + " bytes)";
 }
 
 }  // namespace
@@ -177,13 +164,13 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
       "it: sealed events and blobs stay sealed. Every execution is copied in one transaction\n"
       "and read back (event counts and a SHA-256 of each log), then the control log, every blob\n"
       "(its address is its SHA-256), the key store's rows, the kill switch, the blob ledger, the\n"
-      "home record and the snapshots. Refused while a run of the home is running. Run it again\n"
-      "after a failure: what is there is verified, the rest copied. The home is not changed:\n"
-      "keep it as a backup. Then point every command at the server (LOOM_DATABASE_URL).");
+      "home record, the snapshots and the archive segments (a SHA-256 of each, read back).\n"
+      "Refused while a run of the home is running. Run it again after a failure: what is there\n"
+      "is verified, the rest copied. The home is not changed: keep it as a backup. Then point\n"
+      "every command at the server (LOOM_DATABASE_URL).");
   return [&session, args] {
     std::string schema = schemaFor(session, args->schema);
     app::StorageLocation home = embeddedHome(session);
-    requireNoArchive(home);
     HomeLock sweep(home, "sweep");
     HomeLock erase(home, "erase");
     HomeLock retention(home, "retention");
@@ -192,9 +179,12 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
     std::unique_ptr<kernel::SnapshotStore> snapshots = app::openSnapshotStore(home);
     std::shared_ptr<content::ContentStore> blobs = recordedBlobs(home);
     postgres::PostgresOptions to{.url = args->to, .schema = schema};
+    std::shared_ptr<sweep::ArchiveStore> archive = app::openArchiveStore(home);
     auto report = postgres::migrateHome(
-        {home.database(), *events, *snapshots, blobs.get()}, to,
-        [](const std::string& phase) { std::cerr << "loom migrate-home: copying and checking " << phase << "\n"; });
+        {home.database(), *events, *snapshots, blobs.get(), archive.get()}, to,
+        [](const std::string& phase) {
+          std::cerr << "loom migrate-home: copying and checking " << phase << "\n";
+        });
     std::string shown = postgres::redactUrl(args->to);
     if (args->json) {
       session.out() << json::toText(json::object{{"home", home.home.string()},
@@ -209,7 +199,9 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
                                                  {"blobBytes", report.blobBytes},
                                                  {"keys", report.keys},
                                                  {"killSwitch", report.killSwitch},
-                                                 {"ledgerRows", report.ledgerRows}})
+                                                 {"ledgerRows", report.ledgerRows},
+                                                 {"archiveSegments", report.archiveSegments},
+                                                 {"archiveBytes", report.archiveBytes}})
                     << "\n";
       return kExitOk;
     }

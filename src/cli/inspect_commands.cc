@@ -126,12 +126,13 @@ Action setupLog(CLI::App& command, Session& session) {
   command.footer("Text output shows one event per line: seq, time, type and its data\n(cut to " +
                  std::to_string(kMaxDataBytes) +
                  " bytes; --json shows everything). A log that `loom retention run` archived\n"
-                 "is read from its archive segment in <home>/archive.");
+                 "is read from its archive segment (in <home>/archive, or on the PostgreSQL "
+                 "server).");
   return [&session, args] {
     // A live log, or else one that retention moved into an archive segment (ADR 0138).
     std::optional<sweep::ArchivedExecution> archived;
     if (!session.store(false).info(args->id)) {
-      archived = sweep::Archive(session.location().home / "archive").find(args->id);
+      archived = sweep::Archive(app::openArchiveStore(session.location())).find(args->id);
       if (!archived) requireExecution(session, args->id);
     }
     std::ostream& out = session.out();
@@ -149,19 +150,15 @@ Action setupLog(CLI::App& command, Session& session) {
       first = false;
     };
     if (archived) {
-      // Retention archived the stored (possibly sealed) events: unseal them with the home's
-      // keys when a config with security.keys was given (erased subjects read as erased).
-      std::optional<compliance::EventUnsealer> unsealer;
-      if (session.hasConfig()) {
-        if (auto* keys = session.app(false).keys()) unsealer.emplace(*keys);
-      }
-      for (const auto& e : archived->events) print(unsealer ? unsealer->unseal(args->id, e) : e);
+      // Retention archived the stored (possibly sealed) events: unsealed as live ones are
+      // (erased subjects read as erased).
+      for (const auto& e : archived->events) print(session.openArchived(args->id, e));
     } else {
       session.store(false).scan(args->id, 1, print);
     }
     if (args->json) out << ']' << '\n';
     if (archived && !args->json)
-      out << "(from the archive: retention moved this log out of loom.db)\n";
+      out << "(from the archive: retention moved this log out of the live store)\n";
     out.flush();
     return kExitOk;
   };

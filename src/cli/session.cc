@@ -170,7 +170,25 @@ void Session::openReader(const app::StorageLocation& where) {
             " (" + e.what() + "); provide it, or pass --config FILE with [security.keys]";
     }
   }
+  howToOpenSealed_ = how;
   reader_ = std::make_unique<RefusingSealedStore>(*store_, std::move(how));
+}
+
+kernel::Event Session::openArchived(const std::string& executionId, const kernel::Event& event) {
+  if (!archiveUnsealer_) {
+    compliance::KeyStore* keys = nullptr;
+    if (hasConfig()) keys = app(false).keys();
+    if (keys == nullptr) {
+      store(false);  // opens the home's recorded keys, when they load
+      keys = keys_.get();
+    }
+    if (keys == nullptr) {
+      kernel::requireUnsealed(executionId, event, howToOpenSealed_);
+      return event;
+    }
+    archiveUnsealer_ = std::make_unique<compliance::EventUnsealer>(*keys);
+  }
+  return archiveUnsealer_->unseal(executionId, event);
 }
 
 workflow::WorkflowRuntime& Session::runtime(bool create) {

@@ -79,7 +79,7 @@ Action setupSweep(CLI::App& command, Session& session) {
     if (auto why = app::contentStoreMismatch(app.config(), *app.contentStore())) {
       throw FailedPreconditionError("sweep refused, nothing was deleted: " + *why);
     }
-    sweep::Archive archive(app.archiveDir());
+    sweep::Archive archive(app.archiveStore());
     sweep::SweepOptions options;
     options.ttlMillis = args->ttlDays * kDay;
     options.graceMillis = args->graceHours * 3600 * 1000;
@@ -127,7 +127,8 @@ Action setupRetention(CLI::App& command, Session& session) {
   command.footer(
       "Applies storage.retention { afterDays, archive } of the --config file: ended executions\n"
       "older than afterDays are written into a read-only, compressed archive segment in\n"
-      "<home>/archive (unless archive = false) and only then removed from the live log. Archived\n"
+      "<home>/archive (with storage.url: in the server's archive tables, which every machine\n"
+      "reads) unless archive = false, and only then removed from the live log. Archived\n"
       "executions stay readable (`loom log`) and keep pinning their blobs for `loom sweep`.\n"
       "A crash in the middle loses nothing: run it again.");
   return [&session, args] {

@@ -82,8 +82,8 @@ int64_t OtherExecutions::strikeTrustedRefs(IdSet& candidates, int concurrency) c
     return !shared.empty();
   });
   if (sources_.archive != nullptr && !shared.empty()) {
-    for (const auto& path : sources_.archive->segmentPaths()) {
-      auto segment = sweep::ArchiveSegment::open(path);
+    for (const auto& name : sources_.archive->segmentNames()) {
+      auto segment = sources_.archive->openSegment(name);
       for (const auto& info : segment.listExecutions()) {
         if (info.subject == subject_ || info.steps == 0) continue;
         auto live = liveVersions_.find(info.id);

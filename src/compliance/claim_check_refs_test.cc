@@ -157,7 +157,7 @@ TEST_F(ClaimCheckRefsTest, RemoveCitedByOthersCountsASnapshotOnlyWhenNoStepIsLef
 TEST_F(ClaimCheckRefsTest, OtherExecutionsSkipAnArchivedCopyOfALogReadLive) {
   auto a = w_.offload("a");
   w_.run("e1", "bob", {a});
-  sweep::ArchiveWriter writer(w_.archive.dir());  // retention wrote the segment, then died
+  sweep::ArchiveWriter writer(w_.dir.path() / "archive");  // retention wrote the segment, then died
   writer.add(*w_.events.info("e1"), w_.events.read("e1"));
   writer.finish();
   OtherExecutions others(sources(), "alice");

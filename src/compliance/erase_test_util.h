@@ -93,7 +93,7 @@ struct World {
 
   // Moves a live execution into a new archive segment (retention with archiving).
   void archiveExecution(const std::string& id) {
-    sweep::ArchiveWriter writer(archive.dir());
+    sweep::ArchiveWriter writer(dir.path() / "archive");
     writer.add(*events.info(id), events.read(id));
     writer.finish();
     events.remove(id);

@@ -81,10 +81,11 @@ TEST_F(SealedHomeTest, NoPlaintextAnywhereInTheHomeBeforeOrAfterAShred) {
 
   // Retention on the inner stores: the segment receives the events as stored.
   clock_->advance(10 * kDay);
-  sweep::RetentionReport retention = sweep::runRetention(
-      logs_, &snapshots_, archive_.dir(), sweep::RetentionOptions{.afterDays = 1, .clock = clock_});
+  sweep::RetentionReport retention =
+      sweep::runRetention(logs_, &snapshots_, sweep::folderArchiveStore(home_.path() / "archive"),
+                          sweep::RetentionOptions{.afterDays = 1, .clock = clock_});
   ASSERT_EQ(2, retention.archived);
-  ASSERT_EQ(1u, archive_.segmentPaths().size());
+  ASSERT_EQ(1u, archive_.segmentNames().size());
   std::optional<sweep::ArchivedExecution> archived = archive_.find("b-done");
   ASSERT_TRUE(archived);
   for (const auto& e : archived->events) EXPECT_TRUE(kernel::isSealed(e.data)) << e.seq;

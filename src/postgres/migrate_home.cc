@@ -1,12 +1,17 @@
 #include "migrate_home.h"
 
+#include <sodium.h>
+#include <stdlib.h>
+
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <vector>
 
 #include "loom/json/json.h"
 #include "loom/postgres/postgres_admin.h"
+#include "loom/postgres/postgres_archive_store.h"
 #include "loom/postgres/postgres_content_store.h"
 #include "loom/postgres/postgres_snapshot_store.h"
 #include "pg_connection.h"
@@ -149,6 +154,93 @@ void copyBlobs(const HomeSource& from, const PostgresOptions& to, MigrateHomeRep
   });
 }
 
+// Feeds segment `name` of `store` to `sink` in 1 MiB pieces; returns the SHA-256 (hex) of it.
+std::string streamSegment(const sweep::ArchiveStore& store, const std::string& name,
+                          const std::function<void(std::string_view)>& sink) {
+  auto bytes = store.open(name);
+  crypto_hash_sha256_state state;
+  crypto_hash_sha256_init(&state);
+  for (int64_t at = 0; at < bytes->size(); at += kArchiveChunkBytes) {
+    std::string piece = bytes->read(
+        at, static_cast<std::size_t>(std::min<int64_t>(kArchiveChunkBytes, bytes->size() - at)),
+        "a copy of the segment");
+    crypto_hash_sha256_update(&state, reinterpret_cast<const unsigned char*>(piece.data()),
+                              piece.size());
+    sink(piece);
+  }
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256_final(&state, digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : digest) {
+    hex.push_back(kHex[c >> 4]);
+    hex.push_back(kHex[c & 15]);
+  }
+  return hex;
+}
+
+// A private temp folder outside the home (which migrate-home never changes), removed on exit.
+struct StagingFolder {
+  StagingFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "loom-migrate-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw UnavailableError("loom migrate-home: cannot create a temp folder in " +
+                             std::filesystem::temp_directory_path().string() +
+                             " to stage archive segments (set TMPDIR to a writable folder)");
+    }
+    path = pattern;
+  }
+  ~StagingFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::filesystem::path path;
+};
+
+// Refuses, before anything is copied, a schema holding a segment the home does not.
+void requireNoForeignSegments(const HomeSource& from, const PostgresOptions& to) {
+  if (from.archive == nullptr) return;
+  std::vector<std::string> home = from.archive->segmentNames();
+  PostgresArchiveStore archive(to, {});
+  for (const auto& name : archive.segmentNames()) {
+    if (!std::binary_search(home.begin(), home.end(), name)) {
+      refuse("the schema holds archive segment '" + name + "', which the home does not");
+    }
+  }
+}
+
+// Before the blobs: a sweep on the server pins what the segments cite once the blobs arrive.
+// Each segment is streamed (staged in a temp folder, uploaded, read back), never held whole.
+void copyArchive(const HomeSource& from, const PostgresOptions& to, MigrateHomeReport& report) {
+  if (from.archive == nullptr) return;
+  StagingFolder staging;
+  PostgresArchiveStore archive(to, staging.path);
+  std::vector<std::string> there = archive.segmentNames();
+  for (const auto& name : from.archive->segmentNames()) {
+    std::filesystem::path staged = staging.path / ("." + name + ".tmp");
+    int64_t size = 0;
+    std::string digest;
+    {
+      std::ofstream out(staged, std::ios::binary | std::ios::trunc);
+      digest = streamSegment(*from.archive, name, [&](std::string_view piece) {
+        out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+        size += static_cast<int64_t>(piece.size());
+      });
+      if (!out.flush()) {
+        throw UnavailableError("loom migrate-home: cannot stage archive segment '" + name +
+                               "' in " + staging.path.string() + " (is the disk full?)");
+      }
+    }
+    if (!std::binary_search(there.begin(), there.end(), name)) archive.publish(staged, name);
+    std::filesystem::remove(staged);
+    if (streamSegment(archive, name, [](std::string_view) {}) != digest) {
+      refuse("archive segment '" + name + "' differs in the schema from the home's copy");
+    }
+    ++report.archiveSegments;
+    report.archiveBytes += size;
+  }
+}
+
 bool hasTable(sqlite::Db& db, const char* table) {
   sqlite::StatementUse s(
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1"));
@@ -259,9 +351,12 @@ MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
   MigrateHomeReport report;
   PostgresEventStore events(to);  // refuses a schema that was never migrated
   std::vector<std::string> ids = homeExecutions(from, events);
+  requireNoForeignSegments(from, to);
   progress("keys, kill switch, blob ledger and home record");
   copyKeyRows(from, to, report);
   copyHomeRecord(from, to);
+  progress("archive segments");
+  copyArchive(from, to, report);
   progress("blobs");
   copyBlobs(from, to, report);  // before the logs that cite them
   progress("execution logs");

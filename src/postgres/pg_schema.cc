@@ -80,6 +80,22 @@ CREATE TABLE IF NOT EXISTS subject_blobs (
   put_at bigint NOT NULL,
   PRIMARY KEY (subject, address));
 CREATE INDEX IF NOT EXISTS subject_blobs_by_address ON subject_blobs (address);
+CREATE TABLE IF NOT EXISTS archive_segments (
+  name text COLLATE "C" PRIMARY KEY,
+  bytes bigint NOT NULL,
+  chunk_bytes bigint NOT NULL,
+  published_at bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS archive_chunks (
+  segment text COLLATE "C" NOT NULL,
+  chunk bigint NOT NULL,
+  bytes bytea NOT NULL,
+  PRIMARY KEY (segment, chunk));
+DO $$ BEGIN  -- zstd blocks: never compressed again (and no lock taken once it is so)
+  IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'archive_chunks'::regclass
+             AND attname = 'bytes' AND attstorage <> 'e') THEN
+    ALTER TABLE archive_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL;
+  END IF;
+END $$;
 )sql";
 
 std::optional<int> metaVersion(Connection& conn, const char* key) {

@@ -13,6 +13,8 @@
 //   created_at), subject_key_tombstones(subject PK, shredded_at)   -- the key store
 //   kill_switch(effect_id PK, at)
 //   subject_blobs(subject, address, put_at, PK(subject, address))   -- the blob ledger
+//   archive_segments(name PK, bytes, chunk_bytes, published_at),
+//   archive_chunks(segment, chunk, bytes bytea, PK(segment, chunk))  -- retention's archive
 // Ids sort bytewise (COLLATE "C"), as in every other store.
 #pragma once
 

@@ -151,7 +151,6 @@ void World::configure() {
   packed_ = options_.postgresUrl.empty() && Rng(options_.seed ^ 0x9ac6'ed'b10b'5ULL).chance(50);
   if (!packed_ && options_.postgresUrl.empty()) c.storage.contentStore.packBelowBytes = 0;
   archive_ = rng_.chance(50);
-  if (!options_.postgresUrl.empty()) archive_ = false;  // archives are local: refused there
   c.storage.retention = app::RetentionConfig{.afterDays = 1, .archive = archive_};
   c.observability.onWarn = [](std::string_view) {};  // warnings are expected under faults
   note(std::string("config: ") + (sealed ? "sealed subjects" : "no subjects") +

@@ -13,10 +13,6 @@
 namespace loom::sweep::format {
 namespace {
 
-[[noreturn]] void ioFailed(const std::filesystem::path& path, std::string_view op, int err) {
-  throwIoError(err, "archive segment '" + path.string() + "': " + std::string(op));
-}
-
 void initSodium() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -74,26 +70,6 @@ std::string toHex(const unsigned char* bytes, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     out.push_back(kDigits[bytes[i] >> 4]);
     out.push_back(kDigits[bytes[i] & 15]);
-  }
-  return out;
-}
-
-std::string preadExact(const Fd& fd, int64_t offset, std::size_t n,
-                       const std::filesystem::path& path, std::string_view what) {
-  std::string out(n, '\0');
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::pread(fd.get(), out.data() + done, n - done, offset + static_cast<int64_t>(done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      ioFailed(path, "read of " + std::string(what), errno);
-    }
-    if (r == 0) {
-      throw DataLossError("archive segment '" + path.string() + "' is truncated: it ends inside " +
-                          std::string(what) + " (offset " + std::to_string(offset) + ", " +
-                          std::to_string(n) + " bytes)");
-    }
-    done += static_cast<std::size_t>(r);
   }
   return out;
 }

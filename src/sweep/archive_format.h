@@ -48,10 +48,6 @@ std::string toHex(const unsigned char* bytes, std::size_t n);
 
 using Fd = loom::UniqueFd;  // util/unique_fd.h
 
-// Reads exactly `n` bytes at `offset`. Throws DataLossError naming `path` and `what` when the
-// file ends first, UnavailableError when the read fails.
-std::string preadExact(const Fd& fd, int64_t offset, std::size_t n,
-                       const std::filesystem::path& path, std::string_view what);
 // ExecutionInfo as the index keeps it (every field, timestamps as RFC 3339 text).
 json::object infoToJson(const kernel::ExecutionInfo& info);
 // Throws InvalidArgumentError naming the field on any defect.

@@ -1,7 +1,5 @@
-// ArchiveSegment (validating reader) and Archive (every segment of a folder). Layout:
+// ArchiveSegment (validating reader) and Archive (every segment of a store). Layout:
 // archive_format.h, docs/spec/archive-segment.md.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -12,7 +10,6 @@
 #include "archive_format.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
-#include "util/io_error.h"
 
 namespace loom::sweep {
 
@@ -78,8 +75,9 @@ Entry entryFromJson(const json::object& o, int64_t indexOffset) {
 }  // namespace
 
 struct ArchiveSegment::Impl {
-  fs::path path;
-  format::Fd fd;
+  std::string name;
+  std::string location;  // ArchiveStore::locate(name)
+  std::unique_ptr<SegmentBytes> bytes;
   int64_t fileBytes = 0;
   uint32_t version = 0;
   int64_t createdAt = 0;
@@ -87,14 +85,13 @@ struct ArchiveSegment::Impl {
   std::map<std::string, std::size_t, std::less<>> byId;
 
   [[noreturn]] void corrupt(const std::string& what) const {
-    throw DataLossError("archive segment '" + path.string() + "' " + what);
+    throw DataLossError("archive segment '" + location + "' " + what);
   }
 
   void readHeaderAndIndex() {
     std::string header;
     if (fileBytes >= static_cast<int64_t>(format::kMagic.size())) {
-      header = format::preadExact(fd, 0, std::min<int64_t>(fileBytes, format::kHeaderBytes), path,
-                                  "the header");
+      header = bytes->read(0, std::min<int64_t>(fileBytes, format::kHeaderBytes), "the header");
       if (std::string_view(header).substr(0, 8) != format::kMagic) {
         corrupt("is not an archive segment: wrong magic (its first bytes are " +
                 format::toHex(reinterpret_cast<const unsigned char*>(header.data()), 8) + ")");
@@ -108,7 +105,7 @@ struct ArchiveSegment::Impl {
     version = format::getU32(header.data() + 8);
     if (version > kArchiveFormatVersion || version < kArchiveFormatOldestReadable) {
       throw FailedPreconditionError(
-          "archive segment '" + path.string() + "' is in archive format version " +
+          "archive segment '" + location + "' is in archive format version " +
           std::to_string(version) + "; this build reads versions " +
           std::to_string(kArchiveFormatOldestReadable) + " to " +
           std::to_string(kArchiveFormatVersion) +
@@ -118,8 +115,8 @@ struct ArchiveSegment::Impl {
     createdAt = static_cast<int64_t>(format::getU64(header.data() + 16));
     uint64_t count = format::getU64(header.data() + 24);
 
-    std::string footer = format::preadExact(fd, fileBytes - format::kFooterBytes,
-                                            format::kFooterBytes, path, "the footer");
+    std::string footer =
+        bytes->read(fileBytes - format::kFooterBytes, format::kFooterBytes, "the footer");
     if (std::string_view(footer).substr(16 + format::kChecksumBytes) != format::kFooterMagic) {
       corrupt("has no footer at its end: it is truncated or damaged");
     }
@@ -132,8 +129,7 @@ struct ArchiveSegment::Impl {
               ", " + std::to_string(indexLength) + " bytes; file " + std::to_string(fileBytes) +
               " bytes): it is truncated or damaged");
     }
-    std::string index =
-        format::preadExact(fd, static_cast<int64_t>(indexOffset), indexLength, path, "the index");
+    std::string index = bytes->read(static_cast<int64_t>(indexOffset), indexLength, "the index");
     format::Checksum sum;
     sum.update(header);
     sum.update(index);
@@ -210,8 +206,7 @@ struct ArchiveSegment::Impl {
   ArchivedExecution readBlock(const Entry& e) const {
     const std::string& id = e.info.id;
     std::string where = "block of execution '" + id + "' at offset " + std::to_string(e.offset);
-    std::string compressed =
-        format::preadExact(fd, e.offset, static_cast<std::size_t>(e.length), path, where);
+    std::string compressed = bytes->read(e.offset, static_cast<std::size_t>(e.length), where);
     format::Checksum sum;
     sum.update(compressed);
     if (sum.hex() != e.checksum) corrupt("has a damaged " + where + ": checksum mismatch");
@@ -244,26 +239,22 @@ ArchiveSegment::~ArchiveSegment() = default;
 ArchiveSegment::ArchiveSegment(ArchiveSegment&&) noexcept = default;
 ArchiveSegment& ArchiveSegment::operator=(ArchiveSegment&&) noexcept = default;
 
-ArchiveSegment ArchiveSegment::open(const fs::path& path) {
+ArchiveSegment ArchiveSegment::open(const ArchiveStore& store, const std::string& name) {
   auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  impl->fd = format::Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (impl->fd.get() < 0) {
-    int err = errno;
-    if (err == ENOENT)
-      throw NotFoundError("archive segment '" + path.string() + "' does not exist");
-    throwIoError(err, "archive segment '" + path.string() + "': open");
-  }
-  struct stat st {};
-  if (::fstat(impl->fd.get(), &st) != 0) {
-    throwIoError(errno, "archive segment '" + path.string() + "': stat");
-  }
-  impl->fileBytes = static_cast<int64_t>(st.st_size);
+  impl->name = name;
+  impl->location = store.locate(name);
+  impl->bytes = store.open(name);
+  impl->fileBytes = impl->bytes->size();
   impl->readHeaderAndIndex();
   return ArchiveSegment(std::move(impl));
 }
 
-const fs::path& ArchiveSegment::path() const { return impl_->path; }
+ArchiveSegment ArchiveSegment::open(const fs::path& path) {
+  return open(*folderArchiveStore(path.parent_path()), path.filename().string());
+}
+
+const std::string& ArchiveSegment::name() const { return impl_->name; }
+const std::string& ArchiveSegment::location() const { return impl_->location; }
 uint32_t ArchiveSegment::formatVersion() const { return impl_->version; }
 int64_t ArchiveSegment::createdAtMillis() const { return impl_->createdAt; }
 int64_t ArchiveSegment::fileBytes() const { return impl_->fileBytes; }
@@ -296,41 +287,23 @@ void ArchiveSegment::forEachEvent(const ArchiveEventVisitor& visit) const {
   });
 }
 
-Archive::Archive(fs::path dir) : dir_(std::move(dir)) {}
+Archive::Archive(std::shared_ptr<const ArchiveStore> store) : store_(std::move(store)) {}
+Archive::Archive(fs::path dir) : store_(folderArchiveStore(std::move(dir))) {}
 
-std::vector<fs::path> Archive::segmentPaths() const {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  if (!fs::exists(dir_, ec)) {
-    if (ec) {
-      throw UnavailableError("archive folder '" + dir_.string() +
-                             "' cannot be read: " + ec.message());
-    }
-    return out;
-  }
-  fs::directory_iterator it(dir_, ec);
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    const fs::path& p = it->path();
-    std::string name = p.filename().string();
-    if (name.empty() || name[0] == '.' || p.extension() != kSegmentExtension) continue;
-    out.push_back(p);
-  }
-  if (ec) {
-    throw UnavailableError("archive folder '" + dir_.string() +
-                           "' cannot be listed: " + ec.message());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+std::vector<std::string> Archive::segmentNames() const { return store_->segmentNames(); }
+
+ArchiveSegment Archive::openSegment(const std::string& name) const {
+  return ArchiveSegment::open(*store_, name);
 }
 
 void Archive::forEachSegment(const std::function<void(const ArchiveSegment&)>& visit) const {
-  for (const auto& p : segmentPaths()) visit(ArchiveSegment::open(p));
+  for (const auto& name : segmentNames()) visit(openSegment(name));
 }
 
 std::optional<ArchivedExecution> Archive::find(const std::string& executionId) const {
-  auto paths = segmentPaths();
-  for (auto it = paths.rbegin(); it != paths.rend(); ++it) {
-    ArchiveSegment segment = ArchiveSegment::open(*it);
+  auto names = segmentNames();
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    ArchiveSegment segment = openSegment(*it);
     if (segment.contains(executionId)) return segment.read(executionId);
   }
   return std::nullopt;

@@ -52,7 +52,7 @@ class ArchiveTest : public ::testing::Test {
     for (const auto& info : store_.list({})) {
       writer.add(info, [&](const auto& sink) { store_.scan(info.id, 1, sink); });
     }
-    return writer.finish();
+    return archiveDir_ / writer.finish();
   }
 
   template <typename E>
@@ -131,7 +131,7 @@ TEST_F(ArchiveTest, ArchivedEventsCiteTheSameContentAddresses) {
 
 TEST_F(ArchiveTest, AnEmptySegmentIsValid) {
   ArchiveWriter writer(archiveDir_, {clock_});
-  ArchiveSegment segment = ArchiveSegment::open(writer.finish());
+  ArchiveSegment segment = ArchiveSegment::open(archiveDir_ / writer.finish());
   EXPECT_TRUE(segment.listExecutions().empty());
   EXPECT_EQ(segment.fileBytes(), static_cast<int64_t>(format::kHeaderBytes + format::kFooterBytes));
 }
@@ -209,7 +209,7 @@ TEST_F(ArchiveTest, ABadRowInsideAnIntactBlockIsCorruptEventError) {
   kernel::Event bad{1, kernel::EventType::kStepCompleted, kT0, json::object{}};  // no stepId
   ArchiveWriter writer(archiveDir_, {clock_});
   writer.add(info, std::vector<kernel::Event>{bad});
-  ArchiveSegment segment = ArchiveSegment::open(writer.finish());
+  ArchiveSegment segment = ArchiveSegment::open(archiveDir_ / writer.finish());
   try {
     segment.read("odd");
     ADD_FAILURE() << "a bad row was read";
@@ -225,7 +225,7 @@ TEST_F(ArchiveTest, TheWriterRefusesIncompleteLogsAndLeavesNoFileBehind) {
   {
     ArchiveWriter writer(archiveDir_, {clock_});
     EXPECT_EQ(filesIn(archiveDir_).size(), 1u);  // the temp file
-    EXPECT_TRUE(Archive(archiveDir_).segmentPaths().empty());
+    EXPECT_TRUE(Archive(archiveDir_).segmentNames().empty());
     writer.add(infos[0], store_.read(infos[0].id));
     EXPECT_THROW(writer.add(infos[0], store_.read(infos[0].id)), InvalidArgumentError);
     auto events = store_.read(infos[1].id);
@@ -250,7 +250,7 @@ TEST_F(ArchiveTest, TheWriterRefusesIncompleteLogsAndLeavesNoFileBehind) {
 }
 
 TEST_F(ArchiveTest, TheArchiveReadsEverySegmentOfItsFolderAndIgnoresOtherFiles) {
-  EXPECT_TRUE(Archive(scratch_.path() / "nowhere").segmentPaths().empty());
+  EXPECT_TRUE(Archive(scratch_.path() / "nowhere").segmentNames().empty());
   fill(4);
   fs::path first = writeSegment();
   clock_->advance(1000);
@@ -258,7 +258,8 @@ TEST_F(ArchiveTest, TheArchiveReadsEverySegmentOfItsFolderAndIgnoresOtherFiles) 
   writeFile(archiveDir_ / ".segment-leftover.tmp", "half a segment");
   writeFile(archiveDir_ / "notes.txt", "not a segment");
   Archive archive(archiveDir_);
-  EXPECT_EQ(archive.segmentPaths(), (std::vector<fs::path>{first, second}));
+  EXPECT_EQ(archive.segmentNames(),
+            (std::vector<std::string>{first.filename().string(), second.filename().string()}));
   int segments = 0;
   archive.forEachSegment([&](const ArchiveSegment& s) {
     ++segments;
@@ -273,6 +274,11 @@ TEST_F(ArchiveTest, TheArchiveReadsEverySegmentOfItsFolderAndIgnoresOtherFiles) 
   std::map<std::string, int> eventsById;
   archive.forEachEvent([&](const std::string& id, const kernel::Event&) { ++eventsById[id]; });
   EXPECT_EQ(eventsById["e002"], 2 * static_cast<int>(store_.read("e002").size()));
+
+  writeFile(archiveDir_ / "notes.v2.lseg", readFile(first));  // a segment someone renamed
+  EXPECT_THROW(archive.segmentNames(), DataLossError) << "skipping it could let a sweep delete "
+                                                         "what it cites";
+  fs::remove(archiveDir_ / "notes.v2.lseg");
 
   std::string bytes = readFile(second);
   writeFile(second, bytes.substr(0, bytes.size() - 3));

@@ -1,5 +1,6 @@
-// ArchiveWriter: streams executions into zstd blocks of a temp file, then writes the index and
-// footer, fsyncs and renames (layout: archive_format.h, docs/spec/archive-segment.md).
+// ArchiveWriter: streams executions into zstd blocks of a temp file in the store's staging
+// folder, then writes the index and footer, fsyncs and publishes it (layout: archive_format.h,
+// docs/spec/archive-segment.md).
 #include <fcntl.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -46,10 +47,11 @@ struct CCtxFree {
 }  // namespace
 
 struct ArchiveWriter::Impl {
-  fs::path dir;
+  std::shared_ptr<ArchiveStore> store;
+  fs::path dir;  // the store's staging folder
   ArchiveWriterOptions options;
   int64_t createdAt = 0;
-  fs::path finalPath;
+  std::string name;
   fs::path tempPath;
   format::Fd fd;
   int64_t offset = 0;  // where the next byte goes
@@ -62,7 +64,7 @@ struct ArchiveWriter::Impl {
 
   void checkUsable() const {
     if (finished)
-      throw FailedPreconditionError("archive segment '" + finalPath.string() +
+      throw FailedPreconditionError("archive segment '" + store->locate(name) +
                                     "' is finished; start a new ArchiveWriter");
     if (broken)
       throw FailedPreconditionError("archive segment '" + tempPath.string() +
@@ -140,14 +142,16 @@ struct ArchiveWriter::Impl {
     format::putU64(h.data() + 24, count);
     return h;
   }
-
-  void syncDir() const { posix::fsyncDirectory(dir); }
 };
 
 ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
+    : ArchiveWriter(folderArchiveStore(std::move(dir)), std::move(options)) {}
+
+ArchiveWriter::ArchiveWriter(std::shared_ptr<ArchiveStore> store, ArchiveWriterOptions options)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.dir = std::move(dir);
+  m.store = std::move(store);
+  m.dir = m.store->stagingDir();
   m.options = std::move(options);
   if (m.options.compressionLevel < 1 || m.options.compressionLevel > ZSTD_maxCLevel()) {
     throw InvalidArgumentError("archive compression level " +
@@ -162,9 +166,9 @@ ArchiveWriter::ArchiveWriter(fs::path dir, ArchiveWriterOptions options)
                            "' cannot be created: " + ec.message());
   }
   m.createdAt = m.options.clock->nowMillis();
-  std::string name = "segment-" + compactTimestamp(m.createdAt) + "-" + randomHex8();
-  m.finalPath = m.dir / (name + std::string(kSegmentExtension));
-  m.tempPath = m.dir / ("." + name + ".tmp");
+  std::string stem = "segment-" + compactTimestamp(m.createdAt) + "-" + randomHex8();
+  m.name = stem + std::string(kSegmentExtension);
+  m.tempPath = m.dir / ("." + stem + ".tmp");
   m.fd = format::Fd(::open(m.tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (m.fd.get() < 0) {
     throwIoError(errno, "archive segment '" + m.tempPath.string() + "': create");
@@ -212,7 +216,7 @@ void ArchiveWriter::add(const kernel::ExecutionInfo& info,
 
 int64_t ArchiveWriter::count() const { return static_cast<int64_t>(impl_->ids.size()); }
 
-fs::path ArchiveWriter::finish() {
+std::string ArchiveWriter::finish() {
   Impl& m = *impl_;
   m.checkUsable();
   try {
@@ -235,21 +239,14 @@ fs::path ArchiveWriter::finish() {
     if (::close(m.fd.release()) != 0) {
       throwIoError(errno, "archive segment '" + m.tempPath.string() + "': close");
     }
-    std::error_code ec;
-    fs::rename(m.tempPath, m.finalPath, ec);
-    if (ec) {
-      throw UnavailableError("archive segment '" + m.tempPath.string() +
-                             "' cannot be renamed to '" + m.finalPath.string() +
-                             "': " + ec.message());
-    }
-    m.finished = true;  // the temp name is gone; what is left is a whole segment
-    m.syncDir();
+    m.store->publish(m.tempPath, m.name);
+    m.finished = true;  // the temp file is gone; what is left is a whole segment
   } catch (...) {
     m.broken = true;  // the caller must not count on this segment (nothing under its name
-                      // unless the rename happened, and then it is whole)
+                      // unless the publish happened, and then it is whole)
     throw;
   }
-  return m.finalPath;
+  return m.name;
 }
 
 }  // namespace loom::sweep

@@ -47,12 +47,11 @@ constexpr int64_t kDayMillis = 24LL * 3600 * 1000;
 }
 
 void appendRunEvent(kernel::EventStore& store, const RetentionReport& r, int64_t atMillis) {
-  json::object data{{"cutoff", formatTimestamp(r.cutoffMillis)},
-                    {"archived", r.archived},
-                    {"removed", r.removed},
-                    {"segment", r.segmentPath.empty()
-                                    ? json::value()
-                                    : json::value(fs::path(r.segmentPath).filename().string())}};
+  json::object data{
+      {"cutoff", formatTimestamp(r.cutoffMillis)},
+      {"archived", r.archived},
+      {"removed", r.removed},
+      {"segment", r.segmentName.empty() ? json::value() : json::value(r.segmentName)}};
   kernel::appendControlAtEnd(store,
                              kernel::ControlEvent{0, "RETENTION_RUN", atMillis, std::move(data)});
 }
@@ -70,21 +69,19 @@ std::string humanBytes(int64_t n) {
   return buf;
 }
 
-void removeLeftoverTempSegments(const fs::path& archiveDir) {
+void removeLeftoverTempSegments(const fs::path& stagingDir) {
   std::error_code ec;
-  if (!fs::is_directory(archiveDir, ec)) return;
-  for (const auto& f : fs::directory_iterator(archiveDir, ec)) {
+  if (!fs::is_directory(stagingDir, ec)) return;
+  for (const auto& f : fs::directory_iterator(stagingDir, ec)) {
     std::string name = f.path().filename().string();
     if (name.starts_with(".segment-") && name.ends_with(".tmp")) fs::remove(f.path(), ec);
   }
 }
 
 // Each archived execution's (startedAt, nextSeq): the version of its log a segment holds.
-std::map<std::string, std::pair<int64_t, int64_t>> archivedVersions(const fs::path& archiveDir) {
+std::map<std::string, std::pair<int64_t, int64_t>> archivedVersions(const Archive& archive) {
   std::map<std::string, std::pair<int64_t, int64_t>> out;
-  std::error_code ec;
-  if (!fs::is_directory(archiveDir, ec)) return out;
-  Archive(archiveDir).forEachSegment([&](const ArchiveSegment& segment) {
+  archive.forEachSegment([&](const ArchiveSegment& segment) {
     for (const auto& info : segment.listExecutions()) {
       out[info.id] = std::make_pair(info.startedAtMillis, info.nextSeq);
     }
@@ -95,7 +92,8 @@ std::map<std::string, std::pair<int64_t, int64_t>> archivedVersions(const fs::pa
 }  // namespace
 
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
-                             const fs::path& archiveDir, const RetentionOptions& options) {
+                             const std::shared_ptr<ArchiveStore>& archiveStore,
+                             const RetentionOptions& options) {
   if (options.afterDays < 0 || (options.afterMillis && *options.afterMillis < 0)) {
     throw InvalidArgumentError("retention age must not be negative (afterDays " +
                                std::to_string(options.afterDays) + ")");
@@ -111,8 +109,9 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   // 0. What a killed earlier run left: its temp segment (retention runs one at a time per home:
   // the caller holds the home's lock), and the logs it archived but did not remove yet, which
   // are removed now without being archived a second time.
-  removeLeftoverTempSegments(archiveDir);
-  std::map<std::string, std::pair<int64_t, int64_t>> archived = archivedVersions(archiveDir);
+  removeLeftoverTempSegments(archiveStore->stagingDir());
+  Archive archive(archiveStore);
+  std::map<std::string, std::pair<int64_t, int64_t>> archived = archivedVersions(archive);
 
   // 1. Select, and stream each selected log into the segment (nothing is removed yet).
   std::vector<std::string> ids;
@@ -137,7 +136,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     }
     if (!writer) {
       writer = std::make_unique<ArchiveWriter>(
-          archiveDir, ArchiveWriterOptions{options.clock, options.compressionLevel});
+          archiveStore, ArchiveWriterOptions{options.clock, options.compressionLevel});
     }
     writer->add(info, [&](const std::function<void(const kernel::Event&)>& sink) {
       store.scan(info.id, 1, sink);
@@ -147,15 +146,16 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
 
   // 2. Make the segment durable, and check it reads back, before anything is removed.
   if (writer) {
-    fs::path path = writer->finish();
-    ArchiveSegment segment = ArchiveSegment::open(path);
+    std::string name = writer->finish();
+    ArchiveSegment segment = archive.openSegment(name);
     for (const auto& id : ids) {
       if (!segment.contains(id) && !archived.contains(id)) {
-        throw DataLossError("archive segment '" + path.string() + "' lacks execution '" + id +
+        throw DataLossError("archive segment '" + segment.location() + "' lacks execution '" + id +
                             "' right after it was written; nothing was removed");
       }
     }
-    r.segmentPath = path.string();
+    r.segmentName = name;
+    r.segmentPath = segment.location();
     r.bytesAfter = segment.fileBytes();
     r.archived = static_cast<int64_t>(ids.size()) - r.alreadyArchived;
   }

@@ -44,6 +44,29 @@ class DyingStore : public loom::testing::FaultyEventStore {
   int removes_ = 0;
 };
 
+// An archive whose publish loses its answer: it lands (or not, with `lands` false) and then
+// throws the UnavailableError of an unknown outcome, as a COMMIT on a lost connection does.
+class LostAnswerArchive : public ArchiveStore {
+ public:
+  LostAnswerArchive(std::shared_ptr<ArchiveStore> inner, bool lands)
+      : inner_(std::move(inner)), lands_(lands) {}
+  std::string describe() const override { return inner_->describe(); }
+  std::string locate(const std::string& name) const override { return inner_->locate(name); }
+  std::vector<std::string> segmentNames() const override { return inner_->segmentNames(); }
+  std::unique_ptr<SegmentBytes> open(const std::string& name) const override {
+    return inner_->open(name);
+  }
+  std::filesystem::path stagingDir() const override { return inner_->stagingDir(); }
+  void publish(const std::filesystem::path& staged, const std::string& name) override {
+    if (lands_) inner_->publish(staged, name);
+    throw UnavailableError("injected: the answer to the publish was lost; the outcome is unknown");
+  }
+
+ private:
+  std::shared_ptr<ArchiveStore> inner_;
+  bool lands_;
+};
+
 class RetentionTest : public ::testing::Test {
  protected:
   RetentionTest() : archiveDir_(scratch_.path() / "archive") {
@@ -88,7 +111,7 @@ TEST_F(RetentionTest, ArchivesThenRemovesOnlyEndedExecutionsPastTheCutoff) {
   }
   int64_t bytes = store_.info("old-completed")->logBytes + store_.info("old-failed")->logBytes;
 
-  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
+  RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
   EXPECT_EQ(r.cutoffMillis, kT0 + 70 * kDay);
   EXPECT_EQ(r.scanned, 2);
   EXPECT_EQ(r.archived, 2);
@@ -102,7 +125,8 @@ TEST_F(RetentionTest, ArchivesThenRemovesOnlyEndedExecutionsPastTheCutoff) {
   EXPECT_TRUE(snapshots_.latest("old-parked").has_value());
 
   Archive archive(archiveDir_);
-  ASSERT_EQ(archive.segmentPaths(), std::vector<fs::path>{fs::path(r.segmentPath)});
+  ASSERT_EQ(archive.segmentNames(), std::vector<std::string>{r.segmentName});
+  EXPECT_EQ(fs::path(r.segmentPath), archiveDir_ / r.segmentName);
   for (const auto& [id, texts] : before) {
     auto found = archive.find(id);
     ASSERT_TRUE(found.has_value()) << id;
@@ -122,16 +146,18 @@ TEST_F(RetentionTest, ArchivesThenRemovesOnlyEndedExecutionsPastTheCutoff) {
   EXPECT_EQ(toJson(r).at("removed").as_int64(), 2);
 
   // A second run finds nothing and records nothing.
-  RetentionReport again = runRetention(store_, &snapshots_, archiveDir_, options());
+  RetentionReport again =
+      runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
   EXPECT_EQ(again.scanned, 0);
   EXPECT_TRUE(again.segmentPath.empty());
   EXPECT_EQ(store_.readControl(1).size(), 1u);
-  EXPECT_EQ(archive.segmentPaths().size(), 1u);
+  EXPECT_EQ(archive.segmentNames().size(), 1u);
 }
 
 TEST_F(RetentionTest, ADryRunChangesNothing) {
   auto live = liveIds(store_);
-  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options(true, true));
+  RetentionReport r =
+      runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options(true, true));
   EXPECT_TRUE(r.dryRun);
   EXPECT_EQ(r.scanned, 2);
   EXPECT_EQ(r.archived, 0);
@@ -145,7 +171,8 @@ TEST_F(RetentionTest, ADryRunChangesNothing) {
 }
 
 TEST_F(RetentionTest, WithoutArchiveTheLogsAreRemovedAndNoSegmentIsWritten) {
-  RetentionReport r = runRetention(store_, nullptr, archiveDir_, options(false));
+  RetentionReport r =
+      runRetention(store_, nullptr, folderArchiveStore(archiveDir_), options(false));
   EXPECT_EQ(r.removed, 2);
   EXPECT_EQ(r.archived, 0);
   EXPECT_TRUE(r.segmentPath.empty());
@@ -161,7 +188,7 @@ TEST_F(RetentionTest, PagesThroughManyExecutions) {
   }
   RetentionOptions o = options();
   o.pageSize = 4;
-  RetentionReport r = runRetention(store, nullptr, archiveDir_, o);
+  RetentionReport r = runRetention(store, nullptr, folderArchiveStore(archiveDir_), o);
   EXPECT_EQ(r.archived, 23);
   EXPECT_EQ(r.removed, 23);
   EXPECT_TRUE(store.list({}).empty());
@@ -172,7 +199,8 @@ TEST_F(RetentionTest, AFailureWhileArchivingRemovesNothingAndLeavesNoSegment) {
   DyingStore dying(store_);
   dying.failScan = 2;  // the second execution's log cannot be read
   auto live = liveIds(store_);
-  EXPECT_THROW(runRetention(dying, &snapshots_, archiveDir_, options()), UnavailableError);
+  EXPECT_THROW(runRetention(dying, &snapshots_, folderArchiveStore(archiveDir_), options()),
+               UnavailableError);
   EXPECT_EQ(liveIds(store_), live);
   EXPECT_TRUE(snapshots_.latest("old-completed").has_value());
   EXPECT_TRUE(filesIn(archiveDir_).empty());  // not even a temp file
@@ -192,7 +220,7 @@ TEST_F(RetentionTest, AFailureWhileRemovingLosesNothingAndARerunFinishes) {
   DyingStore dying(store_);
   dying.failRemove = 4;
   try {
-    runRetention(dying, &snapshots_, archiveDir_, options());
+    runRetention(dying, &snapshots_, folderArchiveStore(archiveDir_), options());
     FAIL() << "the injected failure did not surface";
   } catch (const UnavailableError& e) {
     EXPECT_NE(std::string(e.what()).find("3 of 8 live logs removed"), std::string::npos)
@@ -207,21 +235,49 @@ TEST_F(RetentionTest, AFailureWhileRemovingLosesNothingAndARerunFinishes) {
   }
   EXPECT_EQ(live.size(), 3u + 5u);  // 3 kept + the 5 not removed yet
 
-  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
+  RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
   EXPECT_EQ(r.removed, 5);
   EXPECT_EQ(r.alreadyArchived, 5) << "never archived twice";
   EXPECT_EQ(r.archived, 0);
   EXPECT_EQ(liveIds(store_),
             (std::set<std::string>{"recent-completed", "old-parked", "old-running"}));
-  EXPECT_EQ(archive.segmentPaths().size(), 1u);
+  EXPECT_EQ(archive.segmentNames().size(), 1u);
   for (const auto& id : selected) EXPECT_TRUE(archive.find(id).has_value()) << id;
+}
+
+TEST_F(RetentionTest, APublishWhoseOutcomeIsUnknownRemovesNothingAndARerunFinishes) {
+  for (bool lands : {true, false}) {
+    SCOPED_TRACE(lands ? "the segment landed" : "the segment did not land");
+    kernel::MemoryEventStore store;
+    kernel::MemorySnapshotStore snapshots;
+    for (const auto& info : store_.list({})) {
+      store.append(info.id, 1, store_.read(info.id));
+    }
+    fs::path dir = scratch_.path() / (lands ? "landed" : "lost");
+    auto lost = std::make_shared<LostAnswerArchive>(folderArchiveStore(dir), lands);
+    EXPECT_THROW(runRetention(store, &snapshots, lost, options()), UnavailableError);
+    EXPECT_EQ(liveIds(store), liveIds(store_)) << "a log was removed before its segment was sure";
+    EXPECT_EQ(Archive(dir).segmentNames().size(), lands ? 1u : 0u);
+
+    RetentionReport r = runRetention(store, &snapshots, folderArchiveStore(dir), options());
+    EXPECT_EQ(r.removed, 2);
+    EXPECT_EQ(r.alreadyArchived, lands ? 2 : 0) << "a landed segment is found, not rewritten";
+    EXPECT_EQ(r.archived, lands ? 0 : 2);
+    EXPECT_EQ(Archive(dir).segmentNames().size(), 1u);
+    for (const char* id : {"old-completed", "old-failed"}) {
+      EXPECT_TRUE(Archive(dir).find(id).has_value()) << id;
+    }
+    for (const auto& f : fs::directory_iterator(dir)) {
+      EXPECT_FALSE(f.path().filename().string().ends_with(".tmp")) << f.path();
+    }
+  }
 }
 
 TEST_F(RetentionTest, AKilledRunsTempSegmentIsRemovedByTheNextRun) {
   fs::create_directories(archiveDir_);
   fs::path leftover = archiveDir_ / ".segment-20261201T000000Z-deadbeef.tmp";
   std::ofstream(leftover) << "half a segment";
-  RetentionReport r = runRetention(store_, &snapshots_, archiveDir_, options());
+  RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
   EXPECT_EQ(r.archived, 2);
   EXPECT_FALSE(fs::exists(leftover));
   for (const auto& f : fs::directory_iterator(archiveDir_)) {
@@ -232,13 +288,15 @@ TEST_F(RetentionTest, AKilledRunsTempSegmentIsRemovedByTheNextRun) {
 TEST_F(RetentionTest, BadOptionsAreRefused) {
   RetentionOptions o = options();
   o.afterDays = -1;
-  EXPECT_THROW(runRetention(store_, nullptr, archiveDir_, o), InvalidArgumentError);
+  EXPECT_THROW(runRetention(store_, nullptr, folderArchiveStore(archiveDir_), o),
+               InvalidArgumentError);
   o = options();
   o.pageSize = 0;
-  EXPECT_THROW(runRetention(store_, nullptr, archiveDir_, o), InvalidArgumentError);
+  EXPECT_THROW(runRetention(store_, nullptr, folderArchiveStore(archiveDir_), o),
+               InvalidArgumentError);
   o = options();
   o.afterMillis = 0;  // everything ended before now
-  EXPECT_EQ(runRetention(store_, nullptr, archiveDir_, o).removed, 3);
+  EXPECT_EQ(runRetention(store_, nullptr, folderArchiveStore(archiveDir_), o).removed, 3);
 }
 
 }  // namespace

@@ -57,6 +57,16 @@ class PostgresCli : public ::testing::Test {
            ",\"witness\":\"" + witness() + "\"}";
   }
   std::string witness() const { return dir_ / "witness.txt"; }
+  // The compliance example on machine a: run e1 for alice and e2 for bob, sealed.
+  void runAliceAndBob() {
+    for (auto [id, subject] : {std::pair{"e1", "alice"}, std::pair{"e2", "bob"}}) {
+      Outcome run = cli({"run", kExamples + "compliance.toml", "--id", id, "--subject", subject,
+                         "--json"},
+                        "a", masterKey_);
+      ASSERT_EQ(0, run.exitCode) << run.err;
+      ASSERT_EQ(run.json().at("status"), "completed") << run.out;
+    }
+  }
 
   void TearDown() override {
     if (url_.empty()) return;
@@ -71,6 +81,8 @@ class PostgresCli : public ::testing::Test {
   std::string schema_;
   std::vector<std::string> env_;
   std::vector<std::string> outputs_;
+  const std::vector<std::string> masterKey_ = {
+      "LOOM_MASTER_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"};
 };
 
 TEST_F(PostgresCli, ARunLivesInTheSchemaAndEveryMachineListsAndReadsIt) {
@@ -225,14 +237,8 @@ TEST_F(PostgresCli, TheKillSwitchSetOnOneMachineStopsRunsOnAnother) {
 }
 
 TEST_F(PostgresCli, ErasureExportAndTheSweepWorkOnTheSharedSchema) {
-  std::vector<std::string> key = {
-      "LOOM_MASTER_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"};
-  std::string app = kExamples + "compliance.toml";
-  for (auto [id, subject] : {std::pair{"e1", "alice"}, std::pair{"e2", "bob"}}) {
-    Outcome run = cli({"run", app, "--id", id, "--subject", subject, "--json"}, "a", key);
-    ASSERT_EQ(0, run.exitCode) << run.err;
-    ASSERT_EQ(run.json().at("status"), "completed") << run.out;
-  }
+  const std::vector<std::string>& key = masterKey_;
+  ASSERT_NO_FATAL_FAILURE(runAliceAndBob());
   Outcome exported = cli({"export", "alice"}, "b", key);
   ASSERT_EQ(0, exported.exitCode) << exported.err;
   EXPECT_NE(exported.out.find("\"e1\""), std::string::npos);
@@ -261,6 +267,94 @@ TEST_F(PostgresCli, ErasureExportAndTheSweepWorkOnTheSharedSchema) {
   Outcome bobExport = cli({"export", "bob"}, "c", key);
   EXPECT_EQ(0, bobExport.exitCode) << bobExport.err;
   EXPECT_NE(bobExport.out.find("\"e2\""), std::string::npos);
+}
+
+// Retention with archive = true on the server: the segment goes into the schema's archive
+// tables, so every machine reads the archived logs, the sweep on any machine keeps the blobs
+// they cite, and export and erasure cover them.
+TEST_F(PostgresCli, RetentionArchivesIntoTheSchemaAndEveryMachineReadsIt) {
+  const std::vector<std::string>& key = masterKey_;
+  ASSERT_NO_FATAL_FAILURE(runAliceAndBob());
+  std::string retention = dir_ / "retention.toml";
+  std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n";  // archive = true
+  Outcome retained = cli({"retention", "run", "--config", retention, "--json"}, "a", key);
+  ASSERT_EQ(0, retained.exitCode) << retained.err;
+  EXPECT_EQ(retained.json().at("archived"), 2) << retained.out;
+  EXPECT_EQ(retained.json().at("removed"), 2);
+  std::string segment(retained.json().at("segment").as_string());
+  EXPECT_NE(segment.find(schema_ + ".archive_segments/segment-"), std::string::npos) << segment;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(home("a"))) {
+    EXPECT_TRUE(entry.is_directory()) << entry.path() << " stayed on machine a";
+  }
+
+  Outcome live = cli({"ls", "--json"}, "b", key);
+  ASSERT_EQ(0, live.exitCode) << live.err;
+  EXPECT_EQ(live.json().as_array().size(), 0u) << "the live logs are gone";
+  Outcome log = cli({"log", "e2"}, "b", key);  // another machine reads the archived copy
+  ASSERT_EQ(0, log.exitCode) << log.err;
+  EXPECT_NE(log.out.find("Read the first pages"), std::string::npos) << log.out;
+
+  // The archived runs cite the pages they fetched: the sweep on a third machine keeps them.
+  Outcome swept = cli({"sweep", "--json"}, "c", key);
+  ASSERT_EQ(0, swept.exitCode) << swept.err;
+  ASSERT_EQ(swept.json().at("deleted"), 0) << swept.out;
+  const auto* pinned = swept.json().at("kept").as_object().if_contains("archive");
+  ASSERT_NE(pinned, nullptr) << swept.out;
+  EXPECT_GT(pinned->to_number<int64_t>(), 0) << "the archive pins what it cites: " << swept.out;
+
+  Outcome exported = cli({"export", "alice"}, "c", key);
+  ASSERT_EQ(0, exported.exitCode) << exported.err;
+  EXPECT_NE(exported.out.find("\"e1\""), std::string::npos) << exported.out;
+  EXPECT_NE(exported.out.find("\"archive\""), std::string::npos) << "exported from the archive";
+  EXPECT_EQ(exported.out.find("\"e2\""), std::string::npos) << "bob's run is not alice's";
+
+  Outcome erased = cli({"erase", "alice"}, "b", key);
+  ASSERT_EQ(0, erased.exitCode) << erased.err;
+  Outcome alice = cli({"log", "e1"}, "a", key);
+  ASSERT_EQ(0, alice.exitCode) << alice.err;
+  EXPECT_EQ(alice.out.find("Read the first pages"), std::string::npos) << "alice's input is gone";
+  Outcome bob = cli({"log", "e2"}, "c", key);
+  ASSERT_EQ(0, bob.exitCode) << bob.err;
+  EXPECT_NE(bob.out.find("Read the first pages"), std::string::npos) << "bob's run is intact";
+}
+
+// `loom retention run` SIGKILLed at moments along its way on the server (selecting, writing,
+// uploading, removing): after each kill every run is live or archived, never neither; the run
+// that finishes leaves every log archived and nothing in the staging folder.
+TEST_F(PostgresCli, RetentionKilledAtAnyMomentLosesNoRun) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 16; ++i) {
+    ids.push_back("r" + std::to_string(i));
+    Outcome run = cli({"run", "example.steps", "--id", ids.back(), "--input", "{\"steps\":8}"});
+    ASSERT_EQ(0, run.exitCode) << run.err;
+  }
+  std::string retention = dir_ / "retention.toml";
+  std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n";
+  auto everyRunReadable = [&](const std::string& when) {
+    for (const auto& id : ids) {
+      Outcome log = cli({"log", id, "--json"}, "b");
+      ASSERT_EQ(0, log.exitCode) << id << " was lost " << when << ": " << log.err;
+      EXPECT_NE(log.out.find("EXECUTION_COMPLETED"), std::string::npos) << id << " " << when;
+    }
+  };
+  for (int delayMs : {5, 20, 35, 50, 70, 100}) {
+    Child killed({"--home", home("a"), "retention", "run", "--config", retention}, dir_, env_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    killed.kill(SIGKILL);
+    killed.wait();
+    ASSERT_NO_FATAL_FAILURE(everyRunReadable("after a kill at " + std::to_string(delayMs) + " ms"));
+  }
+  Outcome finished = cli({"retention", "run", "--config", retention, "--json"}, "a");
+  ASSERT_EQ(0, finished.exitCode) << finished.err;
+  Outcome live = cli({"ls", "--json"}, "b");
+  ASSERT_EQ(0, live.exitCode) << live.err;
+  EXPECT_EQ(live.json().as_array().size(), 0u) << live.out;
+  ASSERT_NO_FATAL_FAILURE(everyRunReadable("after the run that finished"));
+  std::filesystem::path staging =
+      std::filesystem::path(home("a")) / "archive" / ("." + schema_ + ".staging");
+  if (std::filesystem::exists(staging)) {
+    EXPECT_TRUE(std::filesystem::is_empty(staging)) << "a temp segment was left in " << staging;
+  }
 }
 
 // The output of `command` run by the shell (stderr too) and its exit status.
@@ -420,7 +514,7 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
             static_cast<int64_t>(linesAtKill))
       << "the steps recorded at home are replayed on the server, not run again";
 
-  // A home with archive segments is refused: the sweep on the server could not see them.
+  // A home with archive segments: they move too, byte for byte, and the server reads them.
   std::string retention = dir_ / "retention.toml";
   std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n";
   ASSERT_EQ(0, runLoom({"--home", home("archived"), "run", "example.steps", "--id", "a1", "--input",
@@ -430,12 +524,28 @@ TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
   ASSERT_EQ(0, runLoom({"--home", home("archived"), "retention", "run", "--config", retention},
                        dir_, embedded)
                    .exitCode);
-  Outcome archived =
-      runLoom({"--home", home("archived"), "migrate-home", "--to", url_, "--schema", schema_}, dir_,
-              embedded);
-  outputs_.push_back(archived.out + archived.err);
-  EXPECT_EQ(1, archived.exitCode);
-  EXPECT_NE(archived.err.find("archive segment"), std::string::npos) << archived.err;
+  std::string archivedSchema = schema_ + "_archived";
+  ASSERT_EQ(0, cli({"db", "migrate", "--schema", archivedSchema}).exitCode);
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the second verifies what is there
+    Outcome archived = runLoom({"--home", home("archived"), "migrate-home", "--to", url_,
+                                "--schema", archivedSchema, "--json"},
+                               dir_, embedded);
+    outputs_.push_back(archived.out + archived.err);
+    ASSERT_EQ(0, archived.exitCode) << archived.err;
+    EXPECT_EQ(archived.json().at("archiveSegments"), 1) << archived.out;
+    EXPECT_GT(archived.json().at("archiveBytes").to_number<int64_t>(), 0);
+  }
+  Outcome archivedLog =
+      runLoom({"--home", home("b"), "log", "a1", "--json"}, dir_,
+              {"LOOM_DATABASE_URL=" + url_, "LOOM_DATABASE_SCHEMA=" + archivedSchema});
+  outputs_.push_back(archivedLog.out + archivedLog.err);
+  ASSERT_EQ(0, archivedLog.exitCode) << archivedLog.err;
+  EXPECT_NE(archivedLog.out.find("EXECUTION_COMPLETED"), std::string::npos) << archivedLog.out;
+  // A schema holding a segment the home does not is another deployment's: refused up front.
+  Outcome foreignSegment = local({"migrate-home", "--to", url_, "--schema", archivedSchema});
+  EXPECT_EQ(1, foreignSegment.exitCode);
+  EXPECT_NE(foreignSegment.err.find("the schema holds archive segment"), std::string::npos)
+      << foreignSegment.err;
 
   // A schema never migrated, and one holding runs the home does not, are refused.
   std::string otherSchema = schema_ + "_other";

@@ -21,6 +21,7 @@
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
 #include "loom/middleware/kill_switch_store.h"
+#include "loom/sweep/archive_store.h"
 #include "loom/sweep/retention.h"
 #include "loom/util/clock.h"
 #include "loom/workflow/runtime.h"
@@ -71,7 +72,7 @@ class App {
   // The home folder (storage.home), which holds loom.db.
   const std::filesystem::path& home() const { return home_; }
   kernel::EventStore& store() { return *store_; }
-  // Archives and deletes the ended executions older than options.afterDays into archiveDir()
+  // Archives and deletes the ended executions older than options.afterDays into archiveStore()
   // (storage.retention; docs/spec/archive.md). It reads the stores under any sealing layer,
   // so segments hold ciphertext, never plaintext. Throws what sweep::runRetention throws.
   sweep::RetentionReport runRetention(const sweep::RetentionOptions& options);
@@ -85,8 +86,9 @@ class App {
   // Snapshots of parked runs (in loom.db beside the logs): a resume reads the newest one plus
   // the events after it. They pin what they cite for the sweep.
   kernel::SnapshotStore& snapshots() { return *snapshots_; }
-  // Where retention writes archive segments: <home>/archive.
-  std::filesystem::path archiveDir() const { return home_ / "archive"; }
+  // Where retention writes archive segments: <home>/archive, or the archive tables on
+  // PostgreSQL with storage.url (every machine reads the same segments).
+  const std::shared_ptr<sweep::ArchiveStore>& archiveStore() const { return archive_; }
   workflow::WorkflowRuntime& runtime() { return *runtime_; }
   // The clock the app was booted with (BootOptions::clock).
   const std::shared_ptr<const Clock>& clock() const { return clock_; }
@@ -116,6 +118,7 @@ class App {
   std::unique_ptr<kernel::SnapshotStore> rawSnapshots_;  // under snapshots_ when sealing
   std::unique_ptr<kernel::SnapshotStore> snapshots_;
   std::shared_ptr<middleware::KillSwitchStore> killSwitch_;
+  std::shared_ptr<sweep::ArchiveStore> archive_;
   std::shared_ptr<const effects::EffectChain> chain_;
   std::unique_ptr<workflow::WorkflowRuntime> runtime_;
 };

@@ -1,13 +1,14 @@
 // Archive segments (ADR 0138; byte layout in docs/spec/archive-segment.md): read-only,
-// zstd-compressed files in <home>/archive/ that hold the events and metadata of ended
-// executions after retention removed their live logs. `loom log` reads them and the sweep
-// pins every content address they cite.
-// - ArchiveWriter writes one segment: a temp file in the folder, fsynced, then renamed
-//   atomically to its final name, so a reader sees a whole segment or none.
+// zstd-compressed segments that hold the events and metadata of ended executions after
+// retention removed their live logs. An ArchiveStore (archive_store.h) keeps them: files in
+// <home>/archive/ on the embedded home, tables on PostgreSQL. `loom log` reads them and the
+// sweep pins every content address they cite.
+// - ArchiveWriter writes one segment: a temp file in the store's staging folder, fsynced, then
+//   published under its final name, so a reader sees a whole segment or none.
 // - ArchiveSegment opens one segment, validating header, footer, index and checksums; any
-//   defect (truncated, flipped bytes, wrong magic) is a DataLossError naming the file and what
-//   is wrong, and a newer format version a FailedPreconditionError. Never silently partial.
-// - Archive is every segment of one folder.
+//   defect (truncated, flipped bytes, wrong magic) is a DataLossError naming the segment and
+//   what is wrong, and a newer format version a FailedPreconditionError. Never silently partial.
+// - Archive is every segment of one store.
 // Thread-safety: an ArchiveWriter is used by one thread. ArchiveSegment and Archive are
 // immutable after open; their const methods may be called from any thread concurrently.
 #pragma once
@@ -23,6 +24,7 @@
 
 #include "loom/kernel/event.h"
 #include "loom/kernel/execution_info.h"
+#include "loom/sweep/archive_store.h"
 #include "loom/util/clock.h"
 
 namespace loom::sweep {
@@ -30,9 +32,6 @@ namespace loom::sweep {
 // The segment format this build writes, and the oldest it reads.
 inline constexpr uint32_t kArchiveFormatVersion = 1;
 inline constexpr uint32_t kArchiveFormatOldestReadable = 1;
-// A segment's file name ends with this; anything else in the folder is not a segment.
-inline constexpr std::string_view kSegmentExtension = ".lseg";
-
 // One archived execution: its metadata as the live store last had it, and its events.
 struct ArchivedExecution {
   kernel::ExecutionInfo info;
@@ -51,9 +50,11 @@ struct ArchiveWriterOptions {
 
 class ArchiveWriter {
  public:
-  // Creates `dir` when missing and a temp file in it (a name starting with '.', which no
-  // reader takes for a segment). Throws UnavailableError when the folder or file cannot be
-  // created.
+  // Creates the store's staging folder when missing and a temp file in it (a name starting
+  // with '.', which no reader takes for a segment). Throws UnavailableError when the folder or
+  // file cannot be created.
+  explicit ArchiveWriter(std::shared_ptr<ArchiveStore> store, ArchiveWriterOptions options = {});
+  // The same for folderArchiveStore(dir).
   explicit ArchiveWriter(std::filesystem::path dir, ArchiveWriterOptions options = {});
   // An unfinished segment's temp file is deleted.
   ~ArchiveWriter();
@@ -73,11 +74,11 @@ class ArchiveWriter {
   // Executions added so far.
   int64_t count() const;
 
-  // Writes the index and footer, fsyncs the file, renames it to its final name
-  // (segment-<created-at>-<random>.lseg) and fsyncs the folder: when it returns, the segment is
-  // durable. Returns its path. Throws UnavailableError on an I/O failure (nothing is left under
-  // a segment name) and FailedPreconditionError after a failure or a second call.
-  std::filesystem::path finish();
+  // Writes the index and footer, fsyncs the file and publishes it under its final name
+  // (segment-<created-at>-<random>.lseg): when it returns, the segment is durable. Returns the
+  // name. Throws UnavailableError on an I/O failure or a publish whose outcome is unknown (as
+  // ArchiveStore::publish), and FailedPreconditionError after a failure or a second call.
+  std::string finish();
 
  private:
   struct Impl;
@@ -86,19 +87,23 @@ class ArchiveWriter {
 
 class ArchiveSegment {
  public:
-  // Opens and validates the segment at `path`: magic, format version, footer, the checksum
-  // over header and index, and every index entry. Throws NotFoundError when the file does not
-  // exist, FailedPreconditionError for a format version this build cannot read, DataLossError
-  // for any other defect (each naming the file).
+  // Opens and validates segment `name` of `store`: magic, format version, footer, the checksum
+  // over header and index, and every index entry. Throws NotFoundError when the store has no
+  // such segment, FailedPreconditionError for a format version this build cannot read,
+  // DataLossError for any other defect (each naming the segment).
+  static ArchiveSegment open(const ArchiveStore& store, const std::string& name);
+  // The segment file at `path` (folderArchiveStore of its folder).
   static ArchiveSegment open(const std::filesystem::path& path);
   ~ArchiveSegment();
   ArchiveSegment(ArchiveSegment&&) noexcept;
   ArchiveSegment& operator=(ArchiveSegment&&) noexcept;
 
-  const std::filesystem::path& path() const;
+  const std::string& name() const;
+  // Where it is, for messages (ArchiveStore::locate).
+  const std::string& location() const;
   uint32_t formatVersion() const;
   int64_t createdAtMillis() const;
-  int64_t fileBytes() const;
+  int64_t fileBytes() const;  // the segment's length in bytes
 
   // The metadata of every execution in the segment, ordered by id. Reads no block.
   std::vector<kernel::ExecutionInfo> listExecutions() const;
@@ -120,18 +125,21 @@ class ArchiveSegment {
   std::unique_ptr<Impl> impl_;
 };
 
-// Every segment in one folder (<home>/archive/). An execution archived twice (retention
-// interrupted between writing a segment and removing the live logs, then run again) is in two
-// segments, with the same events.
+// Every segment of one store. An execution archived twice (retention interrupted between
+// writing a segment and removing the live logs, then run again) is in two segments, with the
+// same events.
 class Archive {
  public:
+  explicit Archive(std::shared_ptr<const ArchiveStore> store);
+  // folderArchiveStore(dir).
   explicit Archive(std::filesystem::path dir);
 
-  const std::filesystem::path& dir() const { return dir_; }
+  const ArchiveStore& store() const { return *store_; }
 
-  // The segment files, oldest first (by name). A missing folder has none. Throws
-  // UnavailableError when the folder cannot be listed.
-  std::vector<std::filesystem::path> segmentPaths() const;
+  // The segments' names, oldest first. Throws UnavailableError when they cannot be listed.
+  std::vector<std::string> segmentNames() const;
+  // ArchiveSegment::open(store(), name).
+  ArchiveSegment openSegment(const std::string& name) const;
 
   // Opens each segment in turn and visits it. A segment that cannot be opened throws (as
   // ArchiveSegment::open): the caller never sees a silently partial archive.
@@ -145,7 +153,7 @@ class Archive {
   void forEachEvent(const ArchiveEventVisitor& visit) const;
 
  private:
-  std::filesystem::path dir_;
+  std::shared_ptr<const ArchiveStore> store_;
 };
 
 }  // namespace loom::sweep

@@ -1,7 +1,7 @@
 // Retention (`storage.retention { afterDays, archive }`, `loom retention run`): discards the
 // live logs of executions that ended more than afterDays ago, after writing them into one new
 // archive segment when `archive` is on. Crash-safe by order: the segment is durable (fsynced
-// and renamed) before any live log is removed, and an execution's snapshots are removed before
+// and published) before any live log is removed, and an execution's snapshots are removed before
 // its log. Whatever fails or crashes, each selected execution is still live or archived (or
 // both, when a run stopped between the two; the next run archives it again), never neither.
 // A run that selected anything is recorded as a RETENTION_RUN control event.
@@ -19,6 +19,7 @@
 #include "loom/json/json.h"
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
+#include "loom/sweep/archive_store.h"
 #include "loom/util/clock.h"
 
 namespace loom::sweep {
@@ -42,23 +43,25 @@ struct RetentionReport {
   int64_t alreadyArchived = 0;
   int64_t removed = 0;       // live logs removed
   int64_t snapshotsRemoved = 0;
-  std::string segmentPath;  // the new segment; empty when none was written
+  std::string segmentName;  // the new segment's name; empty when none was written
+  std::string segmentPath;  // where it is (ArchiveStore::locate); empty when none was written
   int64_t bytesBefore = 0;  // log bytes of the selected executions in the live store
   int64_t bytesAfter = 0;   // bytes of the segment that now holds them (0: none)
   bool archive = true;
   bool dryRun = false;
 };
 
-// Run one retention per home at a time (the CLI holds the home's lock): a leftover temp
-// segment in `archiveDir` is taken for a killed run's and deleted.
-// Runs retention over `store` (and `snapshots`, when not null), writing the segment into
-// `archiveDir` (<home>/archive). Throws InvalidArgumentError for a negative age or a zero page
-// size. On a failure before the segment is durable, nothing is removed and no segment is left;
-// on a failure while removing, the error says how far it got and that the rest is both live
-// and archived (run again). Appends RETENTION_RUN {cutoff, archived, removed, segment} to the
-// control log when it selected anything; a dry run changes nothing at all.
+// Run one retention per archive at a time (the CLI holds the home's lock, or the maintenance
+// lock on PostgreSQL): a leftover temp segment in the archive's staging folder is taken for a
+// killed run's and deleted.
+// Runs retention over `store` (and `snapshots`, when not null), publishing the segment to
+// `archive` (<home>/archive, or the server's archive tables). Throws InvalidArgumentError for a
+// negative age or a zero page size. On a failure before the segment is durable, nothing is removed
+// and no segment is left; on a failure while removing, the error says how far it got and that the
+// rest is both live and archived (run again). Appends RETENTION_RUN {cutoff, archived, removed,
+// segment} to the control log when it selected anything; a dry run changes nothing at all.
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
-                             const std::filesystem::path& archiveDir,
+                             const std::shared_ptr<ArchiveStore>& archive,
                              const RetentionOptions& options);
 
 json::value toJson(const RetentionReport& report);
