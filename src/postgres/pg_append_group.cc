@@ -22,11 +22,14 @@ constexpr const char* kOneSql =
     "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
     "signals_bytes, signals_count, input_bytes, result_bytes) IS NOT DISTINCT FROM "
     "($22, $23, $24, $25, $26, $15, $27, $16, $28, $29, $30, $31, $32, $33, $34, $35) "
-    "AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)) RETURNING id) "
+    "AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)) RETURNING id), "
+    // The append that ends the execution releases its lease in the same commit.
+    "rel AS (UPDATE leases SET released = true WHERE $36 AND execution_id = (SELECT id FROM upd) "
+    "AND token = $20 AND owner_id = $21 AND NOT released) "
     "INSERT INTO events (execution_id, seq, body, checksum) "
     "SELECT id, $17, $18, $19 FROM upd RETURNING execution_id";
 
-// The appends arrive as one array per column ($1..$35, one element per append), in the order
+// The appends arrive as one array per column ($1..$36, one element per append), in the order
 // appendRow gives them.
 constexpr const char* kAppendSql =
     "WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], "
@@ -34,12 +37,12 @@ constexpr const char* kAppendSql =
     "$13::int8[], $14::int8[], $15::int8[], $16::int8[], $17::int8[], $18::bytea[], $19::int8[], "
     "$20::int8[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int8[], $26::int8[], "
     "$27::int8[], $28::int8[], $29::int8[], $30::int8[], $31::int8[], $32::int8[], $33::int8[], "
-    "$34::int8[], $35::int8[]) AS t(id, status, ended_at, next_seq, steps, log_bytes, "
+    "$34::int8[], $35::int8[], $36::bool[]) AS t(id, status, ended_at, next_seq, steps, log_bytes, "
     "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, "
     "input_bytes, result_bytes, was_next_seq, was_log_bytes, seq, body, checksum, token, "
     "owner_id, was_workflow, was_subject, was_status, was_started_at, was_ended_at, was_steps, "
     "was_state_bytes, was_header_bytes, was_steps_bytes, was_steps_count, was_signals_bytes, "
-    "was_signals_count, was_input_bytes, was_result_bytes)), "
+    "was_signals_count, was_input_bytes, was_result_bytes, release)), "
     // The current leases of the fenced appends, locked against a takeover until the commit.
     "fence AS (SELECT l.execution_id FROM leases l JOIN i ON l.execution_id = i.id "
     "AND l.token = i.token AND l.owner_id = i.owner_id WHERE NOT l.released FOR SHARE OF l), "
@@ -56,11 +59,14 @@ constexpr const char* kAppendSql =
     "i.was_log_bytes, i.was_state_bytes, i.was_header_bytes, i.was_steps_bytes, "
     "i.was_steps_count, i.was_signals_bytes, i.was_signals_count, i.was_input_bytes, "
     "i.was_result_bytes) AND (i.token IS NULL OR i.id IN (SELECT execution_id FROM fence)) "
-    "RETURNING e.id, i.seq, i.body, i.checksum) "
+    "RETURNING e.id, i.seq, i.body, i.checksum), "
+    "rel AS (UPDATE leases l SET released = true FROM upd JOIN i ON i.id = upd.id "
+    "WHERE i.release AND l.execution_id = i.id AND l.token = i.token "
+    "AND l.owner_id = i.owner_id AND NOT l.released) "
     "INSERT INTO events (execution_id, seq, body, checksum) "
     "SELECT id, seq, body, checksum FROM upd RETURNING execution_id";
 
-constexpr std::size_t kColumns = 35;
+constexpr std::size_t kColumns = 36;
 
 // One append's values, in the order of kOneSql's parameters and kAppendSql's columns.
 std::vector<Param> appendRow(const OneStatementAppend& r) {
@@ -86,7 +92,8 @@ std::vector<Param> appendRow(const OneStatementAppend& r) {
       Param::int64(known.stateBytes), Param::int64(known.sizes.headerBytes),
       Param::int64(known.sizes.stepsBytes), Param::int64(known.sizes.stepsCount),
       Param::int64(known.sizes.signalsBytes), Param::int64(known.sizes.signalsCount),
-      Param::int64(known.sizes.inputBytes), Param::int64(known.sizes.resultBytes)};
+      Param::int64(known.sizes.inputBytes), Param::int64(known.sizes.resultBytes),
+      Param::boolean(r.releaseLease)};
 }
 
 // The appends of `round` (one per execution) as kAppendSql's arrays.

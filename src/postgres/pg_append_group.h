@@ -2,7 +2,8 @@
 // commit): what the PostgreSQL event store's group commit sends (kernel/group_commit.h). Each
 // append holds only while the execution's metadata row is still exactly the one the store last
 // wrote (every column) and, fenced, while its lease is current (read FOR SHARE); its event row
-// is inserted only when that update matched. An append that matched nothing (another writer
+// is inserted only when that update matched, and an append that ends its execution releases
+// its lease in the same statement. An append that matched nothing (another writer
 // appended, the lease moved) wrote nothing: its caller takes the transactional path, which
 // says why.
 #pragma once
@@ -21,6 +22,9 @@ struct OneStatementAppend {
   const kernel::ExecutionInfo* known = nullptr;  // the metadata this store last wrote
   kernel::AppendPlan plan;                       // of one event, planned from *known
   const kernel::Lease* fence = nullptr;          // when set, must be the current lease
+  // Releases `fence` in the same statement when the append matched (the append ends the
+  // execution: its runner would release it next).
+  bool releaseLease = false;
 
   // The outcome, set by AppendGroups::run: matched, or not (nothing written), or an error.
   bool matched = false;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "kernel/append_plan.h"
 #include "kernel/group_commit.h"
@@ -82,10 +83,27 @@ struct PostgresEventStore::Impl {
     request.known = &known;
     request.plan = kernel::planAppend(known.id, known, known.nextSeq, std::move(one));
     request.fence = fence;
+    request.releaseLease = fence != nullptr && kernel::isEnded(request.plan.after.status);
     appends.submit(request);
     if (request.error) std::rethrow_exception(request.error);
     if (!request.matched) return std::nullopt;
+    if (request.releaseLease) rememberReleased(*fence);
     return std::move(request.plan.after);
+  }
+
+  // The leases an ending append released (appendInOneStatement): their runner's release that
+  // follows needs no statement. Bounded: forgetting one costs a harmless second release.
+  static std::string leaseKey(const Lease& lease) {
+    return lease.executionId + '\0' + std::to_string(lease.token) + '\0' + lease.owner.id;
+  }
+  void rememberReleased(const Lease& lease) {
+    std::lock_guard lock(releasedMu);
+    if (releasedByEnd.size() >= kMaxKnown) releasedByEnd.clear();
+    releasedByEnd.insert(leaseKey(lease));
+  }
+  bool takeReleased(const Lease& lease) {
+    std::lock_guard lock(releasedMu);
+    return releasedByEnd.erase(leaseKey(lease)) > 0;
   }
 
   // A shortcut statement that commits on its own, on `conn` from the pool. nullopt when `conn`
@@ -251,6 +269,8 @@ struct PostgresEventStore::Impl {
   static constexpr std::size_t kMaxKnown = 4096;
   mutable std::mutex knownMu;
   std::unordered_map<std::string, ExecutionInfo> known;  // GUARDED_BY(knownMu)
+  std::mutex releasedMu;
+  std::unordered_set<std::string> releasedByEnd;  // GUARDED_BY(releasedMu)
   // Single-event appends of several executions share a statement and its commit.
   AppendGroups groups{pool};
   kernel::GroupCommitQueue<OneStatementAppend> appends{
@@ -414,7 +434,8 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
   // One statement, committed on its own (running it twice is harmless): the row is released
   // only while it is still `lease` (same token and owner, not released: isCurrentLease).
   // It wakes the workers for a run left to do (parked, handed back); a run this store saw end
-  // needs no worker, so no NOTIFY (see appendIn).
+  // needs no worker, so no NOTIFY (see appendIn). A lease the run's ending append released
+  // in its own statement (appendInOneStatement) needs no statement at all.
   static const char* kRelease =
       "UPDATE leases SET released = true WHERE execution_id = $1 AND token = $2 "
       "AND owner_id = $3 AND NOT released";
@@ -422,6 +443,7 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
       "WITH released AS (UPDATE leases SET released = true WHERE execution_id = $1 "
       "AND token = $2 AND owner_id = $3 AND NOT released RETURNING 1) "
       "SELECT pg_notify($4, '') FROM released";
+  if (impl_->takeReleased(lease)) return;  // the append that ended the run released it
   auto known = impl_->knownInfo(lease.executionId);
   const bool notify = !known || !kernel::isEnded(known->status);
   withConnection(impl_->pool, [&](Connection& conn) {

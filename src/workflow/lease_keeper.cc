@@ -93,12 +93,11 @@ void LeaseKeeper::beat() {
 void LeaseKeeper::renewOne(const kernel::Lease& lease, std::chrono::milliseconds interval,
                            std::vector<std::string>& warnings) {
   std::optional<kernel::Lease> renewed;
-  bool lost = false;
+  std::optional<std::string> lost;
   try {
     renewed = store_.renewLease(lease, ttlMillis_);
   } catch (const kernel::LeaseLostError& e) {
-    lost = true;
-    warnings.push_back(e.what());
+    lost = e.what();
   } catch (const std::exception& e) {
     warnings.push_back("could not renew the lease of execution '" + lease.executionId +
                        "' (retried in " + std::to_string(interval.count()) + " ms): " + e.what());
@@ -109,9 +108,14 @@ void LeaseKeeper::renewOne(const kernel::Lease& lease, std::chrono::milliseconds
   }
   std::lock_guard relock(mu_);
   auto it = held_.find(lease.executionId);
-  if (it == held_.end() || it->second.token != lease.token) return;  // dropped meanwhile
+  // Dropped meanwhile: the run ended and released it (its ending append may have released it
+  // before this renewal), so a lost lease is no news.
+  if (it == held_.end() || it->second.token != lease.token) return;
   if (renewed) it->second = *renewed;
-  if (lost) held_.erase(it);
+  if (lost) {
+    warnings.push_back(*lost);
+    held_.erase(it);
+  }
 }
 
 }  // namespace loom::workflow

@@ -284,6 +284,68 @@ TEST_F(PostgresEventStoreTest, AFirstLeaseALeasedStartAndAReleaseAreOneStatement
   }
 }
 
+// The append that ends a run releases its lease in the same statement (its runner releases it
+// next anyway): the release that follows costs no round trip. One that parks it does not (a
+// worker must be woken); so does every run ending at once through one group statement.
+TEST_F(PostgresEventStoreTest, TheAppendThatEndsARunReleasesItsLeaseInTheSameStatement) {
+  postgres::migrate(options());
+  postgres::PostgresEventStore store(options());
+  auto statements = [](const std::function<void()>& call) {
+    int64_t before = postgres::roundTrips();
+    call();
+    return postgres::roundTrips() - before;
+  };
+  auto run = [&](const std::string& id, const Event& last) {
+    Lease lease = store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
+    EXPECT_EQ(2, store.appendLeased(lease, 1, {started()}));
+    EXPECT_EQ(3, store.appendLeased(lease, 2, {step("s1", json::value(1))}));
+    int64_t end = statements([&] { EXPECT_EQ(4, store.appendLeased(lease, 3, {last})); });
+    EXPECT_EQ(1, end) << id;
+    return lease;
+  };
+  run("warm", kernel::executionCompleted(json::value(1), kT0));  // prepares the statements
+  store.releaseLease(run("warm-parked", kernel::executionParked("signal", "go", "", kT0)));
+  Lease done = run("done", kernel::executionCompleted(json::value(1), kT0));
+  ASSERT_TRUE(store.currentLease("done").has_value());
+  EXPECT_TRUE(store.currentLease("done")->released) << "released with the ending append";
+  EXPECT_THROW(store.renewLease(done, 10'000), kernel::LeaseLostError);
+  EXPECT_EQ(0, statements([&] { store.releaseLease(done); }));
+  EXPECT_TRUE(store.currentLease("done")->released);
+
+  Lease parked = run("parked", kernel::executionParked("signal", "go", "", kT0));
+  EXPECT_FALSE(store.currentLease("parked")->released) << "a parked run keeps it until release";
+  EXPECT_EQ(1, statements([&] { store.releaseLease(parked); }));
+  EXPECT_TRUE(store.currentLease("parked")->released);
+
+  // Another runner's ending append cannot release a lease it does not hold.
+  Lease mine = store.acquireLease({"taken", LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
+  store.appendLeased(mine, 1, {started()});
+  Lease stale = mine;
+  stale.owner.id = "someone-else";
+  EXPECT_THROW(store.appendLeased(stale, 2, {kernel::executionCompleted(json::value(1), kT0)}),
+               kernel::LeaseLostError);
+  EXPECT_FALSE(store.currentLease("taken")->released);
+
+  // Sixteen runs ending at once share group statements; every lease is released with its end.
+  std::vector<Lease> leases;
+  for (int i = 0; i < 16; ++i) {
+    std::string id = "g" + std::to_string(i);
+    leases.push_back(store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}}));
+    store.appendLeased(leases.back(), 1, {started()});
+  }
+  std::vector<std::thread> threads;
+  for (const Lease& lease : leases) {
+    threads.emplace_back([&store, lease] {
+      store.appendLeased(lease, 2, {kernel::executionCompleted(json::value(1), kT0)});
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Lease& lease : leases) {
+    EXPECT_TRUE(store.currentLease(lease.executionId)->released) << lease.executionId;
+    EXPECT_EQ(store.info(lease.executionId)->status, kernel::ExecutionStatus::kCompleted);
+  }
+}
+
 // Every store of a process shares one pool per url and schema: a booted app (six stores) keeps
 // one idle connection, not one per store, so workers fit the server's max_connections.
 TEST_F(PostgresEventStoreTest, TheStoresOfAProcessShareTheirConnections) {
