@@ -83,7 +83,8 @@ struct PostgresEventStore::Impl {
     request.known = &known;
     request.plan = kernel::planAppend(known.id, known, known.nextSeq, std::move(one));
     request.fence = fence;
-    request.releaseLease = fence != nullptr && kernel::isEnded(request.plan.after.status);
+    request.releaseLease = fence != nullptr && !kernel::isEnded(known.status) &&
+                           kernel::isEnded(request.plan.after.status);
     appends.submit(request);
     if (request.error) std::rethrow_exception(request.error);
     if (!request.matched) return std::nullopt;
@@ -104,6 +105,12 @@ struct PostgresEventStore::Impl {
   bool takeReleased(const Lease& lease) {
     std::lock_guard lock(releasedMu);
     return releasedByEnd.erase(leaseKey(lease)) > 0;
+  }
+  // remove() forgets them with the log: a recreated execution's tokens start again.
+  void forgetReleased(const std::string& executionId) {
+    std::lock_guard lock(releasedMu);
+    std::string prefix = executionId + '\0';
+    std::erase_if(releasedByEnd, [&](const std::string& key) { return key.starts_with(prefix); });
   }
 
   // A shortcut statement that commits on its own, on `conn` from the pool. nullopt when `conn`
@@ -349,6 +356,7 @@ std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilte
 
 bool PostgresEventStore::remove(const std::string& executionId) {
   impl_->forget(executionId);
+  impl_->forgetReleased(executionId);
   struct ForgetAfter {  // an append of this store that finished meanwhile remembered it again
     Impl& impl;
     const std::string& id;

@@ -106,15 +106,26 @@ void LeaseKeeper::renewOne(const kernel::Lease& lease, std::chrono::milliseconds
                        "' (an unknown error; retried in " + std::to_string(interval.count()) +
                        " ms)");
   }
+  // Released by this runner: the append that ended its run may release it in the same commit
+  // (EventStore::releaseLease), before the run drops it here. No news.
+  const bool releasedByUs = lost && releasedAsHeld(lease);
   std::lock_guard relock(mu_);
   auto it = held_.find(lease.executionId);
-  // Dropped meanwhile: the run ended and released it (its ending append may have released it
-  // before this renewal), so a lost lease is no news.
-  if (it == held_.end() || it->second.token != lease.token) return;
+  if (it == held_.end() || it->second.token != lease.token) return;  // dropped meanwhile
   if (renewed) it->second = *renewed;
   if (lost) {
-    warnings.push_back(*lost);
+    if (!releasedByUs) warnings.push_back(*lost);
     held_.erase(it);
+  }
+}
+
+bool LeaseKeeper::releasedAsHeld(const kernel::Lease& lease) const {
+  try {
+    auto current = store_.currentLease(lease.executionId);
+    return current && current->released && current->token == lease.token &&
+           current->owner.id == lease.owner.id;
+  } catch (const std::exception&) {
+    return false;  // cannot tell: report the loss
   }
 }
 

@@ -49,6 +49,9 @@ class LeaseKeeper {
   // One renewal of `lease`; what to report goes to `warnings` (onWarn runs with no lock).
   void renewOne(const kernel::Lease& lease, std::chrono::milliseconds interval,
                 std::vector<std::string>& warnings);
+  // True when the store's current lease is `lease` (token and owner), released: this runner
+  // released it. False when it cannot tell.
+  bool releasedAsHeld(const kernel::Lease& lease) const;
 
   kernel::EventStore& store_;
   const kernel::LeaseOwner owner_;

@@ -13,6 +13,7 @@
 #include "loom/kernel/memory_event_store.h"
 #include "loom/util/error.h"
 #include "loom/workflow/runtime.h"
+#include "workflow/lease_keeper.h"
 
 namespace loom::workflow {
 namespace {
@@ -219,6 +220,41 @@ TEST_F(LeaseTest, ARunnerThatLostItsRunBetweenTwoCallsOfABatchStartsNoMore) {
   EXPECT_EQ(ones.load(), 1);
   EXPECT_EQ(twos.load(), 0) << "the stalled runner ran a call the new owner had recorded";
   EXPECT_EQ(store_.info("b1")->steps, 2);
+}
+
+}  // namespace
+}  // namespace loom::workflow
+
+namespace loom::workflow {
+namespace {
+
+// A store may release a lease with the append that ends its run (EventStore::releaseLease),
+// before the run drops it: a renewal that finds its very lease released is no news. One that
+// finds it taken over is reported.
+TEST(LeaseKeeperTest, ALeaseReleasedByItsOwnEndIsNoNewsATakeoverIs) {
+  kernel::MemoryEventStore store;
+  std::mutex mu;
+  std::vector<std::string> warnings;
+  LeaseKeeper keeper(store, kernel::LeaseOwner{"a", "host-a", 1, "boot"}, 30,
+                     [&](std::string_view w) {
+                       std::lock_guard lock(mu);
+                       warnings.emplace_back(w);
+                     });
+  kernel::Lease ended = keeper.take("ended");
+  store.releaseLease(ended);  // as an ending append may, before the run drops it
+  kernel::Lease taken = keeper.take("taken");
+  store.acquireLease({"taken", kernel::LeaseOwner{"b", "host-b", 2, "boot"}, 10'000, taken.token});
+  for (int i = 0; i < 200; ++i) {  // beats every 10 ms: until the takeover is reported
+    {
+      std::lock_guard lock(mu);
+      if (!warnings.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a few beats more
+  std::lock_guard lock(mu);
+  ASSERT_EQ(warnings.size(), 1u) << (warnings.empty() ? "" : warnings[0]);
+  EXPECT_NE(warnings[0].find("taken"), std::string::npos) << warnings[0];
 }
 
 }  // namespace

@@ -29,6 +29,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// The round trips `call` makes to the server (statements sent).
+int64_t roundTripsOf(const std::function<void()>& call) {
+  int64_t before = postgres::roundTrips();
+  call();
+  return postgres::roundTrips() - before;
+}
+
 class PostgresEventStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -258,18 +265,13 @@ TEST_F(PostgresEventStoreTest, AStatementOnAConnectionTheServerEndedIsConnection
 TEST_F(PostgresEventStoreTest, AFirstLeaseALeasedStartAndAReleaseAreOneStatementEach) {
   postgres::migrate(options());
   postgres::PostgresEventStore store(options());
-  auto statements = [](const std::function<void()>& call) {
-    int64_t before = postgres::roundTrips();
-    call();
-    return postgres::roundTrips() - before;
-  };
   for (const char* id : {"warm", "e1"}) {  // the first prepares the statements
     Lease lease;
-    int64_t acquire = statements([&] {
+    int64_t acquire = roundTripsOf([&] {
       lease = store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
     });
-    int64_t start = statements([&] { EXPECT_EQ(2, store.appendLeased(lease, 1, {started()})); });
-    int64_t release = statements([&] { store.releaseLease(lease); });
+    int64_t start = roundTripsOf([&] { EXPECT_EQ(2, store.appendLeased(lease, 1, {started()})); });
+    int64_t release = roundTripsOf([&] { store.releaseLease(lease); });
     if (std::string(id) == "warm") continue;
     EXPECT_EQ(1, acquire);
     EXPECT_EQ(1, start);
@@ -290,16 +292,11 @@ TEST_F(PostgresEventStoreTest, AFirstLeaseALeasedStartAndAReleaseAreOneStatement
 TEST_F(PostgresEventStoreTest, TheAppendThatEndsARunReleasesItsLeaseInTheSameStatement) {
   postgres::migrate(options());
   postgres::PostgresEventStore store(options());
-  auto statements = [](const std::function<void()>& call) {
-    int64_t before = postgres::roundTrips();
-    call();
-    return postgres::roundTrips() - before;
-  };
   auto run = [&](const std::string& id, const Event& last) {
     Lease lease = store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
     EXPECT_EQ(2, store.appendLeased(lease, 1, {started()}));
     EXPECT_EQ(3, store.appendLeased(lease, 2, {step("s1", json::value(1))}));
-    int64_t end = statements([&] { EXPECT_EQ(4, store.appendLeased(lease, 3, {last})); });
+    int64_t end = roundTripsOf([&] { EXPECT_EQ(4, store.appendLeased(lease, 3, {last})); });
     EXPECT_EQ(1, end) << id;
     return lease;
   };
@@ -309,40 +306,51 @@ TEST_F(PostgresEventStoreTest, TheAppendThatEndsARunReleasesItsLeaseInTheSameSta
   ASSERT_TRUE(store.currentLease("done").has_value());
   EXPECT_TRUE(store.currentLease("done")->released) << "released with the ending append";
   EXPECT_THROW(store.renewLease(done, 10'000), kernel::LeaseLostError);
-  EXPECT_EQ(0, statements([&] { store.releaseLease(done); }));
-  EXPECT_TRUE(store.currentLease("done")->released);
+  EXPECT_EQ(0, roundTripsOf([&] { store.releaseLease(done); }));
 
   Lease parked = run("parked", kernel::executionParked("signal", "go", "", kT0));
   EXPECT_FALSE(store.currentLease("parked")->released) << "a parked run keeps it until release";
-  EXPECT_EQ(1, statements([&] { store.releaseLease(parked); }));
+  EXPECT_EQ(1, roundTripsOf([&] { store.releaseLease(parked); }));
   EXPECT_TRUE(store.currentLease("parked")->released);
 
-  // Another runner's ending append cannot release a lease it does not hold.
-  Lease mine = store.acquireLease({"taken", LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
-  store.appendLeased(mine, 1, {started()});
-  Lease stale = mine;
-  stale.owner.id = "someone-else";
-  EXPECT_THROW(store.appendLeased(stale, 2, {kernel::executionCompleted(json::value(1), kT0)}),
-               kernel::LeaseLostError);
-  EXPECT_FALSE(store.currentLease("taken")->released);
+  // An ending append that misses (another store appended first) releases nothing.
+  Lease current = store.acquireLease({"raced", LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}});
+  store.appendLeased(current, 1, {started()});
+  postgres::PostgresEventStore other(options());
+  other.append("raced", 2, {step("s1", json::value(1))});  // behind `store`'s back
+  EXPECT_THROW(store.appendLeased(current, 2, {kernel::executionCompleted(json::value(1), kT0)}),
+               ConflictError);
+  EXPECT_FALSE(store.currentLease("raced")->released) << "released by an append that missed";
 
-  // Sixteen runs ending at once share group statements; every lease is released with its end.
+  // Sixteen runs ending at once share group statements, half completing (released with their
+  // end), half parking (kept): the group's release column is per row.
   std::vector<Lease> leases;
   for (int i = 0; i < 16; ++i) {
     std::string id = "g" + std::to_string(i);
     leases.push_back(store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 10'000, {}}));
     store.appendLeased(leases.back(), 1, {started()});
   }
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
   std::vector<std::thread> threads;
-  for (const Lease& lease : leases) {
-    threads.emplace_back([&store, lease] {
-      store.appendLeased(lease, 2, {kernel::executionCompleted(json::value(1), kT0)});
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    Event last = i % 2 == 0 ? kernel::executionCompleted(json::value(1), kT0)
+                            : kernel::executionParked("signal", "go", "", kT0);
+    threads.emplace_back([&, lease = leases[i], last] {
+      ++ready;
+      while (!go) std::this_thread::yield();  // all at once: they queue for one leader
+      store.appendLeased(lease, 2, {last});
     });
   }
-  for (auto& t : threads) t.join();
-  for (const Lease& lease : leases) {
-    EXPECT_TRUE(store.currentLease(lease.executionId)->released) << lease.executionId;
-    EXPECT_EQ(store.info(lease.executionId)->status, kernel::ExecutionStatus::kCompleted);
+  while (ready < static_cast<int>(threads.size())) std::this_thread::yield();
+  int64_t ending = roundTripsOf([&] {
+    go = true;
+    for (auto& t : threads) t.join();
+  });
+  EXPECT_LT(ending, 16) << "no group statement was sent";
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    EXPECT_EQ(store.currentLease(leases[i].executionId)->released, i % 2 == 0)
+        << leases[i].executionId;
   }
 }
 

@@ -82,6 +82,10 @@ class EventStore {
   // when lease.token (with its owner) is no longer the execution's current lease.
   virtual Lease renewLease(const Lease& lease, int64_t ttlMillis) = 0;
   // Releases `lease` if it is still current; otherwise does nothing. Its token stays used.
+  // A store may release it already with the appendLeased that ends the execution (its status
+  // becomes completed, failed or cancelled), in the same commit: the PostgreSQL store does,
+  // on its one-statement path. A release after that does nothing, and a renewal or an append
+  // under the lease is a LeaseLostError, as after any release.
   virtual void releaseLease(const Lease& lease) = 0;
   // The execution's current lease (it may be released or expired); nullopt: none recorded.
   // remove() forgets an execution's lease with its log.
