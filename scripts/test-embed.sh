@@ -11,6 +11,10 @@ prefix="$PWD/build/embed-prefix"
 rm -rf "$prefix" build/embed build/embed-pc build/embed-sub build/embed-headers
 cmake --install build/release --prefix "$prefix" >/dev/null
 libdir="$(dirname "$(find "$prefix" -name loom.pc -print -quit)")/.."
+[[ -x "$prefix/libexec/loom/loom-guard" ]] || {
+  echo "test-embed: the install holds no libexec/loom/loom-guard (the tool processes' guard)" >&2
+  exit 1
+}
 
 # Every installed header compiles on its own, with only the prefix on the include path: the
 # public surface never reaches a private header (those stay in src/).

@@ -1,25 +1,30 @@
 #include "guarded_child.h"
 
-#include <fcntl.h>
+#include <dlfcn.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "loom/util/error.h"
 #include "util/child_environment.h"
+#include "util/guard_process.h"
 #include "util/unique_fd.h"
 
 namespace loom {
 namespace {
 
-// What the forked processes need, prepared before fork (after it, only async-signal-safe calls
-// are allowed in a multi-threaded program).
+// What the guard and the command need, prepared before the guard starts (in a fork of loom,
+// only async-signal-safe calls are allowed).
 struct ExecPlan {
   std::string program;  // the resolved path
   std::vector<std::string> argv;
@@ -62,102 +67,99 @@ ExecPlan planOf(const GuardedCommand& command) {
   return plan;
 }
 
-constexpr int kReportFd = 3;  // in the guard and the command: where an exec failure is told
-
-// The signals sent to the group that the guard leaves to the command.
-sigset_t relayedSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
-  return set;
+// Where loom-guard is, looked for once (absolute places only): at <prefix>/libexec/loom as
+// `cmake --install` lays it out, whatever the prefix, seen from the library or program holding
+// this code and from the running program; in this build tree; where the build would install
+// it. Null: fork the guard instead.
+const char* guardProgram() {
+  static const std::string path = [] {
+    std::vector<std::filesystem::path> candidates;
+    Dl_info self{};
+    if (::dladdr(reinterpret_cast<void*>(&guardProgram), &self) != 0 && self.dli_fname != nullptr) {
+      auto folder = std::filesystem::path(self.dli_fname).parent_path();
+      if (folder.is_absolute()) {  // never a place relative to the working folder
+        candidates.push_back(folder / LOOM_GUARD_FROM_LIBDIR);
+        candidates.push_back(folder / LOOM_GUARD_FROM_BINDIR);
+      }
+    }
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) candidates.push_back(exe.parent_path() / LOOM_GUARD_FROM_BINDIR);
+    candidates.push_back(LOOM_GUARD_BUILD_PATH);
+    candidates.push_back(LOOM_GUARD_INSTALL_PATH);
+    for (const auto& c : candidates) {
+      if (::access(c.c_str(), X_OK) == 0) return c.lexically_normal().string();
+    }
+    return std::string();
+  }();
+  return path.empty() ? nullptr : path.c_str();
 }
 
-// The command, after fork: its folder and signal mask, then exec (its stdio is in place). On
-// failure the errno goes to the report pipe (the parent reads it) and it exits 127.
-[[noreturn]] void execCommand(const ExecPlan& plan) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);  // loom blocks SIGPIPE, the guard more
-  if (!plan.workingDirectory.empty() && chdir(plan.workingDirectory.c_str()) != 0) {
-    int e = errno;
-    (void)!write(kReportFd, &e, sizeof e);
-    _exit(127);
+// Starts loom-guard with posix_spawn (a vfork and an exec): its cost does not grow with loom's
+// size, where a fork copies loom's page tables twice (for the guard, then for the command) and
+// made a long run's turns dearer with every turn. The stdio and report ends go to 0..3 through
+// descriptors above all four (so none overwrites another), every other one is closed, and the
+// guard leads a new process group from the start. Returns the errno when it cannot.
+int spawnGuard(const char* guard, const ExecPlan& plan, pid_t loom, const int (&fds)[4],
+               pid_t& pid) {
+  std::string loomPid = std::to_string(loom);
+  std::vector<char*> argv{const_cast<char*>(guard), const_cast<char*>(kGuardProtocol),
+                          loomPid.data(), const_cast<char*>(plan.workingDirectory.c_str()),
+                          const_cast<char*>(plan.program.c_str())};
+  argv.insert(argv.end(), plan.argvp.begin(), plan.argvp.end());  // ends with its null
+  int high = *std::max_element(std::begin(fds), std::end(fds)) + 1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int i = 0; i < 4; ++i) posix_spawn_file_actions_adddup2(&actions, fds[i], high + i);
+  for (int i = 0; i < 4; ++i) posix_spawn_file_actions_adddup2(&actions, high + i, i);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kGuardReportFd + 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  int rc = ::posix_spawn(&pid, guard, &actions, &attr, argv.data(), plan.envp.data());
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc;
+}
+
+// The guard as a fork of loom, when no loom-guard program is there.
+pid_t forkGuard(const ExecPlan& plan, pid_t loom, const int (&fds)[4]) {
+  GuardPlan guardPlan{plan.program.c_str(), plan.argvp.data(), plan.envp.data(),
+                      plan.workingDirectory.c_str()};
+  pid_t guard = fork();
+  if (guard == 0) {  // async-signal-safe calls only from here
+    keepOnlyStdio(fds[0], fds[1], fds[2], fds[3]);
+    runGuard(guardPlan, loom);
   }
-  execve(plan.program.c_str(), plan.argvp.data(), plan.envp.data());
-  int e = errno;
-  (void)!write(kReportFd, &e, sizeof e);
-  _exit(127);
+  if (guard > 0) setpgid(guard, guard);  // so a kill of the group cannot race the guard's call
+  return guard;
 }
 
-void killGroupOnParentDeath(int) { kill(0, SIGKILL); }
-
-// Puts the command's stdio at 0, 1, 2 and the report pipe at 3 (close-on-exec), and closes
-// every other descriptor: the guard execs nothing, so nothing of loom's (its end of these
-// pipes, another server's stdin, a database) may stay open in it. Async-signal-safe.
-void keepOnlyStdio(int in, int out, int err, int report) {
-  int fds[4] = {in, out, err, report};
-  for (int& fd : fds) fd = fcntl(fd, F_DUPFD, 10);  // out of the way of 0..3
-  for (int i = 0; i < 4; ++i) dup2(fds[i], i);
-  fcntl(kReportFd, F_SETFD, FD_CLOEXEC);
-  close_range(kReportFd + 1, ~0U, 0);
-}
-
-// Exits as the command ended: with its status, or by the signal that killed it.
-[[noreturn]] void relayStatus(int status) {
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  int sig = WTERMSIG(status);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, nullptr);
-  sigset_t only;
-  sigemptyset(&only);
-  sigaddset(&only, sig);
-  sigprocmask(SIG_UNBLOCK, &only, nullptr);
-  kill(getpid(), sig);
-  _exit(128 + sig);
-}
-
-// The guard, after fork: leader of a new process group that the command and everything it
-// starts belong to. Async-signal-safe calls only.
-[[noreturn]] void runGuard(const ExecPlan& plan, pid_t loom, int in, int out, int err, int report) {
-  keepOnlyStdio(in, out, err, report);
-  setpgid(0, 0);
-  sigset_t relayed = relayedSignals();
-  sigprocmask(SIG_BLOCK, &relayed, nullptr);  // before the fork: the command resets its mask
-  struct sigaction onDeath {};
-  onDeath.sa_handler = killGroupOnParentDeath;
-  sigaction(SIGUSR1, &onDeath, nullptr);
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  sigprocmask(SIG_UNBLOCK, &usr1, nullptr);
-  prctl(PR_SET_PDEATHSIG, SIGUSR1);
-  if (getppid() != loom) kill(0, SIGKILL);  // loom died before the line above
-  pid_t command = fork();
-  if (command == 0) execCommand(plan);
-  for (int fd = 0; fd <= kReportFd; ++fd) close(fd);
-  if (command < 0) _exit(127);
-  int status = 0;
-  while (waitpid(command, &status, 0) < 0) {
-    if (errno != EINTR) _exit(127);
+// Starts the guard: spawned when the program is there, forked otherwise. -1 and errno set
+// when neither can start.
+pid_t startGuard(const ExecPlan& plan, const int (&fds)[4], GuardStart how) {
+  pid_t loom = getpid();
+  const char* guard = how == GuardStart::kProgramIfThere ? guardProgram() : nullptr;
+  if (guard != nullptr) {
+    pid_t pid = -1;
+    if (spawnGuard(guard, plan, loom, fds, pid) == 0) return pid;
   }
-  relayStatus(status);
+  return forkGuard(plan, loom, fds);
 }
 
 }  // namespace
 
-pid_t startGuarded(const GuardedCommand& command, int in, int out, int err) {
+pid_t startGuarded(const GuardedCommand& command, int in, int out, int err, GuardStart how) {
   if (command.argv.empty()) throw InvalidArgumentError("a child process needs a command");
   ExecPlan plan = planOf(command);
   Pipe report = openPipe();
-  pid_t loom = getpid();
-  pid_t guard = fork();
+  const int fds[4] = {in, out, err, report.write.get()};
+  pid_t guard = startGuard(plan, fds, how);
   if (guard < 0) {
     int e = errno;
     throw UnavailableError("cannot start '" + plan.argv[0] + "': fork: " + strerror(e));
   }
-  if (guard == 0) runGuard(plan, loom, in, out, err, report.write.get());  // never returns
-  setpgid(guard, guard);  // also here, so a kill of the group cannot race the guard's own call
   report.write.reset();
   int e = 0;
   ssize_t n;

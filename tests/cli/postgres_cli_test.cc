@@ -297,8 +297,9 @@ TEST_F(PostgresCli, RetentionArchivesIntoTheSchemaAndEveryMachineReadsIt) {
   // The archived runs cite the pages they fetched: the sweep on a third machine keeps them.
   Outcome swept = cli({"sweep", "--json"}, "c", key);
   ASSERT_EQ(0, swept.exitCode) << swept.err;
-  ASSERT_EQ(swept.json().at("deleted"), 0) << swept.out;
-  const auto* pinned = swept.json().at("kept").as_object().if_contains("archive");
+  const json::value sweep = swept.json();  // the pointer below points into it
+  ASSERT_EQ(sweep.at("deleted"), 0) << swept.out;
+  const auto* pinned = sweep.at("kept").as_object().if_contains("archive");
   ASSERT_NE(pinned, nullptr) << swept.out;
   EXPECT_GT(pinned->to_number<int64_t>(), 0) << "the archive pins what it cites: " << swept.out;
 
