@@ -24,6 +24,10 @@ constexpr int kGuardReportFd = 3;
 // command's argv; its environment is the command's.
 constexpr const char* kGuardProtocol = "loom-guard-1";
 
+// What loom-guard writes to the report pipe, in place of an errno, when its arguments are not
+// of kGuardProtocol (another build's guard): loom then forks its own guard.
+constexpr int kGuardRefused = -1;
+
 // Puts `in`, `out` and `err` at 0, 1 and 2 and `report` at kGuardReportFd, and closes every
 // other descriptor (for the fork of loom: nothing of loom's may stay open in the guard).
 void keepOnlyStdio(int in, int out, int err, int report);

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include <filesystem>
 #include <initializer_list>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "loom/util/error.h"
@@ -67,10 +70,19 @@ ExecPlan planOf(const GuardedCommand& command) {
   return plan;
 }
 
-// Where loom-guard is, looked for once (absolute places only): at <prefix>/libexec/loom as
+// A guard program Loom will run: a regular, executable file, owned by root or by this user and
+// writable by no one else (so no other user can have put it there).
+bool trustedProgram(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) return false;
+  return (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && ::access(path.c_str(), X_OK) == 0;
+}
+
+// Where loom-guard is, looked for once, in absolute places only: at <prefix>/libexec/loom as
 // `cmake --install` lays it out, whatever the prefix, seen from the library or program holding
-// this code and from the running program; in this build tree; where the build would install
-// it. Null: fork the guard instead.
+// this code and from the running program; in this build tree, for programs of this build
+// only; where the configured prefix has it. Null: fork the guard instead.
 const char* guardProgram() {
   static const std::string path = [] {
     std::vector<std::filesystem::path> candidates;
@@ -83,12 +95,14 @@ const char* guardProgram() {
       }
     }
     std::error_code ec;
-    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) candidates.push_back(exe.parent_path() / LOOM_GUARD_FROM_BINDIR);
-    candidates.push_back(LOOM_GUARD_BUILD_PATH);
+    std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (!ec) {
+      candidates.push_back(std::filesystem::path(exe).parent_path() / LOOM_GUARD_FROM_BINDIR);
+      if (exe.starts_with(LOOM_BUILD_DIR "/")) candidates.push_back(LOOM_GUARD_BUILD_PATH);
+    }
     candidates.push_back(LOOM_GUARD_INSTALL_PATH);
     for (const auto& c : candidates) {
-      if (::access(c.c_str(), X_OK) == 0) return c.lexically_normal().string();
+      if (trustedProgram(c)) return c.string();  // as checked: no textual `..` folding
     }
     return std::string();
   }();
@@ -99,7 +113,8 @@ const char* guardProgram() {
 // size, where a fork copies loom's page tables twice (for the guard, then for the command) and
 // made a long run's turns dearer with every turn. The stdio and report ends go to 0..3 through
 // descriptors above all four (so none overwrites another), every other one is closed, and the
-// guard leads a new process group from the start. Returns the errno when it cannot.
+// guard leads a new process group from the start. Returns an errno when it cannot, a setup
+// step included (a descriptor past the limit): the caller then forks the guard.
 int spawnGuard(const char* guard, const ExecPlan& plan, pid_t loom, const int (&fds)[4],
                pid_t& pid) {
   std::string loomPid = std::to_string(loom);
@@ -109,15 +124,23 @@ int spawnGuard(const char* guard, const ExecPlan& plan, pid_t loom, const int (&
   argv.insert(argv.end(), plan.argvp.begin(), plan.argvp.end());  // ends with its null
   int high = *std::max_element(std::begin(fds), std::end(fds)) + 1;
   posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  for (int i = 0; i < 4; ++i) posix_spawn_file_actions_adddup2(&actions, fds[i], high + i);
-  for (int i = 0; i < 4; ++i) posix_spawn_file_actions_adddup2(&actions, high + i, i);
-  posix_spawn_file_actions_addclosefrom_np(&actions, kGuardReportFd + 1);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  int rc = ::posix_spawn(&pid, guard, &actions, &attr, argv.data(), plan.envp.data());
+  if (int rc = posix_spawn_file_actions_init(&actions); rc != 0) return rc;
+  if (int rc = posix_spawnattr_init(&attr); rc != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return rc;
+  }
+  int rc = 0;
+  for (int i = 0; i < 4 && rc == 0; ++i) {
+    rc = posix_spawn_file_actions_adddup2(&actions, fds[i], high + i);
+  }
+  for (int i = 0; i < 4 && rc == 0; ++i) {
+    rc = posix_spawn_file_actions_adddup2(&actions, high + i, i);
+  }
+  if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, kGuardReportFd + 1);
+  if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  if (rc == 0) rc = posix_spawnattr_setpgroup(&attr, 0);
+  if (rc == 0) rc = ::posix_spawn(&pid, guard, &actions, &attr, argv.data(), plan.envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   return rc;
@@ -148,11 +171,9 @@ pid_t startGuard(const ExecPlan& plan, const int (&fds)[4], GuardStart how) {
   return forkGuard(plan, loom, fds);
 }
 
-}  // namespace
-
-pid_t startGuarded(const GuardedCommand& command, int in, int out, int err, GuardStart how) {
-  if (command.argv.empty()) throw InvalidArgumentError("a child process needs a command");
-  ExecPlan plan = planOf(command);
+// Starts the guard and waits until the command has exec'd. Returns the guard's pid and 0, or
+// (the guard reaped) the errno the guard or the command reported.
+std::pair<pid_t, int> tryStart(const ExecPlan& plan, int in, int out, int err, GuardStart how) {
   Pipe report = openPipe();
   const int fds[4] = {in, out, err, report.write.get()};
   pid_t guard = startGuard(plan, fds, how);
@@ -165,13 +186,23 @@ pid_t startGuarded(const GuardedCommand& command, int in, int out, int err, Guar
   ssize_t n;
   while ((n = read(report.read.get(), &e, sizeof e)) < 0 && errno == EINTR) {
   }
-  report.read.reset();
-  if (n == static_cast<ssize_t>(sizeof e)) {
-    kill(-guard, SIGKILL);
-    while (waitpid(guard, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    throw UnavailableError("cannot start '" + plan.argv[0] + "': " + strerror(e));
+  if (n != static_cast<ssize_t>(sizeof e)) return {guard, 0};
+  kill(-guard, SIGKILL);
+  while (waitpid(guard, nullptr, 0) < 0 && errno == EINTR) {
   }
+  return {guard, e};
+}
+
+}  // namespace
+
+pid_t startGuarded(const GuardedCommand& command, int in, int out, int err, GuardStart how) {
+  if (command.argv.empty()) throw InvalidArgumentError("a child process needs a command");
+  ExecPlan plan = planOf(command);
+  auto [guard, e] = tryStart(plan, in, out, err, how);
+  if (e == kGuardRefused) {  // a loom-guard of another build: fork the guard instead
+    std::tie(guard, e) = tryStart(plan, in, out, err, GuardStart::kFork);
+  }
+  if (e != 0) throw UnavailableError("cannot start '" + plan.argv[0] + "': " + strerror(e));
   return guard;
 }
 

@@ -1,7 +1,8 @@
 // startGuarded, both ways the guard starts (the loom-guard program, a fork of loom): the command
 // gets its stdio, folder and environment and nothing else of loom's; the guard leads the group,
-// relays the command's exit status and reports a command that cannot start; in this build the
-// guard is the loom-guard program.
+// leaves the stop signals sent to it to the command, relays the command's exit status, reports a
+// command that cannot start and kills the group when loom dies; in this build the guard is the
+// loom-guard program.
 #include "util/guarded_child.h"
 
 #include <fcntl.h>
@@ -13,7 +14,9 @@
 #include <string>
 
 #include "loom/util/error.h"
+#include "support/loom_process.h"
 #include "support/temp_dir.h"
+#include "util/guard_process.h"
 #include "util/unique_fd.h"
 
 namespace loom {
@@ -59,7 +62,8 @@ TEST_P(GuardedChild, ACommandKilledByASignalEndsTheGuardByTheSameSignal) {
 TEST_P(GuardedChild, TheCommandHoldsNoDescriptorOfLoomsButItsStdio) {
   UniqueFd inherited(::open("/dev/null", O_RDONLY));  // not close-on-exec
   ASSERT_GE(inherited.get(), 0);
-  Finished f = runGuarded({{"/bin/sh", "-c", "ls /proc/$$/fd"}}, GetParam());
+  // `; exit 0`: a shell that would exec its last command (bash) lists its own descriptors too.
+  Finished f = runGuarded({{"/bin/sh", "-c", "ls /proc/$$/fd; exit 0"}}, GetParam());
   EXPECT_EQ(f.out, "0\n1\n2\n") << "the shell holds more than its stdio";
 }
 
@@ -91,6 +95,38 @@ TEST_P(GuardedChild, TheGuardLeadsTheCommandsProcessGroup) {
   EXPECT_EQ(pgrp, ppid) << "the command's group is not led by its guard";
 }
 
+TEST_P(GuardedChild, TheStopSignalsSentToTheGroupAreLeftToTheCommand) {
+  // The command signals its whole group; the guard lives on and reports the command's exit.
+  Finished f = runGuarded({{"/bin/sh", "-c", "trap 'exit 5' TERM; kill -TERM 0; sleep 5; exit 1"}},
+                          GetParam());
+  ASSERT_TRUE(WIFEXITED(f.status)) << "the guard died of the group's SIGTERM";
+  EXPECT_EQ(WEXITSTATUS(f.status), 5);
+}
+
+TEST_P(GuardedChild, KillingLoomKillsTheCommandAndWhatItStarted) {
+  Pipe told = openPipe();
+  pid_t loom = ::fork();  // stands for loom: starts the command, then is SIGKILLed
+  ASSERT_GE(loom, 0);
+  if (loom == 0) {
+    UniqueFd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    startGuarded({{"/bin/sh", "-c", "sleep 60 & echo $!; sleep 60"}}, in.get(), told.write.get(),
+                 in.get(), GetParam());
+    ::pause();
+    ::_exit(0);
+  }
+  told.write.reset();
+  std::string line;
+  char c;
+  while (::read(told.read.get(), &c, 1) == 1 && c != '\n') line += c;
+  ASSERT_FALSE(line.empty()) << "the command did not start";
+  pid_t grandchild = std::stoi(line);
+  ASSERT_TRUE(loom::testing::processRunning(grandchild));
+  ::kill(loom, SIGKILL);
+  ::waitpid(loom, nullptr, 0);
+  for (int i = 0; i < 100 && loom::testing::processRunning(grandchild); ++i) ::usleep(50'000);
+  EXPECT_FALSE(loom::testing::processRunning(grandchild)) << "the command's child outlived loom";
+}
+
 INSTANTIATE_TEST_SUITE_P(BothWays, GuardedChild,
                          ::testing::Values(GuardStart::kProgramIfThere, GuardStart::kFork),
                          [](const auto& info) {
@@ -98,14 +134,39 @@ INSTANTIATE_TEST_SUITE_P(BothWays, GuardedChild,
                                                                   : std::string("Program");
                          });
 
-TEST(GuardedChildProgram, InThisBuildTheGuardIsTheLoomGuardProgram) {
+// The program the guard of a guarded `sleep` runs as.
+std::filesystem::path guardExecutable() {
   UniqueFd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   pid_t guard = startGuarded({{"/bin/sleep", "10"}}, in.get(), in.get(), in.get());
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(guard) + "/exe", ec);
   ::kill(-guard, SIGKILL);
   ::waitpid(guard, nullptr, 0);
+  return exe;
+}
+
+TEST(GuardedChildProgram, InThisBuildTheGuardIsTheLoomGuardProgram) {
+  auto exe = guardExecutable();
   EXPECT_EQ(exe.filename(), "loom-guard") << exe << ": the guard was forked, not spawned";
+}
+
+TEST(GuardedChildProgram, AGuardGivenAnotherProtocolRefusesSoLoomForksItsOwn) {
+  auto guard = guardExecutable();
+  ASSERT_EQ(guard.filename(), "loom-guard");
+  Pipe report = openPipe();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(report.write.get(), 3);
+    ::execl(guard.c_str(), "loom-guard", "loom-guard-0", "1", "", "/bin/true", "true", nullptr);
+    ::_exit(126);
+  }
+  report.write.reset();
+  int said = 0;
+  EXPECT_EQ(::read(report.read.get(), &said, sizeof said), static_cast<ssize_t>(sizeof said));
+  EXPECT_EQ(said, kGuardRefused) << "what makes startGuarded fork its own guard";
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 127);
 }
 
 }  // namespace

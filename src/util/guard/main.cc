@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,8 +12,8 @@
 
 int main(int argc, char** argv, char** envp) {
   if (argc < 6 || std::strcmp(argv[1], loom::kGuardProtocol) != 0) {
-    int e = EINVAL;  // another build's loom: tell it, as an exec failure
-    (void)!write(loom::kGuardReportFd, &e, sizeof e);
+    int refused = loom::kGuardRefused;  // another build's loom: it forks its own guard
+    (void)!write(loom::kGuardReportFd, &refused, sizeof refused);
     return 127;
   }
   loom::GuardPlan plan{argv[4], argv + 5, envp, argv[3]};
