@@ -6,6 +6,7 @@
 // Run: ./build/release/bench/loom_content_bench (figures in docs/benchmarks.md).
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "content/sha256.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/content/sqlite_content_store.h"
@@ -196,5 +198,27 @@ void BM_MemoryPutGet(benchmark::State& state) {
 BENCHMARK(BM_MemoryPutGet);
 
 }  // namespace
+
+// SHA-256 of a 3 kB blob, the hash of every content address (ADR 0018): on the CPU's SHA
+// extensions (extensions:1, skipped on a CPU without them) against libsodium's portable code.
+void BM_Sha256(benchmark::State& state) {
+  const std::string blob = BlobSource().next().substr(0, 3000);
+  const bool extensions = state.range(0) != 0;
+  if (extensions && !content::detail::Sha256::usesShaExtensions()) {
+    state.SkipWithError("this CPU has no SHA extensions");
+    return;
+  }
+  for (auto _ : state) {
+    if (extensions) {
+      benchmark::DoNotOptimize(content::detail::sha256(blob));
+    } else {
+      unsigned char digest[crypto_hash_sha256_BYTES];
+      crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(blob.data()), blob.size());
+      benchmark::DoNotOptimize(digest);
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * blob.size()));
+}
+BENCHMARK(BM_Sha256)->Arg(0)->Arg(1)->ArgName("extensions");
 
 BENCHMARK_MAIN();

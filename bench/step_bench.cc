@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
@@ -192,6 +193,53 @@ BENCHMARK(BM_GroupCommit)
     ->ArgsProduct({{1, 2, 16, 64}, {1}})
     ->Args({64, 0})
     ->ArgNames({"runs", "leases"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// A claim-check turn at concurrency: each of `threads` executions, 50 times, puts a distinct
+// 3 kB tool result in the blobs packed in loom.db (SqliteContentCommit::kWithDatabase, as the
+// embedded home does) and then appends the step that cites it (durability full). put:0 appends
+// only, the same turn with claim-check off.
+void BM_OffloadedTurn(benchmark::State& state) {
+  TempDir dir;
+  const std::string path = (dir.path() / "loom.db").string();
+  kernel::SqliteEventStore store({path, kernel::Durability::kFull});
+  // put:1 puts on the blob store's own writer; put:2 on the writer the log lends (ADR 0017).
+  content::SqliteContentStore pack(path, systemClock(), 5000,
+                                   content::SqliteContentCommit::kWithDatabase,
+                                   state.range(1) == 2 ? store.lendWriter() : nullptr);
+  const int threads = static_cast<int>(state.range(0));
+  const bool put = state.range(1) != 0;
+  constexpr int kTurns = 50;
+  int64_t round = 0, turns = 0;
+  for (auto _ : state) {
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        std::string id = "e" + std::to_string(round) + "-" + std::to_string(t);
+        std::string result(3000, 'r');
+        int64_t seq = store.append(id, 1, {kernel::executionStarted("bench", nullptr, {}, 0)});
+        for (int i = 0; i < kTurns; ++i) {
+          std::string stored = "stored in the log";
+          if (put) {
+            std::snprintf(result.data(), result.size(), "%s turn %d", id.c_str(), i);
+            stored = pack.put(result);
+          }
+          seq = store.append(id, seq,
+                             {kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
+                                                    json::value{{"ref", stored}}, 0)});
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    ++round;
+    turns += threads * kTurns;
+  }
+  state.SetItemsProcessed(turns);
+}
+BENCHMARK(BM_OffloadedTurn)
+    ->ArgsProduct({{1, 4, 16}, {0, 1, 2}})
+    ->ArgNames({"threads", "put"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

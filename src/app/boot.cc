@@ -8,6 +8,7 @@
 #include "loom/compliance/blob_ledger.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
+#include "loom/kernel/sqlite_event_store.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
@@ -51,9 +52,11 @@ StorageLocation locationOf(const Config& config, const BootOptions& options) {
 
 // The event and snapshot stores: in the process (eventStore.kind "memory") or at the home's
 // location (loom.db, or PostgreSQL with storage.url).
-void openLogStores(const Config& config, const BootOptions& options,
-                   std::unique_ptr<kernel::EventStore>& events,
-                   std::unique_ptr<kernel::SnapshotStore>& snapshots) {
+// Returns the writer the home's SQLite log lends the blobs packed in its file (ADR 0017).
+std::shared_ptr<sqlite::BorrowedWriter> openLogStores(
+    const Config& config, const BootOptions& options, std::unique_ptr<kernel::EventStore>& events,
+    std::unique_ptr<kernel::SnapshotStore>& snapshots) {
+  std::shared_ptr<sqlite::BorrowedWriter> logWriter;
   if (config.storage.eventStore.kind == "memory") {
     events = std::make_unique<kernel::MemoryEventStore>();
     snapshots = std::make_unique<kernel::MemorySnapshotStore>();
@@ -61,8 +64,12 @@ void openLogStores(const Config& config, const BootOptions& options,
     StorageLocation where = locationOf(config, options);
     events = openEventStore(where, options.clock);
     snapshots = openSnapshotStore(where);
+    if (auto* log = dynamic_cast<kernel::SqliteEventStore*>(events.get())) {
+      logWriter = log->lendWriter();
+    }
   }
   if (options.wrapEventStore) events = options.wrapEventStore(std::move(events));
+  return logWriter;
 }
 
 // A master key that is wiped when boot is done with it.
@@ -150,10 +157,11 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   app->config_ = config;
   app->clock_ = options.clock;
   app->home_ = createHome(config->storage.home);
-  openLogStores(*config, options, app->store_, app->snapshots_);
+  auto logWriter = openLogStores(*config, options, app->store_, app->snapshots_);
   recordHome(*config);  // refuses another content store than the runs used
   StorageLocation where = locationOf(*config, options);
-  app->contentStore_ = openContentStore(*config, options.clock, where.postgresClock);
+  app->contentStore_ =
+      openContentStore(*config, options.clock, where.postgresClock, std::move(logWriter));
   if (masterKey) AppAccess::openCompliance(*config, where, *masterKey, options.clock, *app);
   if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
   app->killSwitch_ = openKillSwitch(where, options.clock);

@@ -8,6 +8,7 @@
 
 #include "loom/app/app.h"
 #include "loom/app/config_file.h"
+#include "loom/kernel/sqlite_event_store.h"
 #include "loom/workflow/errors.h"
 #include "support/recording_middleware.h"
 
@@ -210,6 +211,23 @@ TEST(Boot, RedactedSecretsAppearInNoFileOfTheHome) {
   std::string leaked = allBytesUnder(plain.path());
   for (const auto& s : secrets) EXPECT_NE(leaked.find(s), std::string::npos) << s;
   ::unsetenv("LOOM_BOOT_TEST_TOKEN");
+}
+
+// The home's small blobs are put by the log's own writer (ADR 0017): a put is one of the log's
+// group commits, so concurrent runs' puts never wait in SQLite's busy handler for its commits.
+TEST(Boot, TheHomesPackedBlobsArePutByTheLogsWriter) {
+  TempDir dir;
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  Config config;
+  config.storage.home = (dir.path() / "home").string();
+  auto app = boot(defineConfig(config), workflows, tasks);
+  auto* log = dynamic_cast<kernel::SqliteEventStore*>(&app->store());
+  ASSERT_NE(nullptr, log);
+  int64_t commits = log->commits();
+  std::string address = app->contentStore()->put("a small tool result");
+  EXPECT_EQ(commits + 1, log->commits()) << "the put was not one of the log's commits";
+  EXPECT_EQ("a small tool result", app->contentStore()->get(address));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "loom/postgres/postgres_kill_switch.h"
 #include "loom/postgres/postgres_snapshot_store.h"
 #include "postgres/pg_connection.h"
+#include "util/sqlite_db.h"
 
 namespace loom::app {
 
@@ -82,7 +83,7 @@ std::shared_ptr<sweep::ArchiveStore> openArchiveStore(const StorageLocation& whe
 
 std::shared_ptr<content::ContentStore> openContentStore(
     const Config& config, std::shared_ptr<const Clock> clock,
-    std::shared_ptr<const Clock> postgresClock) {
+    std::shared_ptr<const Clock> postgresClock, std::shared_ptr<sqlite::BorrowedWriter> logWriter) {
   const ContentStoreConfig& c = config.storage.contentStore;
   if (c.instance) return c.instance;
   if (!config.storage.url.empty()) {
@@ -104,8 +105,14 @@ std::shared_ptr<content::ContentStore> openContentStore(
   auto commit = config.storage.eventStore.kind == "sqlite"
                     ? content::SqliteContentCommit::kWithDatabase
                     : content::SqliteContentCommit::kDurable;
-  auto pack = std::make_shared<content::SqliteContentStore>(
-      storageLocation(config).database().string(), clock, 5000, commit);
+  std::string database = storageLocation(config).database().string();
+  // Put by the log's own writer (ADR 0017) when it writes this file.
+  if (commit != content::SqliteContentCommit::kWithDatabase ||
+      (logWriter && !sameFile(logWriter->path(), database))) {
+    logWriter = nullptr;
+  }
+  auto pack = std::make_shared<content::SqliteContentStore>(database, clock, 5000, commit,
+                                                            std::move(logWriter));
   return std::make_shared<content::PackedContentStore>(std::move(pack), std::move(files),
                                                        c.packBelowBytes);
 }

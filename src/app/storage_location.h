@@ -20,6 +20,10 @@
 #include "loom/sweep/archive_store.h"
 #include "loom/util/clock.h"
 
+namespace loom::sqlite {
+class BorrowedWriter;
+}
+
 namespace loom::app {
 
 struct StorageLocation {
@@ -52,10 +56,12 @@ std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& 
 // The default content store `config` wires (storage.contentStore: its C++ instance, the
 // schema's with storage.url, or the filesystem, SQLite or memory store at its path, by default
 // under storage.home); without the sealing or ledger layers boot adds.
-// `postgresClock`: StorageLocation::postgresClock.
+// `postgresClock`: StorageLocation::postgresClock. `logWriter`: the writer the home's SQLite log
+// lends (SqliteEventStore::lendWriter), for the blobs packed in its file (ADR 0017).
 std::shared_ptr<content::ContentStore> openContentStore(
     const Config& config, std::shared_ptr<const Clock> clock,
-    std::shared_ptr<const Clock> postgresClock = nullptr);
+    std::shared_ptr<const Clock> postgresClock = nullptr,
+    std::shared_ptr<sqlite::BorrowedWriter> logWriter = nullptr);
 // `masterKey` is copied by the store; the caller wipes its own.
 std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,
                                                    const std::array<uint8_t, 32>& masterKey,

@@ -1,8 +1,7 @@
 #include "loom/content/content_store.h"
 
-#include <sodium.h>
-
 #include "loom/util/error.h"
+#include "sha256.h"
 
 namespace loom::content {
 
@@ -28,13 +27,10 @@ std::optional<BlobInfo> ContentStore::stat(std::string_view) const {
 }
 
 std::string sha256Hex(std::string_view bytes) {
-  static const int ready = sodium_init();
-  (void)ready;
-  unsigned char digest[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  const detail::Sha256::Digest digest = detail::sha256(bytes);
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * sizeof digest, '0');
-  for (std::size_t i = 0; i < sizeof digest; ++i) {
+  std::string out(2 * digest.size(), '0');
+  for (std::size_t i = 0; i < digest.size(); ++i) {
     out[2 * i] = kHex[digest[i] >> 4];
     out[2 * i + 1] = kHex[digest[i] & 15];
   }

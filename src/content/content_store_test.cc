@@ -3,8 +3,12 @@
 #include "loom/content/content_store.h"
 
 #include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <random>
 
 #include "loom/util/error.h"
+#include "sha256.h"
 #include "store_support.h"
 
 namespace loom::content {
@@ -15,6 +19,42 @@ TEST(Sha256Hex, KnownVectors) {
   EXPECT_EQ("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", sha256Hex("abc"));
   EXPECT_EQ("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
             sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"));
+}
+
+TEST(Sha256Hex, OneMillionAs) {
+  EXPECT_EQ("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+            sha256Hex(std::string(1'000'000, 'a')));
+}
+
+// The digest this CPU computes (on its SHA extensions where it has them) is libsodium's, for
+// every length around the block and padding boundaries and for input fed in any pieces.
+TEST(Sha256, MatchesLibsodiumAtEveryLengthAndSplit) {
+  ASSERT_GE(sodium_init(), 0);
+  std::mt19937 random(20261204);
+  std::string bytes(5000, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  auto sodium = [](std::string_view b) {
+    detail::Sha256::Digest d{};
+    crypto_hash_sha256(d.data(), reinterpret_cast<const unsigned char*>(b.data()), b.size());
+    return d;
+  };
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 200; ++n) lengths.push_back(n);
+  for (std::size_t n : {255u, 256u, 257u, 1000u, 4095u, 4096u, 4097u, 5000u}) lengths.push_back(n);
+  for (std::size_t n : lengths) {
+    std::string_view b(bytes.data(), n);
+    ASSERT_EQ(sodium(b), detail::sha256(b)) << n << " bytes";
+    detail::Sha256 pieces;
+    for (std::size_t at = 0; at < n;) {
+      std::size_t take = std::min<std::size_t>(n - at, 1 + random() % 70);
+      pieces.update(b.substr(at, take));
+      at += take;
+    }
+    ASSERT_EQ(sodium(b), pieces.finish()) << n << " bytes in pieces";
+  }
+  // Which way this machine took, for whoever reads the test's log.
+  std::printf("SHA-256 on the CPU's SHA extensions: %s\n",
+              detail::Sha256::usesShaExtensions() ? "yes" : "no");
 }
 
 TEST(IsValidAddress, AcceptsOnly64LowerCaseHexDigits) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <filesystem>
 #include <mutex>
 #include <vector>
 
@@ -141,15 +142,27 @@ struct SqliteContentStore::Impl {
   std::atomic<int64_t> deletes{0};  // rows deleted, so a walk knows to truncate the WAL after
   bool walHoldsDeleted = false;     // GUARDED_BY(writeMu): a truncate after a delete was busy
   sqlite::ReaderPool readers;
+  std::shared_ptr<sqlite::BorrowedWriter> logWriter;  // puts run on it while its log is open
 };
 
 SqliteContentStore::SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
-                                       int busyTimeoutMillis, SqliteContentCommit commit) {
+                                       int busyTimeoutMillis, SqliteContentCommit commit,
+                                       std::shared_ptr<sqlite::BorrowedWriter> logWriter) {
   if (path.empty() || path == ":memory:") {
     throw InvalidArgumentError("sqlite content store needs a database file path, not '" + path +
                                "'");
   }
-  impl_ = std::make_unique<Impl>(std::move(path), std::move(clock), busyTimeoutMillis, commit);
+  impl_ = std::make_unique<Impl>(path, std::move(clock), busyTimeoutMillis, commit);
+  if (!logWriter) return;
+  std::error_code ec;
+  if (commit != SqliteContentCommit::kWithDatabase ||
+      !std::filesystem::equivalent(logWriter->path(), path, ec)) {
+    throw InvalidArgumentError(impl_->name +
+                               ": a log's writer serves only puts committed with the log "
+                               "(kWithDatabase) in the log's own file, not in '" +
+                               logWriter->path() + "'");
+  }
+  impl_->logWriter = std::move(logWriter);
 }
 
 SqliteContentStore::~SqliteContentStore() = default;
@@ -165,15 +178,20 @@ ContentCapabilities SqliteContentStore::capabilities() const {
 std::string SqliteContentStore::put(std::string_view bytes, const std::optional<std::string>&) {
   std::string address = sha256Hex(bytes);
   detail::EncodedBlob encoded = detail::encodeBlob(bytes);
+  const std::function<void(Connection&)> insertOn = [&](Connection& c) {
+    StatementUse insert(c.prepare(kPut));
+    insert->bind(1, std::string_view(address));
+    insert->bindBlob(2, encoded.encoding == detail::BlobEncoding::kRaw
+                            ? bytes
+                            : std::string_view(encoded.stored));
+    insert->bind(3, static_cast<int64_t>(bytes.size()));
+    insert->bind(4, impl_->touch.now());
+    insert->bind(5, static_cast<int64_t>(encoded.encoding));
+    insert->step("put blob " + address);
+  };
+  if (impl_->logWriter && impl_->logWriter->run(insertOn)) return address;
   std::lock_guard lock(impl_->writeMu);
-  StatementUse insert(impl_->writer.prepare(kPut));
-  insert->bind(1, std::string_view(address));
-  insert->bindBlob(
-      2, encoded.encoding == detail::BlobEncoding::kRaw ? bytes : std::string_view(encoded.stored));
-  insert->bind(3, static_cast<int64_t>(bytes.size()));
-  insert->bind(4, impl_->touch.now());
-  insert->bind(5, static_cast<int64_t>(encoded.encoding));
-  insert->step("put blob " + address);
+  insertOn(impl_->writer);
   return address;
 }
 

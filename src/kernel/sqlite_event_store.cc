@@ -6,14 +6,15 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 #include <utility>
 
 #include "append_plan.h"
+#include "group_commit.h"
 #include "lease_rules.h"
 #include "log_check.h"
 #include "loom/util/error.h"
-#include "group_commit.h"
 #include "sqlite_schema.h"
 #include "util/sqlite_db.h"
 
@@ -25,7 +26,7 @@ using sqlite::StatementUse;
 
 // One write handed to group commit, with its outcome.
 struct WriteRequest {
-  enum class Kind { kAppend, kControl, kRemove, kLease };
+  enum class Kind { kAppend, kControl, kRemove, kLease, kBorrowed };
   Kind kind = Kind::kAppend;
   const std::string* executionId = nullptr;  // kAppend, kRemove, kLease
   int64_t expectedNextSeq = 0;               // kAppend, kControl
@@ -34,11 +35,40 @@ struct WriteRequest {
   std::vector<ControlEvent> control;         // kControl
   // kLease: reads and writes the leases table on the writer, at the group's time.
   std::function<void(Db& writer, int64_t nowMillis)> leaseWrite;
+  // kBorrowed: another store's write on this store's writer (lendWriter).
+  const std::function<void(Db&)>* borrowedWrite = nullptr;
   // Outcome, written by the leader before the caller wakes.
   int64_t nextSeq = 0;
   bool removed = false;
   bool wrote = false;  // its rows are in the group's transaction
   std::exception_ptr error;
+};
+
+// The writer lent by lendWriter: runs a write as a request of the store's group commit while
+// the store is open. Destroying the store closes it, waiting for the writes in flight.
+class LentWriter final : public sqlite::BorrowedWriter {
+ public:
+  LentWriter(std::string path, std::function<void(WriteRequest&)> submit)
+      : path_(std::move(path)), submit_(std::move(submit)) {}
+  const std::string& path() const override { return path_; }
+  bool run(const std::function<void(Db&)>& write) override {
+    std::shared_lock lock(mu_);
+    if (!submit_) return false;
+    WriteRequest r;
+    r.kind = WriteRequest::Kind::kBorrowed;
+    r.borrowedWrite = &write;
+    submit_(r);
+    return true;
+  }
+  void close() {
+    std::unique_lock lock(mu_);
+    submit_ = nullptr;
+  }
+
+ private:
+  const std::string path_;
+  std::shared_mutex mu_;
+  std::function<void(WriteRequest&)> submit_;  // GUARDED_BY(mu_); empty once closed
 };
 
 // The write path's transaction statements, prepared once (Db::prepare keys by address).
@@ -129,7 +159,7 @@ struct SqliteEventStore::Impl {
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
-      syncCommits(!leasesOnly(group));
+      syncCommits(!needsNoFlush(group));
       writer.run(kBegin, "begin write transaction");
     } catch (...) {
       failGroup(group, std::current_exception());
@@ -165,13 +195,15 @@ struct SqliteEventStore::Impl {
     }
   }
 
-  // A group of lease writes alone commits without an fdatasync (durability full): a lease only
-  // matters while its owner lives, every runner on this host dies with the machine that could
-  // lose it, and the WAL is ordered, so the next synced commit makes it durable too. Other
-  // processes see it once committed.
-  static bool leasesOnly(const std::vector<WriteRequest*>& group) {
-    return std::all_of(group.begin(), group.end(),
-                       [](const WriteRequest* r) { return r->kind == WriteRequest::Kind::kLease; });
+  // A group of lease writes and lent writes alone commits without an fdatasync (durability
+  // full): a lease only matters while its owner lives, every runner on this host dies with the
+  // machine that could lose it, and a lent write (a packed blob) is cited only by a later commit
+  // here; the WAL is ordered, so the next synced commit makes them durable too. Other processes
+  // see them once committed.
+  static bool needsNoFlush(const std::vector<WriteRequest*>& group) {
+    return std::all_of(group.begin(), group.end(), [](const WriteRequest* r) {
+      return r->kind == WriteRequest::Kind::kLease || r->kind == WriteRequest::Kind::kBorrowed;
+    });
   }
   void syncCommits(bool sync) {
     if (options.durability != Durability::kFull || sync == syncing) return;
@@ -219,6 +251,11 @@ struct SqliteEventStore::Impl {
       case WriteRequest::Kind::kLease:
         fences.forget(*r.executionId);
         inSavepoint([&] { r.leaseWrite(writer, options.clock->nowMillis()); });
+        r.wrote = true;
+        return;
+      case WriteRequest::Kind::kBorrowed:
+        // The borrower's rows are no log's: the fences this group proved stay proven.
+        inSavepoint([&] { (*r.borrowedWrite)(writer); });
         r.wrote = true;
         return;
     }
@@ -299,6 +336,8 @@ struct SqliteEventStore::Impl {
   GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
   sqlite::ReaderPool readers;
+  std::mutex lentMu;
+  std::shared_ptr<LentWriter> lent;  // GUARDED_BY(lentMu): made by lendWriter, closed on close
 };
 
 SqliteEventStore::SqliteEventStore(SqliteEventStoreOptions options) {
@@ -309,7 +348,19 @@ SqliteEventStore::SqliteEventStore(SqliteEventStoreOptions options) {
   impl_ = std::make_unique<Impl>(std::move(options));
 }
 
-SqliteEventStore::~SqliteEventStore() = default;
+SqliteEventStore::~SqliteEventStore() {
+  std::lock_guard lock(impl_->lentMu);
+  if (impl_->lent) impl_->lent->close();
+}
+
+std::shared_ptr<sqlite::BorrowedWriter> SqliteEventStore::lendWriter() {
+  std::lock_guard lock(impl_->lentMu);
+  if (!impl_->lent) {
+    impl_->lent = std::make_shared<LentWriter>(
+        impl_->options.path, [impl = impl_.get()](WriteRequest& r) { impl->submit(r); });
+  }
+  return impl_->lent;
+}
 
 int64_t SqliteEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
                                  std::vector<Event> events) {

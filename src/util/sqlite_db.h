@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -131,6 +132,23 @@ class StatementUse {
 
  private:
   Statement& statement_;
+};
+
+// A writer connection one store lends another store of the same database file (the home's log
+// lends its writer to the blobs packed beside it, ADR 0017): the borrower's writes run inside
+// the lender's write transactions, so one connection writes the file, the borrower's writes
+// never wait for the lender's commits in SQLite's busy handler (which sleeps a millisecond or
+// more), and neither store's commits throw away the other's page cache. Thread-safe.
+class BorrowedWriter {
+ public:
+  virtual ~BorrowedWriter() = default;
+  // The database file the connection writes.
+  virtual const std::string& path() const = 0;
+  // Runs `write` in a transaction of the lender, committed when this returns (flushed with the
+  // lender's next synchronous commit at the latest). Rethrows what `write` threw, its rows
+  // rolled back. Returns false, running nothing, once the lender has closed: the borrower then
+  // writes on a connection of its own.
+  virtual bool run(const std::function<void(Db&)>& write) = 0;
 };
 
 // A read transaction for the scope: every statement in it sees one snapshot of the database.

@@ -7,6 +7,7 @@
 #include "loom/content/memory_content_store.h"
 #include "loom/content/packed_content_store.h"
 #include "loom/content/sqlite_content_store.h"
+#include "loom/kernel/sqlite_event_store.h"
 #include "loom/postgres/postgres_content_store.h"
 #include "support/postgres_server.h"
 
@@ -70,6 +71,35 @@ ContentStoreFactory packed() {
           true};
 }
 
+// The home as boot opens it (ADR 0017): the pack's puts run on the writer its log lends. Owns
+// the log, which outlives the store.
+class PackedBesideItsLog : public PackedContentStore {
+ public:
+  PackedBesideItsLog(std::unique_ptr<kernel::SqliteEventStore> log,
+                     std::shared_ptr<SqliteContentStore> pack,
+                     std::shared_ptr<FilesystemContentStore> files)
+      : PackedContentStore(std::move(pack), std::move(files), 64), log_(std::move(log)) {}
+
+ private:
+  std::unique_ptr<kernel::SqliteEventStore> log_;
+};
+
+ContentStoreFactory packedBesideItsLog() {
+  return {"PackedBesideItsLog",
+          [](const std::filesystem::path& dir,
+             std::shared_ptr<const Clock> clock) -> std::unique_ptr<ContentStore> {
+            std::string database = (dir / "loom.db").string();
+            auto log = std::make_unique<kernel::SqliteEventStore>(
+                kernel::SqliteEventStoreOptions{database});
+            auto pack = std::make_shared<SqliteContentStore>(
+                database, clock, 5000, SqliteContentCommit::kWithDatabase, log->lendWriter());
+            return std::make_unique<PackedBesideItsLog>(
+                std::move(log), std::move(pack),
+                std::make_shared<FilesystemContentStore>(dir / "blobs", clock));
+          },
+          true};
+}
+
 // A schema of its own per test on the test cluster (support/postgres_server.h); reopening the
 // same folder reopens the same schema.
 ContentStoreFactory postgresStore() {
@@ -89,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(factory<MemoryContentStore>("Memory", false),
                       factory<FilesystemContentStore>("Filesystem", true, "content"),
                       factory<SqliteContentStore>("Sqlite", true, "content.db"), packed(),
-                      encrypting(), postgresStore()),
+                      packedBesideItsLog(), encrypting(), postgresStore()),
     factoryName);
 
 }  // namespace

@@ -14,8 +14,10 @@
 #include <thread>
 
 #include "event_store_conformance.h"
+#include "loom/content/sqlite_content_store.h"
 #include "loom/kernel/version.h"
 #include "loom/util/error.h"
+#include "util/sqlite_db.h"
 
 namespace loom::kernel::conformance {
 namespace {
@@ -36,6 +38,21 @@ void rawExec(const std::string& path, const std::string& sql,
   EXPECT_EQ(SQLITE_DONE, sqlite3_step(stmt)) << sqlite3_errmsg(db);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+}
+
+// The single integer `sql` selects, read on its own raw connection.
+int64_t rawInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t value = -1;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    value = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
 }
 
 class SqliteEventStoreTest : public ::testing::Test {
@@ -393,6 +410,90 @@ TEST_F(SqliteEventStoreTest, TwoProcessesOnOneFileNeverLoseOrDuplicateAnAppend) 
   }
   EXPECT_EQ(static_cast<std::size_t>(2 * kEach), ids.size());
   EXPECT_EQ(2 * kEach, store->info("shared")->steps);
+}
+
+// The writer lent to the blobs packed in the log's file (ADR 0017): a lent write is committed
+// by one of the store's groups before run returns; a write that throws leaves nothing and the
+// store goes on; once the store is gone the borrower is told to write on its own.
+TEST_F(SqliteEventStoreTest, ALentWriterCommitsInTheStoresGroupsUntilTheStoreCloses) {
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (x INTEGER)");
+  std::shared_ptr<sqlite::BorrowedWriter> lent = store->lendWriter();
+  EXPECT_EQ(path_, lent->path());
+  EXPECT_EQ(lent, store->lendWriter());
+  int64_t commits = store->commits();
+  EXPECT_TRUE(lent->run([](sqlite::Db& db) { db.exec("INSERT INTO side VALUES (1)", "insert"); }));
+  EXPECT_EQ(commits + 1, store->commits());
+  EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side")) << "not committed when run returned";
+
+  EXPECT_THROW(lent->run([](sqlite::Db& db) {
+    db.exec("INSERT INTO side VALUES (2)", "insert");
+    throw UnavailableError("the borrower failed");
+  }),
+               UnavailableError);
+  EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side")) << "a failed write left its row";
+  EXPECT_EQ(2, store->append("e", 1, {started()}));
+
+  store.reset();
+  bool ran = false;
+  EXPECT_FALSE(lent->run([&](sqlite::Db&) { ran = true; }));
+  EXPECT_FALSE(ran);
+}
+
+// Lent writes and appends from many threads share group commits, and every one of them lands.
+TEST_F(SqliteEventStoreTest, LentWritesAndAppendsShareGroups) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 25;
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (thread INTEGER, round INTEGER)");
+  auto lent = store->lendWriter();
+  int64_t before = store->commits();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::string id = "exec-" + std::to_string(t);
+      int64_t next = store->append(id, 1, {started()});
+      for (int i = 0; i < kRounds; ++i) {
+        lent->run([&](sqlite::Db& db) {
+          std::string sql =
+              "INSERT INTO side VALUES (" + std::to_string(t) + ", " + std::to_string(i) + ")";
+          db.exec(sql.c_str(), "insert");
+        });
+        next = store->append(id, next, {step("s" + std::to_string(i))});
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(kThreads * kRounds, rawInt(path_, "SELECT count(*) FROM side"));
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(static_cast<std::size_t>(kRounds) + 1,
+              store->read("exec-" + std::to_string(t)).size());
+  }
+  EXPECT_LT(store->commits() - before, kThreads * (2 * kRounds + 1));
+}
+
+// A content store takes a log's writer only for puts committed with the log, in its file.
+TEST_F(SqliteEventStoreTest, AContentStoreRefusesALentWriterItCannotUse) {
+  auto store = open(Durability::kFull);
+  auto lent = store->lendWriter();
+  auto clock = systemClock();
+  EXPECT_THROW(
+      content::SqliteContentStore(path_, clock, 5000, content::SqliteContentCommit::kDurable, lent),
+      InvalidArgumentError)
+      << "a durable put must not ride an unflushed group";
+  EXPECT_THROW(content::SqliteContentStore((dir_.path() / "other.db").string(), clock, 5000,
+                                           content::SqliteContentCommit::kWithDatabase, lent),
+               InvalidArgumentError);
+  content::SqliteContentStore pack(path_, clock, 5000, content::SqliteContentCommit::kWithDatabase,
+                                   lent);
+  int64_t commits = store->commits();
+  std::string address = pack.put("beside the log");
+  EXPECT_EQ(commits + 1, store->commits());
+  store.reset();  // the log closes: puts go on, on the store's own writer
+  EXPECT_EQ(address, pack.put("beside the log"));
+  std::string after = pack.put("after the log closed");
+  EXPECT_EQ("after the log closed", pack.get(after));
+  EXPECT_EQ("beside the log", pack.get(address));
 }
 
 }  // namespace

@@ -19,6 +19,10 @@
 #include "loom/content/content_store.h"
 #include "loom/util/clock.h"
 
+namespace loom::sqlite {
+class BorrowedWriter;
+}
+
 namespace loom::content {
 
 // The schema version recorded in content_meta and the range a build opens (an older one is
@@ -41,9 +45,15 @@ class SqliteContentStore : public ContentStore {
   // it was written under a newer content schema (naming both versions), DataLossError when
   // the file is not a readable SQLite database, UnavailableError when another process keeps
   // it locked past `busyTimeoutMillis`, InvalidArgumentError for an empty path or null clock.
+  // `logWriter` (internal to Loom's stores, for the home's packed blobs: ADR 0017): the writer
+  // the event log in the same file lends (SqliteEventStore::lendWriter); puts run in the log's
+  // group commits while it is open, committed as kWithDatabase puts are. Everything else, and
+  // every put once the log is closed, uses this store's own writer. InvalidArgumentError when
+  // it writes another file or `commit` is not kWithDatabase.
   SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
                      int busyTimeoutMillis = 5000,
-                     SqliteContentCommit commit = SqliteContentCommit::kDurable);
+                     SqliteContentCommit commit = SqliteContentCommit::kDurable,
+                     std::shared_ptr<sqlite::BorrowedWriter> logWriter = nullptr);
   // No call may be running when the store is destroyed.
   ~SqliteContentStore() override;
   SqliteContentStore(const SqliteContentStore&) = delete;

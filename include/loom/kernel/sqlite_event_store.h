@@ -18,6 +18,10 @@
 #include "loom/kernel/event_store.h"
 #include "loom/util/clock.h"
 
+namespace loom::sqlite {
+class BorrowedWriter;
+}
+
 namespace loom::kernel {
 
 // How hard a commit is pushed to disk before append returns.
@@ -85,6 +89,13 @@ class SqliteEventStore : public EventStore {
   int64_t commits() const;
   const std::string& path() const;
   Durability durability() const;
+
+  // This store's writer, lent to another store of the same file (the home's packed blobs, ADR
+  // 0017; internal to Loom's stores): each write the borrower runs is a request of group commit
+  // like an append, in a savepoint of its own, and its group commits without an fdatasync when
+  // it holds only such writes and lease writes (a blob is durable before anything cites it: the
+  // citing commit flushes it). The borrower's run() returns false once this store is destroyed.
+  std::shared_ptr<sqlite::BorrowedWriter> lendWriter();
 
  private:
   struct Impl;
