@@ -2,7 +2,7 @@
 // gets its stdio, folder and environment and nothing else of loom's; the guard leads the group,
 // leaves the stop signals sent to it to the command, relays the command's exit status, reports a
 // command that cannot start and kills the group when loom dies; in this build the guard is the
-// loom-guard program.
+// loom-guard program, and an installed loom-guard of another protocol makes loom fork its own.
 #include "util/guarded_child.h"
 
 #include <fcntl.h>
@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "loom/util/error.h"
@@ -167,6 +169,47 @@ TEST(GuardedChildProgram, AGuardGivenAnotherProtocolRefusesSoLoomForksItsOwn) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+}
+
+// Loom's side of a refusal, end to end: a copy of this test program installed at <prefix>/bin
+// finds <prefix>/libexec/loom/loom-guard, which answers as a guard of another protocol does
+// (kGuardRefused on descriptor 3, exit 127); startGuarded forks its own guard and the command
+// runs. The copy runs this same test with LOOM_GUARD_REFUSAL_CHILD set: it runs the command and
+// prints what the command wrote.
+TEST(GuardedChildProgram, ACommandRunsWhenTheInstalledGuardRefusesItsProtocol) {
+  if (std::getenv("LOOM_GUARD_REFUSAL_CHILD") != nullptr) {
+    Finished f =
+        runGuarded({{"/bin/sh", "-c", "echo the command ran"}}, GuardStart::kProgramIfThere);
+    std::printf("child: %s", f.out.c_str());
+    std::printf("status: %d\n", WIFEXITED(f.status) ? WEXITSTATUS(f.status) : -1);
+    return;
+  }
+  loom::testing::TempDir dir;
+  auto prefix = dir.path() / "prefix";
+  std::filesystem::create_directories(prefix / "bin");
+  std::filesystem::create_directories(prefix / "libexec" / "loom");
+  auto self = std::filesystem::read_symlink("/proc/self/exe");
+  auto copy = prefix / "bin" / "guard-refusal-test";
+  std::filesystem::copy_file(self, copy);
+  auto guard = prefix / "libexec" / "loom" / "loom-guard";
+  auto ran = dir.path() / "the refusing guard ran";
+  std::ofstream(guard) << "#!/bin/sh\n: > '" << ran.string()
+                       << "'\nprintf '\\377\\377\\377\\377' >&3\nexit 127\n";
+  std::filesystem::permissions(
+      guard, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                 std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                 std::filesystem::perms::others_exec);
+  std::string command = "LOOM_GUARD_REFUSAL_CHILD=1 '" + copy.string() +
+                        "' --gtest_filter=GuardedChildProgram.ACommandRunsWhenTheInstalledGuard"
+                        "RefusesItsProtocol 2>&1";
+  FILE* child = ::popen(command.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, child)) > 0;) out.append(buf, n);
+  ::pclose(child);
+  EXPECT_TRUE(std::filesystem::exists(ran)) << "the installed guard was not tried:\n" << out;
+  EXPECT_NE(out.find("child: the command ran\nstatus: 0\n"), std::string::npos) << out;
 }
 
 }  // namespace
