@@ -14,6 +14,8 @@
 #include <iterator>
 #include <map>
 
+#include "loom/kernel/event.h"
+#include "loom/kernel/sqlite_event_store.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 #include "support/temp_dir.h"
@@ -302,9 +304,10 @@ class FlushRecorder {
 };
 
 // Opens what one flush left (in its own folder, read-only) and returns the packed addresses
-// and the rows of `citing`.
-std::pair<std::vector<std::string>, std::vector<std::string>> recover(const Flushed& state,
-                                                                      const fs::path& dir) {
+// and the rows `citations` selects (by default the rows of `citing`).
+std::pair<std::vector<std::string>, std::vector<std::string>> recover(
+    const Flushed& state, const fs::path& dir,
+    const char* citations = "SELECT address FROM citing") {
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const auto& [name, bytes] : state.files)
@@ -322,8 +325,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> recover(const Flus
     sqlite3_finalize(s);
     return out;
   };
-  auto result =
-      std::make_pair(column("SELECT address FROM blobs"), column("SELECT address FROM citing"));
+  auto result = std::make_pair(column("SELECT address FROM blobs"), column(citations));
   sqlite3_close(db);
   return result;
 }
@@ -371,6 +373,51 @@ TEST_F(PackedContentStoreTest, APowerLossNeverKeepsACitationWithoutItsPackedBlob
     citedAtLast = citations.size();
   }
   EXPECT_EQ(cited.size(), citedAtLast) << "the last flush holds every citation";
+}
+
+// The same with the pack putting on the writer its log lends (ADR 0017), as the embedded home
+// does: a put's group commits without a flush, the log's next append flushes it. At every flush,
+// an event that survived has every blob it cites beside it.
+TEST_F(PackedContentStoreTest, APowerLossNeverKeepsAnEventWithoutTheBlobItsLogsWriterPut) {
+  fs::path home = dir_.path() / "home";
+  fs::create_directories(home);
+  std::string database = (home / "loom.db").string();
+  { kernel::SqliteEventStore create({database}); }  // the file in WAL mode, before recording
+  FlushRecorder recorder(home);
+  std::vector<std::string> cited;
+  {
+    kernel::SqliteEventStore log({database, kernel::Durability::kFull});
+    SqliteContentStore pack(database, clock_, 5000, SqliteContentCommit::kWithDatabase,
+                            log.lendWriter());
+    int64_t next = log.append("run", 1, {kernel::executionStarted("wf", nullptr, {}, kT0)});
+    for (int i = 0; i < 6; ++i) {
+      std::size_t before = recorder.flushes.size();
+      std::string address = pack.put("result " + std::to_string(i) + std::string(900, 'r'));
+      EXPECT_EQ(before, recorder.flushes.size()) << "a packed put flushed on its own";
+      next = log.append("run", next,
+                        {kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
+                                               json::value{{"ref", address}}, kT0)});
+      EXPECT_GT(recorder.flushes.size(), before) << "the citing append did not flush";
+      cited.push_back(address);
+    }
+  }
+  ASSERT_GE(recorder.flushes.size(), 6u);
+  std::size_t citedAtLast = 0;
+  for (std::size_t i = 0; i < recorder.flushes.size(); ++i) {
+    auto [blobs, bodies] = recover(recorder.flushes[i], dir_.path() / "recovered",
+                                   "SELECT CAST(body AS TEXT) FROM events");
+    citedAtLast = 0;
+    for (const auto& address : cited) {
+      bool citedHere = std::any_of(bodies.begin(), bodies.end(), [&](const std::string& b) {
+        return b.find(address) != std::string::npos;
+      });
+      if (!citedHere) continue;
+      ++citedAtLast;
+      EXPECT_NE(std::find(blobs.begin(), blobs.end(), address), blobs.end())
+          << "after flush " << i << " an event citing " << address << " survived without it";
+    }
+  }
+  EXPECT_EQ(cited.size(), citedAtLast) << "the last flush holds every citing event";
 }
 
 }  // namespace

@@ -85,11 +85,14 @@ void compressWithExtensions(uint32_t*, const unsigned char*, std::size_t) {}
 
 #endif
 
-const bool kExtensions = cpuHasShaExtensions();
+bool extensionsAvailable() {
+  static const bool available = cpuHasShaExtensions();
+  return available;
+}
 
 }  // namespace
 
-Sha256::Sha256() : extensions_(kExtensions) {
+Sha256::Sha256() : extensions_(extensionsAvailable()) {
   static const int ready = sodium_init();
   (void)ready;
   if (extensions_) {
@@ -99,7 +102,7 @@ Sha256::Sha256() : extensions_(kExtensions) {
   }
 }
 
-bool Sha256::usesShaExtensions() { return kExtensions; }
+bool Sha256::usesShaExtensions() { return extensionsAvailable(); }
 
 void Sha256::compress(const unsigned char* blocks, std::size_t count) {
   compressWithExtensions(state_, blocks, count);
@@ -113,6 +116,7 @@ void Sha256::update(std::string_view bytes) {
     return;
   }
   totalBytes_ += size;
+  if (size == 0) return;  // nothing to add (and data may be null)
   if (pendingBytes_ > 0) {
     std::size_t take = std::min(size, sizeof pending_ - pendingBytes_);
     std::memcpy(pending_ + pendingBytes_, data, take);

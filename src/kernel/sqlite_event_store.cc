@@ -46,12 +46,18 @@ struct WriteRequest {
 
 // The writer lent by lendWriter: runs a write as a request of the store's group commit while
 // the store is open. Destroying the store closes it, waiting for the writes in flight.
+// Set while this thread runs a lent write for its group (LentWriter::run refuses to nest).
+thread_local bool tRunningLentWrite = false;
+
 class LentWriter final : public sqlite::BorrowedWriter {
  public:
   LentWriter(std::string path, std::function<void(WriteRequest&)> submit)
       : path_(std::move(path)), submit_(std::move(submit)) {}
   const std::string& path() const override { return path_; }
   bool run(const std::function<void(Db&)>& write) override {
+    if (tRunningLentWrite) {  // it would wait for the group that runs it
+      throw InternalError("a lent write cannot run another write on the writer it borrows");
+    }
     std::shared_lock lock(mu_);
     if (!submit_) return false;
     WriteRequest r;
@@ -138,6 +144,10 @@ struct SqliteEventStore::Impl {
         readers(options.path, options.busyTimeoutMillis, kMaxIdleReaders) {
     writer.exec(options.durability == Durability::kFull ? kSyncFull : kSyncNormal,
                 "set synchronous");
+    // What this writer frees is zeroed, not left in free pages: an erased execution's rows, and
+    // the blobs of the home's pack whose puts it runs (lendWriter), whose rows an insert may
+    // move or a re-put rewrite (ADR 0014: a delete leaves no copy of the bytes).
+    writer.exec("PRAGMA secure_delete = ON", "enable secure_delete");
     schema::prepareSchema(writer);
     // Prepared now, not on first use: an error path must not fail to prepare its ROLLBACK.
     for (const char* sql : {kBegin, kCommit, kRollback, kSavepoint, kRelease, kRollbackTo}) {
@@ -255,7 +265,16 @@ struct SqliteEventStore::Impl {
         return;
       case WriteRequest::Kind::kBorrowed:
         // The borrower's rows are no log's: the fences this group proved stay proven.
-        inSavepoint([&] { (*r.borrowedWrite)(writer); });
+        inSavepoint([&] {
+          tRunningLentWrite = true;
+          try {
+            (*r.borrowedWrite)(writer);
+          } catch (...) {
+            tRunningLentWrite = false;
+            throw;
+          }
+          tRunningLentWrite = false;
+        });
         r.wrote = true;
         return;
     }

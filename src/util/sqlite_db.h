@@ -138,7 +138,9 @@ class StatementUse {
 // lends its writer to the blobs packed beside it, ADR 0017): the borrower's writes run inside
 // the lender's write transactions, so one connection writes the file, the borrower's writes
 // never wait for the lender's commits in SQLite's busy handler (which sleeps a millisecond or
-// more), and neither store's commits throw away the other's page cache. Thread-safe.
+// more), and neither store's commits throw away the other's page cache. A borrower writes
+// only tables of its own: the lender trusts what it cached of its own tables while no other
+// connection commits. Thread-safe.
 class BorrowedWriter {
  public:
   virtual ~BorrowedWriter() = default;
@@ -147,7 +149,7 @@ class BorrowedWriter {
   // Runs `write` in a transaction of the lender, committed when this returns (flushed with the
   // lender's next synchronous commit at the latest). Rethrows what `write` threw, its rows
   // rolled back. Returns false, running nothing, once the lender has closed: the borrower then
-  // writes on a connection of its own.
+  // writes on a connection of its own. `write` must not call run (InternalError).
   virtual bool run(const std::function<void(Db&)>& write) = 0;
 };
 

@@ -72,7 +72,8 @@ ContentStoreFactory packed() {
 }
 
 // The home as boot opens it (ADR 0017): the pack's puts run on the writer its log lends. Owns
-// the log, which outlives the store.
+// the log; destroyed first (members go before the base), it closes its writer and the pack's
+// last calls use the pack's own.
 class PackedBesideItsLog : public PackedContentStore {
  public:
   PackedBesideItsLog(std::unique_ptr<kernel::SqliteEventStore> log,
