@@ -44,11 +44,11 @@ struct WriteRequest {
   std::exception_ptr error;
 };
 
-// The writer lent by lendWriter: runs a write as a request of the store's group commit while
-// the store is open. Destroying the store closes it, waiting for the writes in flight.
 // Set while this thread runs a lent write for its group (LentWriter::run refuses to nest).
 thread_local bool tRunningLentWrite = false;
 
+// The writer lent by lendWriter: runs a write as a request of the store's group commit while
+// the store is open. Destroying the store closes it, waiting for the writes in flight.
 class LentWriter final : public sqlite::BorrowedWriter {
  public:
   LentWriter(std::string path, std::function<void(WriteRequest&)> submit)
