@@ -154,13 +154,15 @@ SqliteContentStore::SqliteContentStore(std::string path, std::shared_ptr<const C
   }
   impl_ = std::make_unique<Impl>(path, std::move(clock), busyTimeoutMillis, commit);
   if (!logWriter) return;
-  std::error_code ec;
-  if (commit != SqliteContentCommit::kWithDatabase ||
-      !std::filesystem::equivalent(logWriter->path(), path, ec)) {
+  if (commit != SqliteContentCommit::kWithDatabase) {
     throw InvalidArgumentError(impl_->name +
-                               ": a log's writer serves only puts committed with the log "
-                               "(kWithDatabase) in the log's own file, not in '" +
-                               logWriter->path() + "'");
+                               ": a log's writer commits puts without a flush of their own; "
+                               "pass it only with SqliteContentCommit::kWithDatabase");
+  }
+  std::error_code ec;
+  if (!std::filesystem::equivalent(logWriter->path(), path, ec)) {
+    throw InvalidArgumentError(impl_->name + ": the log's writer writes '" + logWriter->path() +
+                               "', another file; pass only the writer of the log in this file");
   }
   impl_->logWriter = std::move(logWriter);
 }
