@@ -204,10 +204,12 @@ void BM_OffloadedTurn(benchmark::State& state) {
   TempDir dir;
   const std::string path = (dir.path() / "loom.db").string();
   kernel::SqliteEventStore store({path, kernel::Durability::kFull});
-  // put:1 puts on the blob store's own writer; put:2 on the writer the log lends (ADR 0017).
+  // put:1 puts on the blob store's own writer; put:2 on the writer the log lends (ADR 0017);
+  // put:3 stages the put on that writer, committed with the citing append (ADR 0019).
+  const int64_t mode = state.range(1);
   content::SqliteContentStore pack(path, systemClock(), 5000,
                                    content::SqliteContentCommit::kWithDatabase,
-                                   state.range(1) == 2 ? store.lendWriter() : nullptr);
+                                   mode >= 2 ? store.lendWriter() : nullptr);
   const int threads = static_cast<int>(state.range(0));
   const bool put = state.range(1) != 0;
   constexpr int kTurns = 50;
@@ -223,7 +225,7 @@ void BM_OffloadedTurn(benchmark::State& state) {
           std::string stored = "stored in the log";
           if (put) {
             std::snprintf(result.data(), result.size(), "%s turn %d", id.c_str(), i);
-            stored = pack.put(result);
+            stored = mode == 3 ? pack.putDeferred(result) : pack.put(result);
           }
           seq = store.append(id, seq,
                              {kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
@@ -238,7 +240,7 @@ void BM_OffloadedTurn(benchmark::State& state) {
   state.SetItemsProcessed(turns);
 }
 BENCHMARK(BM_OffloadedTurn)
-    ->ArgsProduct({{1, 4, 16}, {0, 1, 2}})
+    ->ArgsProduct({{1, 4, 16}, {0, 1, 2, 3}})
     ->ArgNames({"threads", "put"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -1,4 +1,4 @@
-// EncryptingContentStore (ContentStore SPI 1.5.0, ADR 0143; design in
+// EncryptingContentStore (ContentStore SPI 1.6.0, ADR 0143; design in
 // docs/adr/0003-encrypting-content-store.md): wraps any ContentStore and seals each blob under
 // its owning subject's key, so crypto-shredding the subject reaches its offloaded blobs.
 // - put(bytes, subject) seals deterministically: the nonce is a keyed BLAKE2b of the bytes

@@ -5,6 +5,11 @@
 
 namespace loom::content {
 
+std::string ContentStore::putDeferred(std::string_view bytes,
+                                      const std::optional<std::string>& subject) {
+  return put(bytes, subject);
+}
+
 bool ContentStore::remove(std::string_view) {
   throw FailedPreconditionError("this content store cannot delete blobs (no remove capability)");
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "content/counting_content_store.h"
+#include "loom/content/forwarding_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/util/error.h"
 #include "support/faulty_content_store.h"
@@ -38,6 +39,38 @@ TEST_F(WrapperTest, CountingCountsEveryCallByKind) {
   store.reset();
   EXPECT_EQ(0, store.total());
   EXPECT_THROW(store.count("putMany"), InvalidArgumentError);
+}
+
+// A deferred put (ADR 0019) reaches the target as one, counted as a put; a wrapper that changes
+// put and does not know putDeferred gets its own put for it, never the target's.
+TEST_F(WrapperTest, ADeferredPutIsForwardedOnlyByWrappersThatKnowIt) {
+  class DeferringStore : public MemoryContentStore {
+   public:
+    using MemoryContentStore::MemoryContentStore;
+    std::string putDeferred(std::string_view bytes,
+                            const std::optional<std::string>& subject) override {
+      ++deferred;
+      return put(bytes, subject);
+    }
+    int deferred = 0;
+  };
+  class Prefixing : public ForwardingContentStore {
+   public:
+    using ForwardingContentStore::ForwardingContentStore;
+    std::string put(std::string_view bytes, const std::optional<std::string>& subject) override {
+      return target().put("wrapped:" + std::string(bytes), subject);
+    }
+  };
+  DeferringStore target(clock_);
+  CountingContentStore counting(target);
+  std::string a = counting.putDeferred("counted");
+  EXPECT_EQ(1, target.deferred);
+  EXPECT_EQ(1, counting.count(ContentCall::kPut));
+  EXPECT_EQ("counted", target.get(a));
+  Prefixing prefixing(target);
+  std::string b = prefixing.putDeferred("changed");
+  EXPECT_EQ(1, target.deferred) << "the wrapper's put was bypassed";
+  EXPECT_EQ("wrapped:changed", target.get(b));
 }
 
 TEST_F(WrapperTest, CountingForwardsResultsAndErrors) {

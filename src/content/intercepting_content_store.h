@@ -1,8 +1,8 @@
-// InterceptingContentStore: forwards every call to a target store after telling onCall which
-// kind of call it is (content_call.h); capabilities() is not a call to the store's data and is
-// forwarded without it. CountingContentStore counts there; the tests' FaultyContentStore
-// throws there. onCall runs before the target is reached, so a call that throws counts too
-// and a refused call does nothing. Thread-safe as the target and onCall.
+// InterceptingContentStore: forwards every call (putDeferred included, told as a put) to a
+// target store after telling onCall which kind of call it is (content_call.h); capabilities() is
+// not a call to the store's data and is forwarded without it. CountingContentStore counts there;
+// the tests' FaultyContentStore throws there. onCall runs before the target is reached, so a call
+// that throws counts too and a refused call does nothing. Thread-safe as the target and onCall.
 #pragma once
 
 #include "content/content_call.h"
@@ -18,6 +18,11 @@ class InterceptingContentStore : public ForwardingContentStore {
                   const std::optional<std::string>& subject = std::nullopt) override {
     onCall(ContentCall::kPut);
     return ForwardingContentStore::put(bytes, subject);
+  }
+  std::string putDeferred(std::string_view bytes,
+                          const std::optional<std::string>& subject = std::nullopt) override {
+    onCall(ContentCall::kPut);  // a put, as far as counting and faults go
+    return target().putDeferred(bytes, subject);
   }
   std::optional<std::string> get(
       std::string_view address,

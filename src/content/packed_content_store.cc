@@ -32,6 +32,14 @@ std::string PackedContentStore::put(std::string_view bytes, const std::optional<
   return files_->has(sha256Hex(bytes)) ? files_->put(bytes) : pack_->put(bytes);
 }
 
+std::string PackedContentStore::putDeferred(std::string_view bytes,
+                                            const std::optional<std::string>& subject) {
+  if (static_cast<int64_t>(bytes.size()) >= packBelowBytes_) return put(bytes, subject);
+  std::string address = sha256Hex(bytes);
+  if (files_->has(address)) return files_->put(bytes);
+  return pack_->putDeferredAt(std::move(address), bytes);
+}
+
 std::optional<std::string> PackedContentStore::get(std::string_view address,
                                                    const std::optional<std::string>&) const {
   try {

@@ -376,48 +376,53 @@ TEST_F(PackedContentStoreTest, APowerLossNeverKeepsACitationWithoutItsPackedBlob
 }
 
 // The same with the pack putting on the writer its log lends (ADR 0017), as the embedded home
-// does: a put's group commits without a flush, the log's next append flushes it. At every flush,
-// an event that survived has every blob it cites beside it.
+// does: a put's group commits without a flush, the log's next append flushes it; and with the
+// put deferred to that append's commit (ADR 0019, what claim-check does). At every flush, an
+// event that survived has every blob it cites beside it.
 TEST_F(PackedContentStoreTest, APowerLossNeverKeepsAnEventWithoutTheBlobItsLogsWriterPut) {
-  fs::path home = dir_.path() / "home";
-  fs::create_directories(home);
-  std::string database = (home / "loom.db").string();
-  { kernel::SqliteEventStore create({database}); }  // the file in WAL mode, before recording
-  FlushRecorder recorder(home);
-  std::vector<std::string> cited;
-  {
-    kernel::SqliteEventStore log({database, kernel::Durability::kFull});
-    SqliteContentStore pack(database, clock_, 5000, SqliteContentCommit::kWithDatabase,
-                            log.lendWriter());
-    int64_t next = log.append("run", 1, {kernel::executionStarted("wf", nullptr, {}, kT0)});
-    for (int i = 0; i < 6; ++i) {
-      std::size_t before = recorder.flushes.size();
-      std::string address = pack.put("result " + std::to_string(i) + std::string(900, 'r'));
-      EXPECT_EQ(before, recorder.flushes.size()) << "a packed put flushed on its own";
-      next = log.append("run", next,
-                        {kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
-                                               json::value{{"ref", address}}, kT0)});
-      EXPECT_GT(recorder.flushes.size(), before) << "the citing append did not flush";
-      cited.push_back(address);
+  for (bool deferred : {false, true}) {
+    SCOPED_TRACE(deferred ? "putDeferred" : "put");
+    fs::path home = dir_.path() / (deferred ? "deferred" : "home");
+    fs::create_directories(home);
+    std::string database = (home / "loom.db").string();
+    { kernel::SqliteEventStore create({database}); }  // the file in WAL mode, before recording
+    FlushRecorder recorder(home);
+    std::vector<std::string> cited;
+    {
+      kernel::SqliteEventStore log({database, kernel::Durability::kFull});
+      SqliteContentStore pack(database, clock_, 5000, SqliteContentCommit::kWithDatabase,
+                              log.lendWriter());
+      int64_t next = log.append("run", 1, {kernel::executionStarted("wf", nullptr, {}, kT0)});
+      for (int i = 0; i < 6; ++i) {
+        std::size_t before = recorder.flushes.size();
+        std::string bytes = "result " + std::to_string(i) + std::string(900, 'r');
+        std::string address = deferred ? pack.putDeferred(bytes) : pack.put(bytes);
+        EXPECT_EQ(before, recorder.flushes.size()) << "a packed put flushed on its own";
+        next = log.append("run", next,
+                          {kernel::stepCompleted("s" + std::to_string(i), "flow", "s",
+                                                 json::value{{"ref", address}}, kT0)});
+        EXPECT_GT(recorder.flushes.size(), before) << "the citing append did not flush";
+        cited.push_back(address);
+      }
     }
-  }
-  ASSERT_GE(recorder.flushes.size(), 6u);
-  std::size_t citedAtLast = 0;
-  for (std::size_t i = 0; i < recorder.flushes.size(); ++i) {
-    auto [blobs, bodies] = recover(recorder.flushes[i], dir_.path() / "recovered",
-                                   "SELECT CAST(body AS TEXT) FROM events");
-    citedAtLast = 0;
-    for (const auto& address : cited) {
-      bool citedHere = std::any_of(bodies.begin(), bodies.end(), [&](const std::string& b) {
-        return b.find(address) != std::string::npos;
-      });
-      if (!citedHere) continue;
-      ++citedAtLast;
-      EXPECT_NE(std::find(blobs.begin(), blobs.end(), address), blobs.end())
-          << "after flush " << i << " an event citing " << address << " survived without it";
+    ASSERT_GE(recorder.flushes.size(), 6u);
+    std::size_t citedAtLast = 0;
+    for (std::size_t i = 0; i < recorder.flushes.size(); ++i) {
+      auto [blobs, bodies] = recover(recorder.flushes[i], dir_.path() / "recovered",
+                                     "SELECT CAST(body AS TEXT) FROM events");
+      citedAtLast = 0;
+      for (const auto& address : cited) {
+        bool citedHere = std::any_of(bodies.begin(), bodies.end(), [&](const std::string& b) {
+          return b.find(address) != std::string::npos;
+        });
+        if (!citedHere) continue;
+        ++citedAtLast;
+        EXPECT_NE(std::find(blobs.begin(), blobs.end(), address), blobs.end())
+            << "after flush " << i << " an event citing " << address << " survived without it";
+      }
     }
+    EXPECT_EQ(cited.size(), citedAtLast) << "the last flush holds every citing event";
   }
-  EXPECT_EQ(cited.size(), citedAtLast) << "the last flush holds every citing event";
 }
 
 }  // namespace

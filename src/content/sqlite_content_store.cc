@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "blob_codec.h"
@@ -90,6 +91,55 @@ int parseSchema(std::string_view text, const std::string& name) {
   return version;
 }
 
+// A row staged on the log's writer (putDeferred), served from memory until it is committed.
+struct DeferredRow {
+  std::string address;
+  std::string bytes;
+  detail::EncodedBlob encoded;
+  int64_t touchedAt = 0;
+
+  std::string_view stored() const {
+    return encoded.encoding == detail::BlobEncoding::kRaw ? std::string_view(bytes)
+                                                          : std::string_view(encoded.stored);
+  }
+};
+
+// The rows staged and not yet committed or lost, by address (a row put twice is counted).
+class DeferredRows {
+ public:
+  void add(const std::shared_ptr<const DeferredRow>& row) {
+    std::lock_guard lock(mu_);
+    auto& [held, count] = rows_[row->address];
+    held = row;
+    ++count;
+  }
+  void settle(const std::string& address) {
+    std::lock_guard lock(mu_);
+    auto it = rows_.find(address);
+    if (it != rows_.end() && --it->second.second == 0) rows_.erase(it);
+  }
+  std::shared_ptr<const DeferredRow> find(std::string_view address) const {
+    std::lock_guard lock(mu_);
+    auto it = rows_.find(std::string(address));
+    return it == rows_.end() ? nullptr : it->second.first;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::pair<std::shared_ptr<const DeferredRow>, int>> rows_;
+};
+
+void insertRow(Connection& c, std::string_view address, std::string_view stored, int64_t size,
+               int64_t touchedAt, detail::BlobEncoding encoding) {
+  StatementUse insert(c.prepare(kPut));
+  insert->bind(1, address);
+  insert->bindBlob(2, stored);
+  insert->bind(3, size);
+  insert->bind(4, touchedAt);
+  insert->bind(5, static_cast<int64_t>(encoding));
+  insert->step("put blob " + std::string(address));
+}
+
 }  // namespace
 
 struct SqliteContentStore::Impl {
@@ -143,6 +193,8 @@ struct SqliteContentStore::Impl {
   bool walHoldsDeleted = false;     // GUARDED_BY(writeMu): a truncate after a delete was busy
   sqlite::ReaderPool readers;
   std::shared_ptr<sqlite::BorrowedWriter> logWriter;  // puts run on it while its log is open
+  // Shared with the staged writes' callbacks, which may run after the store is gone.
+  const std::shared_ptr<DeferredRows> deferred = std::make_shared<DeferredRows>();
 };
 
 SqliteContentStore::SqliteContentStore(std::string path, std::shared_ptr<const Clock> clock,
@@ -180,16 +232,11 @@ ContentCapabilities SqliteContentStore::capabilities() const {
 std::string SqliteContentStore::put(std::string_view bytes, const std::optional<std::string>&) {
   std::string address = sha256Hex(bytes);
   detail::EncodedBlob encoded = detail::encodeBlob(bytes);
+  std::string_view stored =
+      encoded.encoding == detail::BlobEncoding::kRaw ? bytes : std::string_view(encoded.stored);
   const std::function<void(Connection&)> insertOn = [&](Connection& c) {
-    StatementUse insert(c.prepare(kPut));
-    insert->bind(1, std::string_view(address));
-    insert->bindBlob(2, encoded.encoding == detail::BlobEncoding::kRaw
-                            ? bytes
-                            : std::string_view(encoded.stored));
-    insert->bind(3, static_cast<int64_t>(bytes.size()));
-    insert->bind(4, impl_->touch.now());
-    insert->bind(5, static_cast<int64_t>(encoded.encoding));
-    insert->step("put blob " + address);
+    insertRow(c, address, stored, static_cast<int64_t>(bytes.size()), impl_->touch.now(),
+              encoded.encoding);
   };
   if (impl_->logWriter && impl_->logWriter->run(insertOn)) return address;
   std::lock_guard lock(impl_->writeMu);
@@ -197,9 +244,33 @@ std::string SqliteContentStore::put(std::string_view bytes, const std::optional<
   return address;
 }
 
+std::string SqliteContentStore::putDeferred(std::string_view bytes,
+                                            const std::optional<std::string>& subject) {
+  if (!impl_->logWriter) return put(bytes, subject);
+  return putDeferredAt(sha256Hex(bytes), bytes);
+}
+
+std::string SqliteContentStore::putDeferredAt(std::string address, std::string_view bytes) {
+  if (!impl_->logWriter) return put(bytes);
+  auto row = std::make_shared<DeferredRow>(
+      DeferredRow{address, std::string(bytes), detail::encodeBlob(bytes), impl_->touch.now()});
+  impl_->deferred->add(row);
+  bool staged = impl_->logWriter->stage(
+      address,
+      [row](Connection& c) {
+        insertRow(c, row->address, row->stored(), static_cast<int64_t>(row->bytes.size()),
+                  row->touchedAt, row->encoded.encoding);
+      },
+      [deferred = impl_->deferred, address](std::exception_ptr) { deferred->settle(address); });
+  if (staged) return address;
+  impl_->deferred->settle(address);  // the log has closed: put on this store's writer
+  return put(bytes);
+}
+
 std::optional<std::string> SqliteContentStore::get(std::string_view address,
                                                    const std::optional<std::string>&) const {
   detail::requireAddress(address, impl_->name);
+  if (auto row = impl_->deferred->find(address)) return row->bytes;
   std::string bytes;
   {
     auto c = impl_->reader();
@@ -215,6 +286,7 @@ std::optional<std::string> SqliteContentStore::get(std::string_view address,
 
 bool SqliteContentStore::has(std::string_view address) const {
   detail::requireAddress(address, impl_->name);
+  if (impl_->deferred->find(address)) return true;
   auto c = impl_->reader();
   StatementUse select(c->prepare(kHas));
   select->bind(1, address);
@@ -271,6 +343,9 @@ void SqliteContentStore::forEachBlob(const std::function<void(const BlobInfo&)>&
 
 std::optional<BlobInfo> SqliteContentStore::stat(std::string_view address) const {
   detail::requireAddress(address, impl_->name);
+  if (auto row = impl_->deferred->find(address)) {
+    return BlobInfo{row->address, static_cast<int64_t>(row->bytes.size()), row->touchedAt};
+  }
   auto c = impl_->reader();
   StatementUse select(c->prepare(kStat));
   select->bind(1, address);

@@ -26,7 +26,7 @@ using sqlite::StatementUse;
 
 // One write handed to group commit, with its outcome.
 struct WriteRequest {
-  enum class Kind { kAppend, kControl, kRemove, kLease, kBorrowed };
+  enum class Kind { kAppend, kControl, kRemove, kLease, kBorrowed, kFlush };
   Kind kind = Kind::kAppend;
   const std::string* executionId = nullptr;  // kAppend, kRemove, kLease
   int64_t expectedNextSeq = 0;               // kAppend, kControl
@@ -37,11 +37,21 @@ struct WriteRequest {
   std::function<void(Db& writer, int64_t nowMillis)> leaseWrite;
   // kBorrowed: another store's write on this store's writer (lendWriter).
   const std::function<void(Db&)>* borrowedWrite = nullptr;
+  // kFlush writes nothing of its own: its group commits the staged writes.
   // Outcome, written by the leader before the caller wakes.
   int64_t nextSeq = 0;
   bool removed = false;
   bool wrote = false;  // its rows are in the group's transaction
   std::exception_ptr error;
+};
+
+// A write staged on the lent writer (BorrowedWriter::stage): run by the next group's leader
+// before the group's requests.
+struct StagedWrite {
+  std::string key;
+  std::function<void(Db&)> write;
+  std::function<void(std::exception_ptr)> done;
+  std::exception_ptr error;  // set by the leader when the write is lost
 };
 
 // Set while this thread runs a lent write for its group (LentWriter::run refuses to nest).
@@ -51,8 +61,9 @@ thread_local bool tRunningLentWrite = false;
 // the store is open. Destroying the store closes it, waiting for the writes in flight.
 class LentWriter final : public sqlite::BorrowedWriter {
  public:
-  LentWriter(std::string path, std::function<void(WriteRequest&)> submit)
-      : path_(std::move(path)), submit_(std::move(submit)) {}
+  LentWriter(std::string path, std::function<void(WriteRequest&)> submit,
+             std::function<void(StagedWrite)> stage)
+      : path_(std::move(path)), submit_(std::move(submit)), stage_(std::move(stage)) {}
   const std::string& path() const override { return path_; }
   bool run(const std::function<void(Db&)>& write) override {
     if (tRunningLentWrite) {  // it would wait for the group that runs it
@@ -66,15 +77,24 @@ class LentWriter final : public sqlite::BorrowedWriter {
     submit_(r);
     return true;
   }
+  bool stage(std::string key, std::function<void(Db&)> write,
+             std::function<void(std::exception_ptr)> done) override {
+    std::shared_lock lock(mu_);
+    if (!submit_) return false;
+    stage_(StagedWrite{std::move(key), std::move(write), std::move(done), nullptr});
+    return true;
+  }
   void close() {
     std::unique_lock lock(mu_);
     submit_ = nullptr;
+    stage_ = nullptr;
   }
 
  private:
   const std::string path_;
   std::shared_mutex mu_;
   std::function<void(WriteRequest&)> submit_;  // GUARDED_BY(mu_); empty once closed
+  std::function<void(StagedWrite)> stage_;     // GUARDED_BY(mu_); empty once closed
 };
 
 // The write path's transaction statements, prepared once (Db::prepare keys by address).
@@ -164,8 +184,20 @@ struct SqliteEventStore::Impl {
     if (request.error) std::rethrow_exception(request.error);
   }
 
-  // Runs on the leader: one transaction for the whole group.
+  // Queues a staged write for the next group (LentWriter::stage).
+  void stage(StagedWrite write) {
+    std::lock_guard lock(stagedMu);
+    staged.push_back(std::move(write));
+  }
+
+  // Runs on the leader: one transaction for the whole group, the writes staged so far first.
+  // They are taken after the group left the queue, so an append in the group finds every
+  // write staged before it was submitted here or in an earlier group.
   void commitGroup(const std::vector<WriteRequest*>& group) {
+    {
+      std::lock_guard lock(stagedMu);
+      groupStaged.swap(staged);
+    }
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
@@ -183,6 +215,13 @@ struct SqliteEventStore::Impl {
       return;
     }
     bool wrote = false;
+    for (StagedWrite& w : groupStaged) {
+      if (!applyStaged(w)) {
+        failGroup(group, w.error);
+        return;
+      }
+      wrote = true;
+    }
     for (WriteRequest* r : group) {
       try {
         apply(*r);
@@ -202,6 +241,44 @@ struct SqliteEventStore::Impl {
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
     } catch (...) {
       failGroup(group, std::current_exception());
+      return;
+    }
+    finishStaged(nullptr);
+  }
+
+  // Runs a staged write in a savepoint; a failed one is lost (its key refuses the appends that
+  // cite it) and the rest of the group goes on. False when the failure broke the transaction.
+  bool applyStaged(StagedWrite& w) {
+    try {
+      inSavepoint([&] { runLentWrite(w.write); });
+      lostKeys.erase(w.key);  // back, should the group fail after all
+      return true;
+    } catch (...) {
+      w.error = std::current_exception();
+      lostKeys[w.key] = w.error;
+      return !groupBroken && writer.inTransaction();
+    }
+  }
+
+  // Tells every staged write of the group its outcome: committed (nullptr), or lost with
+  // `error` (the group failed) unless it failed on its own.
+  void finishStaged(const std::exception_ptr& error) {
+    for (StagedWrite& w : groupStaged) {
+      if (error && !w.error) {
+        w.error = error;
+        lostKeys[w.key] = error;
+      }
+      if (w.done) w.done(w.error);
+    }
+    groupStaged.clear();
+  }
+
+  // An append whose text holds the key of a lost staged write would cite what is not stored.
+  void refuseCitingLost(const std::vector<std::string>& texts) const {
+    for (const auto& [key, error] : lostKeys) {
+      for (const std::string& text : texts) {
+        if (text.find(key) != std::string::npos) std::rethrow_exception(error);
+      }
     }
   }
 
@@ -212,7 +289,8 @@ struct SqliteEventStore::Impl {
   // see them once committed.
   static bool needsNoFlush(const std::vector<WriteRequest*>& group) {
     return std::all_of(group.begin(), group.end(), [](const WriteRequest* r) {
-      return r->kind == WriteRequest::Kind::kLease || r->kind == WriteRequest::Kind::kBorrowed;
+      return r->kind == WriteRequest::Kind::kLease || r->kind == WriteRequest::Kind::kBorrowed ||
+             r->kind == WriteRequest::Kind::kFlush;
     });
   }
   void syncCommits(bool sync) {
@@ -231,6 +309,7 @@ struct SqliteEventStore::Impl {
       if (!r->error || r->wrote) r->error = error;
       r->wrote = false;
     }
+    finishStaged(error);
   }
 
   // Runs `write` inside a savepoint, so a request failing halfway leaves nothing behind and
@@ -265,19 +344,23 @@ struct SqliteEventStore::Impl {
         return;
       case WriteRequest::Kind::kBorrowed:
         // The borrower's rows are no log's: the fences this group proved stay proven.
-        inSavepoint([&] {
-          tRunningLentWrite = true;
-          try {
-            (*r.borrowedWrite)(writer);
-          } catch (...) {
-            tRunningLentWrite = false;
-            throw;
-          }
-          tRunningLentWrite = false;
-        });
+        inSavepoint([&] { runLentWrite(*r.borrowedWrite); });
         r.wrote = true;
         return;
+      case WriteRequest::Kind::kFlush:
+        return;
     }
+  }
+
+  void runLentWrite(const std::function<void(Db&)>& write) {
+    tRunningLentWrite = true;
+    try {
+      write(writer);
+    } catch (...) {
+      tRunningLentWrite = false;
+      throw;
+    }
+    tRunningLentWrite = false;
   }
 
   void applyAppend(WriteRequest& r) {
@@ -290,6 +373,7 @@ struct SqliteEventStore::Impl {
     }
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
+    if (!lostKeys.empty()) refuseCitingLost(plan.texts);
     inSavepoint([&] {
       StatementUse insert(
           writer.prepare("INSERT INTO events (execution_id, seq, body, checksum) "
@@ -352,6 +436,11 @@ struct SqliteEventStore::Impl {
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
   bool syncing = true;       // used only by the leader: synchronous is FULL (durability full)
   FenceCache fences;         // used only by the leader
+  std::vector<StagedWrite> groupStaged;  // used only by the leader: the group's staged writes
+  // Used only by the leader: keys of staged writes lost, until a later one of the key commits.
+  std::unordered_map<std::string, std::exception_ptr> lostKeys;
+  std::mutex stagedMu;
+  std::vector<StagedWrite> staged;  // GUARDED_BY(stagedMu): for the next group
   GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
   sqlite::ReaderPool readers;
@@ -369,14 +458,25 @@ SqliteEventStore::SqliteEventStore(SqliteEventStoreOptions options) {
 
 SqliteEventStore::~SqliteEventStore() {
   std::lock_guard lock(impl_->lentMu);
-  if (impl_->lent) impl_->lent->close();
+  if (!impl_->lent) return;
+  impl_->lent->close();
+  bool staged = false;
+  {
+    std::lock_guard stagedLock(impl_->stagedMu);
+    staged = !impl_->staged.empty();
+  }
+  if (!staged) return;
+  WriteRequest flush;  // commits what is staged: nothing stages any more
+  flush.kind = WriteRequest::Kind::kFlush;
+  impl_->queue.submit(flush);
 }
 
 std::shared_ptr<sqlite::BorrowedWriter> SqliteEventStore::lendWriter() {
   std::lock_guard lock(impl_->lentMu);
   if (!impl_->lent) {
     impl_->lent = std::make_shared<LentWriter>(
-        impl_->options.path, [impl = impl_.get()](WriteRequest& r) { impl->submit(r); });
+        impl_->options.path, [impl = impl_.get()](WriteRequest& r) { impl->submit(r); },
+        [impl = impl_.get()](StagedWrite w) { impl->stage(std::move(w)); });
   }
   return impl_->lent;
 }

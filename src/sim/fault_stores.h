@@ -82,6 +82,8 @@ class SimContentStore : public content::ForwardingContentStore {
 
   std::string put(std::string_view bytes,
                   const std::optional<std::string>& subject = std::nullopt) override;
+  std::string putDeferred(std::string_view bytes,
+                          const std::optional<std::string>& subject = std::nullopt) override;
   bool remove(std::string_view address) override;
   bool deleteIfUntouchedSince(std::string_view address, int64_t cutoffMillis) override;
   std::optional<std::string> get(
@@ -90,6 +92,9 @@ class SimContentStore : public content::ForwardingContentStore {
   bool has(std::string_view address) const override;
 
  private:
+  std::string putThrough(std::string_view bytes, const std::optional<std::string>& subject,
+                         bool deferred);
+
   std::shared_ptr<content::ContentStore> inner_;
   Interposer& at_;
 };

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -151,6 +152,17 @@ class BorrowedWriter {
   // rolled back. Returns false, running nothing, once the lender has closed: the borrower then
   // writes on a connection of its own. `write` must not call run (InternalError).
   virtual bool run(const std::function<void(Db&)>& write) = 0;
+
+  // Runs `write` in the lender's next group commit, before that group's own writes, and
+  // returns at once (ADR 0019); false, running nothing, once the lender has closed. `key` names
+  // what it writes (a blob's address): an append to the lender made after stage returned
+  // commits in the write's transaction or a later one, and an append whose event text holds
+  // `key` fails with the write's error when the write failed, until a later staged write of
+  // `key` commits. `done` runs on the lender's committing thread once the write is committed
+  // (nullptr) or lost (its error); it must not throw or call into the lender. A write nothing
+  // else triggers commits with the lender's next lease write, or when the lender closes.
+  virtual bool stage(std::string key, std::function<void(Db&)> write,
+                     std::function<void(std::exception_ptr)> done) = 0;
 };
 
 // A read transaction for the scope: every statement in it sees one snapshot of the database.

@@ -268,5 +268,33 @@ TEST_P(ContentStoreConformance, PersistentStoreKeepsBlobsAndTouchTimesAcrossReop
   }
 }
 
+// putDeferred (ADR 0019): whether a store writes the blob now or with its log's next commit,
+// this process reads it at once, and it is kept like a put's blob (a store that defers writes
+// what it holds when its log closes).
+TEST_P(ContentStoreConformance, ADeferredPutIsReadAtOnceAndKeptLikeAPut) {
+  std::vector<std::string> blobs{"deferred and small", randomBytes(5000, 10), ""};
+  std::vector<std::string> addresses;
+  for (const std::string& bytes : blobs) {
+    std::string address = store().putDeferred(bytes);
+    if (!store().capabilities().sealsContent) {
+      EXPECT_EQ(sha256Hex(bytes), address);
+    }
+    EXPECT_TRUE(store().has(address));
+    EXPECT_EQ(bytes, store().get(address));
+    if (store().capabilities().enumerate) {
+      std::optional<BlobInfo> info = store().stat(address);
+      ASSERT_TRUE(info) << "size " << bytes.size();
+      EXPECT_EQ(kT0, info->lastTouchedMillis);
+    }
+    EXPECT_EQ(address, store().putDeferred(bytes)) << "idempotent";
+    addresses.push_back(address);
+  }
+  if (!GetParam().persistent) return;
+  reopen();
+  for (std::size_t i = 0; i < blobs.size(); ++i) {
+    EXPECT_EQ(blobs[i], store().get(addresses[i])) << "size " << blobs[i].size();
+  }
+}
+
 }  // namespace
 }  // namespace loom::content::conformance

@@ -483,6 +483,99 @@ TEST_F(SqliteEventStoreTest, LentWritesAndAppendsFromManyThreadsAllLandInMergedG
   EXPECT_LT(store->commits() - before, kThreads * (2 * kRounds + 1));
 }
 
+// A staged write (ADR 0019) waits for the next group and commits in it, before its appends.
+TEST_F(SqliteEventStoreTest, AStagedWriteCommitsWithTheNextAppend) {
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (k TEXT)");
+  auto lent = store->lendWriter();
+  int calls = 0;
+  std::exception_ptr outcome;
+  EXPECT_TRUE(lent->stage(
+      "k1", [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('k1')", "insert"); },
+      [&](std::exception_ptr error) {
+        ++calls;
+        outcome = error;
+      }));
+  EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side")) << "written before anything commits";
+  EXPECT_EQ(0, calls);
+  int64_t commits = store->commits();
+  EXPECT_EQ(2, store->append("e", 1, {started()}));
+  EXPECT_EQ(commits + 1, store->commits()) << "the write and the append share one commit";
+  EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
+  EXPECT_EQ(1, calls);
+  EXPECT_FALSE(outcome);
+}
+
+// An append that cites a lost staged write fails with its error, and so does every later one,
+// until a staged write of the key commits; appends that do not cite it go on.
+TEST_F(SqliteEventStoreTest, AnAppendCitingALostStagedWriteFailsUntilTheKeyIsWritten) {
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (k TEXT)");
+  auto lent = store->lendWriter();
+  const std::string key = std::string(64, 'a');
+  std::exception_ptr outcome;
+  auto failing = [](sqlite::Db& db) {
+    db.exec("INSERT INTO side VALUES ('half')", "insert");
+    throw UnavailableError("the disk is full");
+  };
+  ASSERT_TRUE(lent->stage(key, failing, [&](std::exception_ptr e) { outcome = e; }));
+  int64_t next = store->append("e", 1, {started()});  // cites nothing: commits
+  EXPECT_TRUE(outcome) << "the write's caller hears it was lost";
+  EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side")) << "a lost write left its row";
+  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}), UnavailableError);
+  EXPECT_EQ(next, store->info("e")->nextSeq) << "the citing append wrote nothing";
+  next = store->append("e", next, {step("s0", json::value{{"ref", "another"}})});
+
+  // Lost in the citing append's own group: staged first, so the append sees it lost.
+  ASSERT_TRUE(lent->stage(key, failing, nullptr));
+  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}), UnavailableError);
+
+  ASSERT_TRUE(lent->stage(
+      key, [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('whole')", "insert"); },
+      nullptr));
+  EXPECT_EQ(next + 1, store->append("e", next, {step("s1", json::value{{"ref", key}})}));
+  EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
+}
+
+// Closing the store commits what is staged; once closed, nothing stages.
+TEST_F(SqliteEventStoreTest, ClosingTheStoreCommitsItsStagedWrites) {
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (k TEXT)");
+  auto lent = store->lendWriter();
+  bool committed = false;
+  ASSERT_TRUE(lent->stage(
+      "k", [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('k')", "insert"); },
+      [&](std::exception_ptr error) { committed = !error; }));
+  store.reset();
+  EXPECT_TRUE(committed);
+  EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
+  bool ran = false;
+  EXPECT_FALSE(lent->stage(
+      "k", [&](sqlite::Db&) { ran = true; }, nullptr));
+  EXPECT_FALSE(ran);
+}
+
+// The home's packed blobs (ADR 0019): a deferred put is read at once in this process, seen by
+// other connections only with the append that cites it, and lands in that append's commit.
+TEST_F(SqliteEventStoreTest, ADeferredBlobLandsWithTheAppendThatCitesIt) {
+  auto store = open(Durability::kFull);
+  auto clock = systemClock();
+  content::SqliteContentStore pack(path_, clock, 5000, content::SqliteContentCommit::kWithDatabase,
+                                   store->lendWriter());
+  content::SqliteContentStore elsewhere(path_, clock);  // another process's view of the file
+  int64_t next = store->append("e", 1, {started()});
+  int64_t commits = store->commits();
+  std::string result(3000, 'r');
+  std::string address = pack.putDeferred(result);
+  EXPECT_EQ(result, pack.get(address));
+  EXPECT_TRUE(pack.has(address));
+  EXPECT_FALSE(elsewhere.has(address)) << "visible before the append that cites it";
+  store->append("e", next, {step("s1", json::value{{"ref", address}})});
+  EXPECT_EQ(commits + 1, store->commits());
+  EXPECT_EQ(result, elsewhere.get(address));
+  EXPECT_EQ(result, pack.get(address)) << "read from the file once committed";
+}
+
 // A content store takes a log's writer only for puts committed with the log, in its file.
 TEST_F(SqliteEventStoreTest, AContentStoreRefusesALentWriterItCannotUse) {
   auto store = open(Durability::kFull);

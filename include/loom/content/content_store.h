@@ -1,4 +1,4 @@
-// ContentStore SPI (version 1.5.0): content-addressed blobs. The address of a blob is the
+// ContentStore SPI (version 1.6.0): content-addressed blobs. The address of a blob is the
 // SHA-256 hex (64 lower-case digits) of its bytes, unless the store declares sealsContent, in
 // which case it is a keyed hash under the owning subject's address key (ADR 0143). A reference
 // to a blob inside a JSON value is the object {"__loomContent": "<address>"}.
@@ -16,7 +16,7 @@
 // - Every method that takes an address throws InvalidArgumentError for a malformed one.
 //
 // Versions: 1.0 put/get/has; 1.1 remove; 1.2 enumeration; 1.3.0 deleteIfUntouchedSince and
-// touchClock; 1.5.0 the subject on put/get and sealsContent.
+// touchClock; 1.5.0 the subject on put/get and sealsContent; 1.6.0 putDeferred.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@
 
 namespace loom::content {
 
-inline constexpr std::string_view kContentStoreSpiVersion = "1.5.0";
+inline constexpr std::string_view kContentStoreSpiVersion = "1.6.0";
 inline constexpr std::string_view kContentRefKey = "__loomContent";
 
 struct ContentCapabilities {
@@ -56,6 +56,16 @@ class ContentStore {
   // returns their address. Durable when it returns. Touches an existing blob.
   virtual std::string put(std::string_view bytes,
                           const std::optional<std::string>& subject = std::nullopt) = 0;
+
+  // put, for bytes that an append to the event log will cite (an offloaded result, ADR 0019):
+  // a store that writes beside the log (the home's packed blobs) may return before the blob is
+  // written and write it in the commit of the log's next append, so the append that cites it
+  // commits with it; until then only this process sees it (get, has, stat), and an append that
+  // cites it fails with the write's error should the write fail. Every other store puts now (the
+  // default). A wrapper that changes put must override this too, or it inherits the default,
+  // which calls its put: ForwardingContentStore does not forward it.
+  virtual std::string putDeferred(std::string_view bytes,
+                                  const std::optional<std::string>& subject = std::nullopt);
 
   // The bytes at `address`; nullopt when there is no such blob. Throws DataLossError when the
   // stored bytes do not match the address (never returns them), InvalidArgumentError for a

@@ -1,7 +1,9 @@
 // ForwardingContentStore: a ContentStore that forwards every call (capabilities included) to a
 // target store, for wrappers (encrypting, counting, fault injection, masking) to derive from
-// and override only what they change. The target must outlive the wrapper; thread-safe as the
-// target.
+// and override only what they change. putDeferred is not forwarded: a wrapper gets the
+// default (its own put) unless it overrides putDeferred too, so a wrapper that changes put (a
+// ledger, encryption) never lets a deferred put bypass it. The target must outlive the wrapper;
+// thread-safe as the target.
 #pragma once
 
 #include "loom/content/content_store.h"

@@ -35,6 +35,10 @@ class PackedContentStore : public ContentStore {
   ContentCapabilities capabilities() const override;
   std::string put(std::string_view bytes,
                   const std::optional<std::string>& subject = std::nullopt) override;
+  // A blob to pack is staged on the log's writer (SqliteContentStore::putDeferred); a larger
+  // one, or one already stored as a file, is put now.
+  std::string putDeferred(std::string_view bytes,
+                          const std::optional<std::string>& subject = std::nullopt) override;
   std::optional<std::string> get(
       std::string_view address,
       const std::optional<std::string>& subject = std::nullopt) const override;

@@ -66,6 +66,11 @@ class SqliteContentStore : public ContentStore {
   ContentCapabilities capabilities() const override;
   std::string put(std::string_view bytes,
                   const std::optional<std::string>& subject = std::nullopt) override;
+  // With a log's writer: the row is staged on it (BorrowedWriter::stage) and written in the
+  // log's next group commit, before that group's appends; get, has and stat serve it from
+  // memory until then. Without one, or once the log is closed: put.
+  std::string putDeferred(std::string_view bytes,
+                          const std::optional<std::string>& subject = std::nullopt) override;
   std::optional<std::string> get(
       std::string_view address,
       const std::optional<std::string>& subject = std::nullopt) const override;
@@ -79,6 +84,10 @@ class SqliteContentStore : public ContentStore {
   const std::string& path() const;
 
  private:
+  friend class PackedContentStore;
+  // putDeferred of bytes whose address the caller computed (sha256Hex(bytes)).
+  std::string putDeferredAt(std::string address, std::string_view bytes);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

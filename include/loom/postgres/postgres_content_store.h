@@ -1,4 +1,4 @@
-// The PostgreSQL ContentStore (SPI 1.5.0; docs/spec/postgresql.md): blobs as `bytea` rows of
+// The PostgreSQL ContentStore (SPI 1.6.0; docs/spec/postgresql.md): blobs as `bytea` rows of
 // table `blobs` in the same schema as the PostgreSQL EventStore (created by postgres::migrate).
 // Touch times come from the server's clock unless PostgresOptions::clock is set (tests), so
 // every machine's sweep and puts agree on one clock; a put never moves a touch back, and

@@ -54,7 +54,9 @@ json::value ClaimCheckMiddleware::offload(const effects::EffectContext& ctx,
   const ClaimCheckOptions& o = *options_;
   content::ClaimCheckEnvelope envelope;
   try {
-    envelope.address = o.store->put(text, ctx.subject);
+    // The envelope goes into the step's journaled result: the store may write the blob with
+    // the append that records it (ADR 0019).
+    envelope.address = o.store->putDeferred(text, ctx.subject);
   } catch (const Error& e) {
     throw ContentStoreUnavailableError("the result of step '" + ctx.stepId + "' (effect '" +
                                        ctx.effectId + "', " + std::to_string(text.size()) +

@@ -72,6 +72,35 @@ TEST_F(ClaimCheckTest, OffloadStoresTheJsonTextAndResolvesBack) {
   EXPECT_THROW(resolveClaimCheck(*store_, json::value{{"no", 1}}), InvalidArgumentError);
 }
 
+// The offloaded result goes into the step's journaled result, so the middleware lets the store
+// write it with the append that records the step (ADR 0019): putDeferred, never put.
+TEST_F(ClaimCheckTest, OffloadsThroughADeferredPut) {
+  class DeferringStore : public content::MemoryContentStore {
+   public:
+    using MemoryContentStore::MemoryContentStore;
+    std::string put(std::string_view bytes, const std::optional<std::string>& subject) override {
+      ++puts;
+      return MemoryContentStore::put(bytes, subject);
+    }
+    std::string putDeferred(std::string_view bytes,
+                            const std::optional<std::string>& subject) override {
+      ++deferred;
+      return MemoryContentStore::put(bytes, subject);
+    }
+    int puts = 0;
+    int deferred = 0;
+  };
+  auto store = std::make_shared<DeferringStore>(clock_);
+  auto o = options(10);
+  o.store = store;
+  auto mw = claimCheckMiddleware(std::move(o));
+  auto env = content::parseEnvelope(call(*mw, ofTextBytes(100)));
+  ASSERT_TRUE(env);
+  EXPECT_EQ(1, store->deferred);
+  EXPECT_EQ(0, store->puts);
+  EXPECT_EQ(ofTextBytes(100), resolveClaimCheck(*store, content::toJson(*env)));
+}
+
 TEST_F(ClaimCheckTest, DeclaredDigestWinsOverDefaultAndRetainIsRecorded) {
   auto o = options(10);
   o.defaultDigest = previewDigest(8);
