@@ -20,14 +20,33 @@ namespace {
 using Connection = loom::sqlite::Db;
 using loom::sqlite::StatementUse;
 
+// Content schema 3: a rowid table, so rows are appended at the end of the table (a put dirties
+// the last leaf, which stays cached, not a random leaf of a table keyed by hash) and keep up to
+// about 4 kB in their leaf; the address is a unique index of small entries.
 constexpr const char* kCreateTables = R"sql(
 CREATE TABLE IF NOT EXISTS content_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS blobs (
-  address TEXT PRIMARY KEY,
+  address TEXT NOT NULL,
   bytes BLOB NOT NULL,
   size INTEGER NOT NULL,
   touched_at INTEGER NOT NULL,
-  encoding INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+  encoding INTEGER NOT NULL DEFAULT 0);
+)sql";
+constexpr const char* kCreateAddressIndex =
+    "CREATE UNIQUE INDEX IF NOT EXISTS blobs_by_address ON blobs (address)";
+// Schemas 1 and 2 kept blobs in a WITHOUT ROWID table keyed by address: copied into the layout
+// above (the old table's pages are zeroed as it is dropped: secure_delete).
+constexpr const char* kMigrateToRowid = R"sql(
+CREATE TABLE blobs_v3 (
+  address TEXT NOT NULL,
+  bytes BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  touched_at INTEGER NOT NULL,
+  encoding INTEGER NOT NULL DEFAULT 0);
+INSERT INTO blobs_v3 (address, bytes, size, touched_at, encoding)
+  SELECT address, bytes, size, touched_at, encoding FROM blobs ORDER BY touched_at;
+DROP TABLE blobs;
+ALTER TABLE blobs_v3 RENAME TO blobs;
 )sql";
 
 // A put rewrites the bytes (repairing a corrupt row) and never moves the touch back.
@@ -55,12 +74,14 @@ void recordSchema(Connection& c) {
 }
 
 // Checks the recorded content schema, recording ours in a new database and migrating an older
-// one in place (schema 1 had no encoding column: every row is raw).
+// one in place (schema 1 had no encoding column: every row is raw; schemas 1 and 2 a WITHOUT
+// ROWID table).
 void checkSchema(Connection& c, const std::string& name) {
   int version = 0;
   {
     StatementUse select(c.prepare("SELECT value FROM content_meta WHERE key = 'content_schema'"));
     if (!select->step("read content_meta.content_schema")) {
+      c.exec(kCreateAddressIndex, "create blobs_by_address");
       recordSchema(c);
       return;
     }
@@ -78,6 +99,8 @@ void checkSchema(Connection& c, const std::string& name) {
     c.exec("ALTER TABLE blobs ADD COLUMN encoding INTEGER NOT NULL DEFAULT 0",
            "add blobs.encoding (content schema 2)");
   }
+  if (version < 3) c.exec(kMigrateToRowid, "move blobs into a rowid table (content schema 3)");
+  c.exec(kCreateAddressIndex, "create blobs_by_address");
   if (version < kSqliteContentSchema) recordSchema(c);
 }
 

@@ -52,14 +52,18 @@ class SqliteContentStoreTest : public ::testing::Test {
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kT0);
 };
 
-TEST_F(SqliteContentStoreTest, BlobsAreRowsOfOneWithoutRowidTableInWalMode) {
+// Content schema 3: a rowid table (rows appended at its end) with a unique index on address.
+TEST_F(SqliteContentStoreTest, BlobsAreRowsOfOneRowidTableInWalMode) {
   auto store = open();
   std::string address = store->put("abc");
   RawDb raw(path());
   std::string sql = raw.text("SELECT sql FROM sqlite_master WHERE name = 'blobs'");
-  EXPECT_NE(std::string::npos, sql.find("WITHOUT ROWID")) << sql;
+  EXPECT_EQ(std::string::npos, sql.find("WITHOUT ROWID")) << sql;
+  EXPECT_NE(std::string::npos,
+            raw.text("SELECT sql FROM sqlite_master WHERE name = 'blobs_by_address'")
+                .find("UNIQUE INDEX"));
   EXPECT_EQ("wal", raw.text("PRAGMA journal_mode"));
-  EXPECT_EQ("2", raw.text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  EXPECT_EQ("3", raw.text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
   EXPECT_EQ(address + "|3|" + std::to_string(kT0) + "|blob",
             raw.text("SELECT address || '|' || size || '|' || touched_at || '|' || "
                      "typeof(bytes) FROM blobs"));
@@ -139,9 +143,48 @@ TEST_F(SqliteContentStoreTest, ASchemaOneFileIsMigratedInPlace) {
   }
   auto store = open();
   EXPECT_EQ(old, store->get(sha256Hex(old)));
-  EXPECT_EQ("2", RawDb(path()).text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  EXPECT_EQ("3", RawDb(path()).text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
   std::string text(3000, 'z');
   EXPECT_EQ(text, store->get(store->put(text)));
+}
+
+// A file written under content schema 2 (a WITHOUT ROWID table keyed by address) is moved into
+// schema 3's rowid table when opened: every row with its bytes, encoding and touch, and the
+// address still unique.
+TEST_F(SqliteContentStoreTest, ASchemaTwoFileIsMovedIntoARowidTable) {
+  std::string raw = "kept raw under schema 2";
+  std::string framed(3000, 'f');
+  std::string framedAddress;
+  {
+    auto store = open();  // today's layout, then rewritten as schema 2 had it
+    framedAddress = store->put(framed);
+  }
+  {
+    RawDb db(path());
+    db.exec("ALTER TABLE blobs RENAME TO blobs_now");
+    db.exec("DROP INDEX blobs_by_address");
+    db.exec(
+        "CREATE TABLE blobs (address TEXT PRIMARY KEY, bytes BLOB NOT NULL, size INTEGER NOT "
+        "NULL, touched_at INTEGER NOT NULL, encoding INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID");
+    db.exec("INSERT INTO blobs SELECT address, bytes, size, touched_at, encoding FROM blobs_now");
+    db.exec("DROP TABLE blobs_now");
+    db.exec("INSERT INTO blobs VALUES ('" + sha256Hex(raw) + "', CAST('" + raw + "' AS BLOB), " +
+            std::to_string(raw.size()) + ", " + std::to_string(kT0 + 5) + ", 0)");
+    db.exec("UPDATE content_meta SET value = '2' WHERE key = 'content_schema'");
+  }
+  auto store = open();
+  EXPECT_EQ(raw, store->get(sha256Hex(raw)));
+  EXPECT_EQ(framed, store->get(framedAddress));
+  EXPECT_EQ(kT0 + 5, store->stat(sha256Hex(raw))->lastTouchedMillis);
+  RawDb db(path());
+  EXPECT_EQ("3", db.text("SELECT value FROM content_meta WHERE key = 'content_schema'"));
+  EXPECT_EQ(std::string::npos,
+            db.text("SELECT sql FROM sqlite_master WHERE name = 'blobs'").find("WITHOUT ROWID"));
+  EXPECT_EQ("1", db.text("SELECT encoding FROM blobs WHERE address = '" + framedAddress + "'"));
+  EXPECT_EQ(framedAddress, store->put(framed)) << "a put of stored bytes is still one row";
+  EXPECT_EQ("2", db.text("SELECT count(*) FROM blobs"));
+  EXPECT_FALSE(store->deleteIfUntouchedSince(sha256Hex(raw), kT0 + 5));
+  EXPECT_TRUE(store->deleteIfUntouchedSince(sha256Hex(raw), kT0 + 6));
 }
 
 TEST_F(SqliteContentStoreTest, DatabaseFromANewerBuildIsRefused) {

@@ -1,5 +1,5 @@
-// The SQLite ContentStore: every blob a row of one table, blobs(address PRIMARY KEY, bytes,
-// size, touched_at, encoding) WITHOUT ROWID, in a database file in WAL mode; bytes that
+// The SQLite ContentStore: every blob a row of one table, blobs(address, bytes, size,
+// touched_at, encoding) with a unique index on address, in a database file in WAL mode; bytes that
 // compress by a tenth or more are kept as one zstd frame. With SqliteContentCommit::
 // kDurable (synchronous=FULL) a put is durable when it returns; with kWithDatabase it is durable
 // with the next synchronous commit to the same file (PackedContentStore: blobs in a log's own
@@ -27,7 +27,8 @@ namespace loom::content {
 
 // The schema version recorded in content_meta and the range a build opens (an older one is
 // migrated in place when opened). 2: blobs.encoding (a row's bytes may be one zstd frame).
-inline constexpr int kSqliteContentSchema = 2;
+// 3: blobs a rowid table with a unique index on address (it was WITHOUT ROWID, keyed by address).
+inline constexpr int kSqliteContentSchema = 3;
 inline constexpr int kSqliteContentSchemaOldestReadable = 1;
 
 // When a put is durable.
