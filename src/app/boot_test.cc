@@ -1,11 +1,13 @@
 // boot: nothing is composed from an invalid config; the chain's order; the kill switch and
 // redaction through a booted app.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "effects/step_ids.h"
 #include "loom/app/app.h"
 #include "loom/app/config_file.h"
 #include "loom/kernel/sqlite_event_store.h"
@@ -228,6 +230,64 @@ TEST(Boot, TheHomesPackedBlobsArePutByTheLogsWriter) {
   std::string address = app->contentStore()->put("a small tool result");
   EXPECT_EQ(commits + 1, log->commits()) << "the put was not one of the log's commits";
   EXPECT_EQ("a small tool result", app->contentStore()->get(address));
+}
+
+// A claim-check blob whose write with the log's commit is lost (ADR 0019; here a trigger
+// refuses the row, as a full disk would): the step that cites it records nothing, the run stops
+// as the content store being unavailable (not failed), and a resume once the store takes writes
+// again runs the step again and completes.
+TEST(Boot, ALostClaimCheckBlobLeavesTheRunResumable) {
+  TempDir dir;
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  int calls = 0;
+  tasks.add({.id = "fetch", .kind = "tool", .description = "a large result"},
+            [&](const effects::EffectContext&, json::value) -> json::value {
+              ++calls;
+              return json::value(std::string(3000, 'x'));
+            });
+  workflows.add("wf", "one tool call", [](workflow::WorkflowContext& ctx) {
+    return ctx.effect(effects::toolStepId("agent", 1, 0), "fetch", json::object{});
+  });
+  Config config;
+  config.storage.home = (dir.path() / "home").string();
+  middleware::ClaimCheckConfig claimCheck;
+  claimCheck.toolIds = std::vector<std::string>{"fetch"};
+  claimCheck.inlineCapBytes = 512;
+  config.execution.claimCheck = claimCheck;
+  const std::string database = (dir.path() / "home" / "loom.db").string();
+  auto rawExec = [&](const char* sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(database.c_str(), &db));
+    EXPECT_EQ(SQLITE_OK, sqlite3_exec(db, sql, nullptr, nullptr, nullptr)) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  };
+  {
+    auto app = boot(defineConfig(config), workflows, tasks);
+    rawExec(
+        "CREATE TRIGGER refuse_blobs BEFORE INSERT ON blobs "
+        "BEGIN SELECT RAISE(ABORT, 'the disk is full'); END");
+    try {
+      app->runtime().start("wf", nullptr, {.id = "r"});
+      ADD_FAILURE() << "the run went on without its blob";
+    } catch (const ContentStoreUnavailableError& e) {
+      std::string what = e.what();
+      EXPECT_NE(std::string::npos, what.find("'r'")) << what;
+      EXPECT_NE(std::string::npos, what.find("the disk is full")) << what;
+      EXPECT_NE(std::string::npos, what.find("resume the run")) << what;
+    }
+    std::optional<kernel::ExecutionInfo> info = app->store().info("r");
+    ASSERT_TRUE(info);
+    EXPECT_EQ(kernel::ExecutionStatus::kRunning, info->status) << "the run was not left resumable";
+    EXPECT_EQ(2, info->nextSeq) << "something of the step was recorded";
+  }
+  rawExec("DROP TRIGGER refuse_blobs");
+  auto app = boot(defineConfig(config), workflows, tasks);
+  workflow::RunResult result = app->runtime().resume("r");
+  EXPECT_EQ(kernel::ExecutionStatus::kCompleted, result.status);
+  EXPECT_EQ(2, calls);
+  EXPECT_TRUE(app->contentStore()->has(
+      content::sha256Hex(json::toText(json::value(std::string(3000, 'x'))))));
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ CREATE TABLE blobs_v3 (
   touched_at INTEGER NOT NULL,
   encoding INTEGER NOT NULL DEFAULT 0);
 INSERT INTO blobs_v3 (address, bytes, size, touched_at, encoding)
-  SELECT address, bytes, size, touched_at, encoding FROM blobs ORDER BY touched_at;
+  SELECT address, bytes, size, touched_at, encoding FROM blobs;
 DROP TABLE blobs;
 ALTER TABLE blobs_v3 RENAME TO blobs;
 )sql";
@@ -75,15 +75,15 @@ void recordSchema(Connection& c) {
 
 // Checks the recorded content schema, recording ours in a new database and migrating an older
 // one in place (schema 1 had no encoding column: every row is raw; schemas 1 and 2 a WITHOUT
-// ROWID table).
-void checkSchema(Connection& c, const std::string& name) {
+// ROWID table). True when it moved the blobs into schema 3's table.
+bool checkSchema(Connection& c, const std::string& name) {
   int version = 0;
   {
     StatementUse select(c.prepare("SELECT value FROM content_meta WHERE key = 'content_schema'"));
     if (!select->step("read content_meta.content_schema")) {
       c.exec(kCreateAddressIndex, "create blobs_by_address");
       recordSchema(c);
-      return;
+      return false;
     }
     version = parseSchema(select->text(0), name);
   }
@@ -102,6 +102,7 @@ void checkSchema(Connection& c, const std::string& name) {
   if (version < 3) c.exec(kMigrateToRowid, "move blobs into a rowid table (content schema 3)");
   c.exec(kCreateAddressIndex, "create blobs_by_address");
   if (version < kSqliteContentSchema) recordSchema(c);
+  return version < 3;
 }
 
 int parseSchema(std::string_view text, const std::string& name) {
@@ -181,14 +182,18 @@ struct SqliteContentStore::Impl {
     // A deleted blob's pages are zeroed, not left in the free list (erasure).
     writer.exec("PRAGMA secure_delete = ON", "enable secure_delete");
     writer.exec("BEGIN IMMEDIATE", "begin schema transaction");
+    bool moved = false;
     try {
       writer.exec(kCreateTables, "create content tables");
-      checkSchema(writer, name);
+      moved = checkSchema(writer, name);
       writer.exec("COMMIT", "commit schema");
     } catch (const Error&) {
       writer.execNoThrow("ROLLBACK");  // the first error is the one to report
       throw;
     }
+    // The move wrote every blob twice into the WAL, the old copies' pages zeroed: out of the WAL
+    // now, or at the next delete or close.
+    if (moved) truncateWal(0);
   }
 
   // A read connection used by one call at a time, back to the pool when the lease ends.
@@ -278,13 +283,19 @@ std::string SqliteContentStore::putDeferredAt(std::string address, std::string_v
   auto row = std::make_shared<DeferredRow>(
       DeferredRow{address, std::string(bytes), detail::encodeBlob(bytes), impl_->touch.now()});
   impl_->deferred->add(row);
-  bool staged = impl_->logWriter->stage(
-      address,
-      [row](Connection& c) {
-        insertRow(c, row->address, row->stored(), static_cast<int64_t>(row->bytes.size()),
-                  row->touchedAt, row->encoded.encoding);
-      },
-      [deferred = impl_->deferred, address](std::exception_ptr) { deferred->settle(address); });
+  bool staged = false;
+  try {
+    staged = impl_->logWriter->stage(
+        address,
+        [row](Connection& c) {
+          insertRow(c, row->address, row->stored(), static_cast<int64_t>(row->bytes.size()),
+                    row->touchedAt, row->encoded.encoding);
+        },
+        [deferred = impl_->deferred, address](std::exception_ptr) { deferred->settle(address); });
+  } catch (...) {
+    impl_->deferred->settle(address);  // never staged: not to be served from memory
+    throw;
+  }
   if (staged) return address;
   impl_->deferred->settle(address);  // the log has closed: put on this store's writer
   return put(bytes);

@@ -52,7 +52,12 @@ struct StagedWrite {
   std::function<void(Db&)> write;
   std::function<void(std::exception_ptr)> done;
   std::exception_ptr error;  // set by the leader when the write is lost
+  int groupsFailed = 0;      // groups that failed around it (it is tried again, up to a limit)
 };
+
+// How many failed groups a staged write outlives before it is lost: a group fails for a reason
+// of its own (a busy lock, another request breaking it), and the write is still whole.
+constexpr int kStagedWriteGroups = 3;
 
 // Set while this thread runs a lent write for its group (LentWriter::run refuses to nest).
 thread_local bool tRunningLentWrite = false;
@@ -81,7 +86,7 @@ class LentWriter final : public sqlite::BorrowedWriter {
              std::function<void(std::exception_ptr)> done) override {
     std::shared_lock lock(mu_);
     if (!submit_) return false;
-    stage_(StagedWrite{std::move(key), std::move(write), std::move(done), nullptr});
+    stage_(StagedWrite{std::move(key), std::move(write), std::move(done), nullptr, 0});
     return true;
   }
   void close() {
@@ -190,6 +195,30 @@ struct SqliteEventStore::Impl {
     staged.push_back(std::move(write));
   }
 
+  // On close: commits what is staged (a failed group stages its writes again, up to
+  // kStagedWriteGroups times); what is still staged then is lost, and told so.
+  void flushStaged() {
+    for (int i = 0; i <= kStagedWriteGroups; ++i) {
+      {
+        std::lock_guard lock(stagedMu);
+        if (staged.empty()) return;
+      }
+      WriteRequest flush;
+      flush.kind = WriteRequest::Kind::kFlush;
+      queue.submit(flush);
+    }
+    std::vector<StagedWrite> left;
+    {
+      std::lock_guard lock(stagedMu);
+      left.swap(staged);
+    }
+    auto closed = std::make_exception_ptr(
+        UnavailableError("the log '" + options.path + "' closed before the write was committed"));
+    for (StagedWrite& w : left) {
+      if (w.done) w.done(closed);
+    }
+  }
+
   // Runs on the leader: one transaction for the whole group, the writes staged so far first.
   // They are taken after the group left the queue, so an append in the group finds every
   // write staged before it was submitted here or in an earlier group.
@@ -220,7 +249,7 @@ struct SqliteEventStore::Impl {
         failGroup(group, w.error);
         return;
       }
-      wrote = true;
+      wrote = wrote || !w.error;
     }
     for (WriteRequest* r : group) {
       try {
@@ -251,34 +280,64 @@ struct SqliteEventStore::Impl {
   bool applyStaged(StagedWrite& w) {
     try {
       inSavepoint([&] { runLentWrite(w.write); });
-      lostKeys.erase(w.key);  // back, should the group fail after all
+      lostKeys.erase(w.key);  // a write that failed before is there now
       return true;
     } catch (...) {
       w.error = std::current_exception();
-      lostKeys[w.key] = w.error;
+      loseStaged(w);
       return !groupBroken && writer.inTransaction();
     }
   }
 
-  // Tells every staged write of the group its outcome: committed (nullptr), or lost with
-  // `error` (the group failed) unless it failed on its own.
+  void loseStaged(const StagedWrite& w) { lostKeys[w.key] = w.error; }
+
+  // Tells every staged write of the group its outcome: committed (nullptr), or lost (its own
+  // error). When the group failed (`error`), the writes that did not fail themselves are
+  // staged again, ahead of the ones staged since, until kStagedWriteGroups groups failed
+  // around them: then they are lost with the group's error.
   void finishStaged(const std::exception_ptr& error) {
+    std::vector<StagedWrite> again;
     for (StagedWrite& w : groupStaged) {
       if (error && !w.error) {
+        if (++w.groupsFailed < kStagedWriteGroups) {
+          again.push_back(std::move(w));
+          continue;
+        }
         w.error = error;
-        lostKeys[w.key] = error;
+        loseStaged(w);
       }
       if (w.done) w.done(w.error);
     }
     groupStaged.clear();
+    if (again.empty()) return;
+    std::lock_guard lock(stagedMu);
+    staged.insert(staged.begin(), std::make_move_iterator(again.begin()),
+                  std::make_move_iterator(again.end()));
   }
 
-  // An append whose text holds the key of a lost staged write would cite what is not stored.
-  void refuseCitingLost(const std::vector<std::string>& texts) const {
+  // An append whose text holds the key of a lost staged write would cite what is not stored:
+  // refused, as the content store being unavailable (nothing recorded, the run resumable).
+  void refuseCitingLost(const std::string& executionId,
+                        const std::vector<std::string>& texts) const {
     for (const auto& [key, error] : lostKeys) {
-      for (const std::string& text : texts) {
-        if (text.find(key) != std::string::npos) std::rethrow_exception(error);
-      }
+      bool cited = std::any_of(texts.begin(), texts.end(), [&](const std::string& text) {
+        return text.find(key) != std::string::npos;
+      });
+      if (!cited) continue;
+      throw ContentStoreUnavailableError(
+          "execution '" + executionId + "': the append cites '" + key +
+          "', whose write with this log's commits was lost (" + describe(error) +
+          "); nothing of the append was recorded: resume the run once the store can be written");
+    }
+  }
+
+  static std::string describe(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "unknown error";
     }
   }
 
@@ -373,7 +432,7 @@ struct SqliteEventStore::Impl {
     }
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
-    if (!lostKeys.empty()) refuseCitingLost(plan.texts);
+    if (!lostKeys.empty()) refuseCitingLost(*r.executionId, plan.texts);
     inSavepoint([&] {
       StatementUse insert(
           writer.prepare("INSERT INTO events (execution_id, seq, body, checksum) "
@@ -459,16 +518,8 @@ SqliteEventStore::SqliteEventStore(SqliteEventStoreOptions options) {
 SqliteEventStore::~SqliteEventStore() {
   std::lock_guard lock(impl_->lentMu);
   if (!impl_->lent) return;
-  impl_->lent->close();
-  bool staged = false;
-  {
-    std::lock_guard stagedLock(impl_->stagedMu);
-    staged = !impl_->staged.empty();
-  }
-  if (!staged) return;
-  WriteRequest flush;  // commits what is staged: nothing stages any more
-  flush.kind = WriteRequest::Kind::kFlush;
-  impl_->queue.submit(flush);
+  impl_->lent->close();  // nothing stages any more
+  impl_->flushStaged();
 }
 
 std::shared_ptr<sqlite::BorrowedWriter> SqliteEventStore::lendWriter() {

@@ -522,18 +522,59 @@ TEST_F(SqliteEventStoreTest, AnAppendCitingALostStagedWriteFailsUntilTheKeyIsWri
   int64_t next = store->append("e", 1, {started()});  // cites nothing: commits
   EXPECT_TRUE(outcome) << "the write's caller hears it was lost";
   EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side")) << "a lost write left its row";
-  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}), UnavailableError);
+  try {
+    store->append("e", next, {step("s1", json::value{{"ref", key}})});
+    ADD_FAILURE() << "an append cited a lost write";
+  } catch (const ContentStoreUnavailableError& e) {  // not the run's failure: resumable
+    std::string what = e.what();
+    EXPECT_THAT(what, HasSubstr("'e'"));
+    EXPECT_THAT(what, HasSubstr(key));
+    EXPECT_THAT(what, HasSubstr("the disk is full"));
+  }
   EXPECT_EQ(next, store->info("e")->nextSeq) << "the citing append wrote nothing";
   next = store->append("e", next, {step("s0", json::value{{"ref", "another"}})});
 
   // Lost in the citing append's own group: staged first, so the append sees it lost.
   ASSERT_TRUE(lent->stage(key, failing, nullptr));
-  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}), UnavailableError);
+  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
+               ContentStoreUnavailableError);
 
   ASSERT_TRUE(lent->stage(
       key, [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('whole')", "insert"); },
       nullptr));
   EXPECT_EQ(next + 1, store->append("e", next, {step("s1", json::value{{"ref", key}})}));
+  EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
+}
+
+// A group that fails for a reason of its own (here its BEGIN, the file locked by another
+// connection) stages its writes again: they commit with a later group, their keys never lost.
+TEST_F(SqliteEventStoreTest, AStagedWriteOutlivesAGroupThatFailedAroundIt) {
+  auto store = open(Durability::kFull, 50);
+  rawExec(path_, "CREATE TABLE side (k TEXT)");
+  int64_t next = store->append("e", 1, {started()});
+  auto lent = store->lendWriter();
+  int calls = 0;
+  std::exception_ptr outcome;
+  const std::string key = std::string(64, 'b');
+  ASSERT_TRUE(lent->stage(
+      key, [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('b')", "insert"); },
+      [&](std::exception_ptr error) {
+        ++calls;
+        outcome = error;
+      }));
+  {
+    sqlite3* other = nullptr;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(path_.c_str(), &other));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr));
+    EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
+                 UnavailableError);
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+  }
+  EXPECT_EQ(0, calls) << "the write was given up with a group it did not break";
+  EXPECT_EQ(next + 1, store->append("e", next, {step("s1", json::value{{"ref", key}})}));
+  EXPECT_EQ(1, calls);
+  EXPECT_FALSE(outcome);
   EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
 }
 
@@ -573,7 +614,8 @@ TEST_F(SqliteEventStoreTest, ADeferredBlobLandsWithTheAppendThatCitesIt) {
   store->append("e", next, {step("s1", json::value{{"ref", address}})});
   EXPECT_EQ(commits + 1, store->commits());
   EXPECT_EQ(result, elsewhere.get(address));
-  EXPECT_EQ(result, pack.get(address)) << "read from the file once committed";
+  rawExec(path_, "DELETE FROM blobs WHERE address = ?1", {address});
+  EXPECT_FALSE(pack.has(address)) << "still served from memory once committed";
 }
 
 // A content store takes a log's writer only for puts committed with the log, in its file.
