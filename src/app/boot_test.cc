@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -232,10 +233,18 @@ TEST(Boot, TheHomesPackedBlobsArePutByTheLogsWriter) {
   EXPECT_EQ("a small tool result", app->contentStore()->get(address));
 }
 
+// Runs `sql` on a connection of its own to `database` (a test's hand on the home's file).
+void runSql(const std::string& database, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(SQLITE_OK, sqlite3_open(database.c_str(), &db));
+  EXPECT_EQ(SQLITE_OK, sqlite3_exec(db, sql, nullptr, nullptr, nullptr)) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 // A claim-check blob whose write with the log's commit is lost (ADR 0019; here a trigger
-// refuses the row, as a full disk would): the step that cites it records nothing, the run stops
-// as the content store being unavailable (not failed), and a resume once the store takes writes
-// again runs the step again and completes.
+// refuses the row): the step that cites it records nothing, the run stops as the content store
+// being unavailable (not failed), and a resume once the store takes writes again runs the step
+// again and completes.
 TEST(Boot, ALostClaimCheckBlobLeavesTheRunResumable) {
   TempDir dir;
   workflow::WorkflowRegistry workflows;
@@ -256,12 +265,7 @@ TEST(Boot, ALostClaimCheckBlobLeavesTheRunResumable) {
   claimCheck.inlineCapBytes = 512;
   config.execution.claimCheck = claimCheck;
   const std::string database = (dir.path() / "home" / "loom.db").string();
-  auto rawExec = [&](const char* sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(SQLITE_OK, sqlite3_open(database.c_str(), &db));
-    EXPECT_EQ(SQLITE_OK, sqlite3_exec(db, sql, nullptr, nullptr, nullptr)) << sqlite3_errmsg(db);
-    sqlite3_close(db);
-  };
+  auto rawExec = [&](const char* sql) { runSql(database, sql); };
   {
     auto app = boot(defineConfig(config), workflows, tasks);
     rawExec(
@@ -274,7 +278,8 @@ TEST(Boot, ALostClaimCheckBlobLeavesTheRunResumable) {
       std::string what = e.what();
       EXPECT_NE(std::string::npos, what.find("'r'")) << what;
       EXPECT_NE(std::string::npos, what.find("the disk is full")) << what;
-      EXPECT_NE(std::string::npos, what.find("resume the run")) << what;
+      EXPECT_NE(std::string::npos, what.find("step 'agent#turn:1:tool:0'")) << what;
+      EXPECT_NE(std::string::npos, what.find("`loom resume r`")) << what;
     }
     std::optional<kernel::ExecutionInfo> info = app->store().info("r");
     ASSERT_TRUE(info);
@@ -288,6 +293,51 @@ TEST(Boot, ALostClaimCheckBlobLeavesTheRunResumable) {
   EXPECT_EQ(2, calls);
   EXPECT_TRUE(app->contentStore()->has(
       content::sha256Hex(json::toText(json::value(std::string(3000, 'x'))))));
+}
+
+// The same in a batch of parallel tool calls: the call whose blob was lost runs again on resume;
+// the call beside it, already done, is journaled first and does not.
+TEST(Boot, ALostBlobInParallelCallsRunsOnlyItsOwnCallAgain) {
+  TempDir dir;
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  std::atomic<int> lostCalls{0}, keptCalls{0};
+  tasks.add({.id = "lost", .kind = "tool", .description = "a result whose blob is refused"},
+            [&](const effects::EffectContext&, json::value) -> json::value {
+              ++lostCalls;
+              return json::value(std::string(3000, 'x'));
+            });
+  tasks.add({.id = "kept", .kind = "tool", .description = "a result whose blob is stored"},
+            [&](const effects::EffectContext&, json::value) -> json::value {
+              ++keptCalls;
+              return json::value(std::string(2000, 'y'));
+            });
+  workflows.add("wf", "two tool calls at once", [](workflow::WorkflowContext& ctx) {
+    auto outcomes = ctx.effects({{effects::toolStepId("agent", 1, 0), "lost", json::object{}},
+                                 {effects::toolStepId("agent", 1, 1), "kept", json::object{}}},
+                                2);
+    return json::value(static_cast<int64_t>(outcomes.size()));
+  });
+  Config config;
+  config.storage.home = (dir.path() / "home").string();
+  middleware::ClaimCheckConfig claimCheck;
+  claimCheck.toolIds = std::vector<std::string>{"lost", "kept"};
+  claimCheck.inlineCapBytes = 512;
+  config.execution.claimCheck = claimCheck;
+  const std::string database = (dir.path() / "home" / "loom.db").string();
+  {
+    auto app = boot(defineConfig(config), workflows, tasks);
+    runSql(database,
+           "CREATE TRIGGER refuse_blobs BEFORE INSERT ON blobs WHEN NEW.size = 3002 "
+           "BEGIN SELECT RAISE(ABORT, 'the disk is full'); END");
+    EXPECT_THROW(app->runtime().start("wf", nullptr, {.id = "r"}), ContentStoreUnavailableError);
+    EXPECT_EQ(3, app->store().info("r")->nextSeq) << "the kept call was not journaled";
+  }
+  runSql(database, "DROP TRIGGER refuse_blobs");
+  auto app = boot(defineConfig(config), workflows, tasks);
+  EXPECT_EQ(kernel::ExecutionStatus::kCompleted, app->runtime().resume("r").status);
+  EXPECT_EQ(2, lostCalls.load());
+  EXPECT_EQ(1, keptCalls.load()) << "a call journaled before the stop ran again";
 }
 
 }  // namespace

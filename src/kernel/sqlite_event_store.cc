@@ -195,10 +195,10 @@ struct SqliteEventStore::Impl {
     staged.push_back(std::move(write));
   }
 
-  // On close: commits what is staged (a failed group stages its writes again, up to
-  // kStagedWriteGroups times); what is still staged then is lost, and told so.
+  // On close: commits what is staged. A group that fails stages its writes again, and a write
+  // is lost once kStagedWriteGroups groups failed around it, so this ends within that many.
   void flushStaged() {
-    for (int i = 0; i <= kStagedWriteGroups; ++i) {
+    for (;;) {
       {
         std::lock_guard lock(stagedMu);
         if (staged.empty()) return;
@@ -206,16 +206,6 @@ struct SqliteEventStore::Impl {
       WriteRequest flush;
       flush.kind = WriteRequest::Kind::kFlush;
       queue.submit(flush);
-    }
-    std::vector<StagedWrite> left;
-    {
-      std::lock_guard lock(stagedMu);
-      left.swap(staged);
-    }
-    auto closed = std::make_exception_ptr(
-        UnavailableError("the log '" + options.path + "' closed before the write was committed"));
-    for (StagedWrite& w : left) {
-      if (w.done) w.done(closed);
     }
   }
 
@@ -317,17 +307,21 @@ struct SqliteEventStore::Impl {
 
   // An append whose text holds the key of a lost staged write would cite what is not stored:
   // refused, as the content store being unavailable (nothing recorded, the run resumable).
-  void refuseCitingLost(const std::string& executionId,
-                        const std::vector<std::string>& texts) const {
+  void refuseCitingLost(const std::string& executionId, const AppendPlan& plan) const {
     for (const auto& [key, error] : lostKeys) {
-      bool cited = std::any_of(texts.begin(), texts.end(), [&](const std::string& text) {
-        return text.find(key) != std::string::npos;
-      });
-      if (!cited) continue;
-      throw ContentStoreUnavailableError(
-          "execution '" + executionId + "': the append cites '" + key +
-          "', whose write with this log's commits was lost (" + describe(error) +
-          "); nothing of the append was recorded: resume the run once the store can be written");
+      for (std::size_t i = 0; i < plan.texts.size(); ++i) {
+        if (plan.texts[i].find(key) == std::string::npos) continue;
+        const Event& event = plan.events[i];
+        auto stepId = event.data.find("stepId");
+        std::string what = stepId != event.data.end() && stepId->value().is_string()
+                               ? "step '" + std::string(stepId->value().as_string()) + "'"
+                               : "its " + std::string(eventTypeName(event.type)) + " event";
+        throw ContentStoreUnavailableError(
+            "execution '" + executionId + "': " + what + " was not recorded: it cites blob " + key +
+            ", which could not be written to '" + options.path + "' with it (" + describe(error) +
+            "); once the store can be written, `loom resume " + executionId +
+            "` runs the step again");
+      }
     }
   }
 
@@ -432,7 +426,7 @@ struct SqliteEventStore::Impl {
     }
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
-    if (!lostKeys.empty()) refuseCitingLost(*r.executionId, plan.texts);
+    if (!lostKeys.empty()) refuseCitingLost(*r.executionId, plan);
     inSavepoint([&] {
       StatementUse insert(
           writer.prepare("INSERT INTO events (execution_id, seq, body, checksum) "

@@ -157,10 +157,14 @@ class BorrowedWriter {
   // returns at once (ADR 0019); false, running nothing, once the lender has closed. `key` names
   // what it writes (a blob's address): an append to the lender made after stage returned
   // commits in the write's transaction or a later one, and an append whose event text holds
-  // `key` fails with the write's error when the write failed, until a later staged write of
-  // `key` commits. `done` runs on the lender's committing thread once the write is committed
-  // (nullptr) or lost (its error); it must not throw or call into the lender. A write nothing
-  // else triggers commits with the lender's next lease write, or when the lender closes.
+  // `key` fails with ContentStoreUnavailableError (naming it and the write's error) when the
+  // write failed, until a later staged write of `key` commits. When a group fails for another
+  // reason its writes are staged again, so `write` may run up to three times in transactions
+  // that roll back before one commits: it must write only the database, and the same rows each
+  // time. `done` runs on the lender's committing thread once the write is committed (nullptr)
+  // or lost (the error it failed with, or the last failed group's); it must not throw or call
+  // into the lender. A write nothing else triggers commits with the lender's next lease write,
+  // or when the lender closes.
   virtual bool stage(std::string key, std::function<void(Db&)> write,
                      std::function<void(std::exception_ptr)> done) = 0;
 };

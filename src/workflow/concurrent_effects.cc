@@ -144,13 +144,13 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
       // No thread could be started: the calls run one after another below.
     }
   }
-  // A park (a call stopped by the kill switch, a result the content store could not take)
-  // ends the run after this batch: the calls already running still finish and are journaled,
-  // so none of them runs twice; calls not started yet are not started. So does what the store
-  // read before each call after the first finds, as before each step: a cancel, or another
-  // runner's appends (found by `loom sim`: a runner stalled after journaling one call of a
-  // turn woke after a takeover and ran the next call, which the new owner had recorded; now
-  // it starts none, and journaling the calls still running is refused).
+  // A park (a call stopped by the kill switch, a result the content store could not take or
+  // whose blob was lost with its journaling commit) ends the run after this batch: the calls
+  // already running still finish and are journaled, so none of them runs twice; calls not started
+  // yet are not started. So does what the store read before each call after the first finds, as
+  // before each step: a cancel, or another runner's appends (found by `loom sim`: a runner stalled
+  // after journaling one call of a turn woke after a takeover and ran the next call, which the new
+  // owner had recorded; now it starts none, and journaling the calls still running is refused).
   std::exception_ptr park;
   for (std::size_t k = 0; k < pending.size(); ++k) {
     Pending& p = pending[k];
@@ -171,8 +171,15 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
     }
     StepCall call = stepCall(p.index, env_.options.journalEffectInputs ? &p.journaled : nullptr);
     if (!p.error) {
-      out[p.index].output =
-          finishStep(call, p.attempt, std::move(p.output), p.startedAt, p.endedAt);
+      try {
+        out[p.index].output =
+            finishStep(call, p.attempt, std::move(p.output), p.startedAt, p.endedAt);
+      } catch (const ContentStoreUnavailableError&) {
+        // The call's blob was lost with the log's commit (ADR 0019): nothing of it is
+        // recorded. As for a park, the calls already running are still journaled first.
+        if (!park) park = std::current_exception();
+        if (workers) workers->stop();
+      }
       continue;
     }
     try {

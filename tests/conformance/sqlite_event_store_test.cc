@@ -535,9 +535,12 @@ TEST_F(SqliteEventStoreTest, AnAppendCitingALostStagedWriteFailsUntilTheKeyIsWri
   next = store->append("e", next, {step("s0", json::value{{"ref", "another"}})});
 
   // Lost in the citing append's own group: staged first, so the append sees it lost.
-  ASSERT_TRUE(lent->stage(key, failing, nullptr));
-  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
+  const std::string other = std::string(64, 'c');
+  std::exception_ptr otherOutcome;
+  ASSERT_TRUE(lent->stage(other, failing, [&](std::exception_ptr e) { otherOutcome = e; }));
+  EXPECT_THROW(store->append("e", next, {step("s2", json::value{{"ref", other}})}),
                ContentStoreUnavailableError);
+  EXPECT_TRUE(otherOutcome);
 
   ASSERT_TRUE(lent->stage(
       key, [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('whole')", "insert"); },
@@ -566,8 +569,13 @@ TEST_F(SqliteEventStoreTest, AStagedWriteOutlivesAGroupThatFailedAroundIt) {
     sqlite3* other = nullptr;
     ASSERT_EQ(SQLITE_OK, sqlite3_open(path_.c_str(), &other));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr));
-    EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
-                 UnavailableError);
+    try {
+      store->append("e", next, {step("s1", json::value{{"ref", key}})});
+      ADD_FAILURE() << "appended while another connection held the file";
+    } catch (const ContentStoreUnavailableError& e) {
+      ADD_FAILURE() << "the key was given up with a group it did not break: " << e.what();
+    } catch (const UnavailableError&) {  // the lock: the group failed, not the write
+    }
     sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
     sqlite3_close(other);
   }
@@ -576,6 +584,38 @@ TEST_F(SqliteEventStoreTest, AStagedWriteOutlivesAGroupThatFailedAroundIt) {
   EXPECT_EQ(1, calls);
   EXPECT_FALSE(outcome);
   EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
+}
+
+// A staged write whose groups keep failing around it is lost after three of them: its caller
+// hears the last group's error, and an append citing it is refused.
+TEST_F(SqliteEventStoreTest, AStagedWriteIsLostAfterThreeGroupsFailedAroundIt) {
+  auto store = open(Durability::kFull, 20);
+  int64_t next = store->append("e", 1, {started()});
+  auto lent = store->lendWriter();
+  const std::string key = std::string(64, 'd');
+  int calls = 0;
+  std::exception_ptr outcome;
+  ASSERT_TRUE(lent->stage(
+      key, [](sqlite::Db&) {},
+      [&](std::exception_ptr error) {
+        ++calls;
+        outcome = error;
+      }));
+  sqlite3* other = nullptr;
+  ASSERT_EQ(SQLITE_OK, sqlite3_open(path_.c_str(), &other));
+  ASSERT_EQ(SQLITE_OK, sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(0, calls) << "lost after " << i << " failed groups";
+    EXPECT_THROW(store->append("e", next, {step("s0", json::value{{"ref", "another"}})}),
+                 UnavailableError);
+  }
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_EQ(1, calls);
+  EXPECT_TRUE(outcome);
+  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
+               ContentStoreUnavailableError);
+  EXPECT_EQ(next + 1, store->append("e", next, {step("s0", json::value{{"ref", "another"}})}));
 }
 
 // Closing the store commits what is staged; once closed, nothing stages.

@@ -58,7 +58,9 @@ class WorkflowContext {
   // a crash re-runs at most the calls not yet journaled. One outcome per call, in order: its
   // output, or the StepFailedError it failed with. A park (a call stopped by the kill switch)
   // is thrown once every call already running has finished and been journaled (none starts
-  // after it, none that ran runs again); a store failure or conflict is thrown at once.
+  // after it, none that ran runs again), and so is a ContentStoreUnavailableError from
+  // journaling a call (its blob lost with the commit, ADR 0019); another store failure or a
+  // conflict is thrown at once.
   // Unknown effect ids throw NotFoundError before anything runs. Effects and middleware run
   // on several threads at once (they must be thread-safe, as a shared chain already requires).
   struct EffectCall {
