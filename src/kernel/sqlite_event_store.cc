@@ -6,13 +6,13 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
-#include <shared_mutex>
 #include <unordered_map>
 #include <utility>
 
 #include "append_plan.h"
 #include "group_commit.h"
 #include "lease_rules.h"
+#include "lent_writer.h"
 #include "log_check.h"
 #include "loom/util/error.h"
 #include "sqlite_schema.h"
@@ -43,63 +43,6 @@ struct WriteRequest {
   bool removed = false;
   bool wrote = false;  // its rows are in the group's transaction
   std::exception_ptr error;
-};
-
-// A write staged on the lent writer (BorrowedWriter::stage): run by the next group's leader
-// before the group's requests.
-struct StagedWrite {
-  std::string key;
-  std::function<void(Db&)> write;
-  std::function<void(std::exception_ptr)> done;
-  std::exception_ptr error;  // set by the leader when the write is lost
-  int groupsFailed = 0;      // groups that failed around it (it is tried again, up to a limit)
-};
-
-// How many failed groups a staged write outlives before it is lost: a group fails for a reason
-// of its own (a busy lock, another request breaking it), and the write is still whole.
-constexpr int kStagedWriteGroups = 3;
-
-// Set while this thread runs a lent write for its group (LentWriter::run refuses to nest).
-thread_local bool tRunningLentWrite = false;
-
-// The writer lent by lendWriter: runs a write as a request of the store's group commit while
-// the store is open. Destroying the store closes it, waiting for the writes in flight.
-class LentWriter final : public sqlite::BorrowedWriter {
- public:
-  LentWriter(std::string path, std::function<void(WriteRequest&)> submit,
-             std::function<void(StagedWrite)> stage)
-      : path_(std::move(path)), submit_(std::move(submit)), stage_(std::move(stage)) {}
-  const std::string& path() const override { return path_; }
-  bool run(const std::function<void(Db&)>& write) override {
-    if (tRunningLentWrite) {  // it would wait for the group that runs it
-      throw InternalError("a lent write cannot run another write on the writer it borrows");
-    }
-    std::shared_lock lock(mu_);
-    if (!submit_) return false;
-    WriteRequest r;
-    r.kind = WriteRequest::Kind::kBorrowed;
-    r.borrowedWrite = &write;
-    submit_(r);
-    return true;
-  }
-  bool stage(std::string key, std::function<void(Db&)> write,
-             std::function<void(std::exception_ptr)> done) override {
-    std::shared_lock lock(mu_);
-    if (!submit_) return false;
-    stage_(StagedWrite{std::move(key), std::move(write), std::move(done), nullptr, 0});
-    return true;
-  }
-  void close() {
-    std::unique_lock lock(mu_);
-    submit_ = nullptr;
-    stage_ = nullptr;
-  }
-
- private:
-  const std::string path_;
-  std::shared_mutex mu_;
-  std::function<void(WriteRequest&)> submit_;  // GUARDED_BY(mu_); empty once closed
-  std::function<void(StagedWrite)> stage_;     // GUARDED_BY(mu_); empty once closed
 };
 
 // The write path's transaction statements, prepared once (Db::prepare keys by address).
@@ -189,34 +132,20 @@ struct SqliteEventStore::Impl {
     if (request.error) std::rethrow_exception(request.error);
   }
 
-  // Queues a staged write for the next group (LentWriter::stage).
-  void stage(StagedWrite write) {
-    std::lock_guard lock(stagedMu);
-    staged.push_back(std::move(write));
-  }
-
   // On close: commits what is staged. A group that fails stages its writes again, and a write
   // is lost once kStagedWriteGroups groups failed around it, so this ends within that many.
   void flushStaged() {
-    for (;;) {
-      {
-        std::lock_guard lock(stagedMu);
-        if (staged.empty()) return;
-      }
+    while (!staged.empty()) {
       WriteRequest flush;
       flush.kind = WriteRequest::Kind::kFlush;
       queue.submit(flush);
     }
   }
 
-  // Runs on the leader: one transaction for the whole group, the writes staged so far first.
-  // They are taken after the group left the queue, so an append in the group finds every
-  // write staged before it was submitted here or in an earlier group.
+  // Runs on the leader: one transaction for the whole group, the writes staged so far first
+  // (StagedWrites::takeForGroup says why that order holds).
   void commitGroup(const std::vector<WriteRequest*>& group) {
-    {
-      std::lock_guard lock(stagedMu);
-      groupStaged.swap(staged);
-    }
+    std::vector<StagedWrite>& stagedWrites = staged.takeForGroup();
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
@@ -234,7 +163,7 @@ struct SqliteEventStore::Impl {
       return;
     }
     bool wrote = false;
-    for (StagedWrite& w : groupStaged) {
+    for (StagedWrite& w : stagedWrites) {
       if (!applyStaged(w)) {
         failGroup(group, w.error);
         return;
@@ -262,76 +191,20 @@ struct SqliteEventStore::Impl {
       failGroup(group, std::current_exception());
       return;
     }
-    finishStaged(nullptr);
+    staged.finishGroup(nullptr);
   }
 
   // Runs a staged write in a savepoint; a failed one is lost (its key refuses the appends that
   // cite it) and the rest of the group goes on. False when the failure broke the transaction.
   bool applyStaged(StagedWrite& w) {
     try {
-      inSavepoint([&] { runLentWrite(w.write); });
-      lostKeys.erase(w.key);  // a write that failed before is there now
+      inSavepoint([&] { runLentWrite(writer, w.write); });
+      staged.written(w);
       return true;
     } catch (...) {
       w.error = std::current_exception();
-      loseStaged(w);
+      staged.lose(w);
       return !groupBroken && writer.inTransaction();
-    }
-  }
-
-  void loseStaged(const StagedWrite& w) { lostKeys[w.key] = w.error; }
-
-  // Tells every staged write of the group its outcome: committed (nullptr), or lost (its own
-  // error). When the group failed (`error`), the writes that did not fail themselves are
-  // staged again, ahead of the ones staged since, until kStagedWriteGroups groups failed
-  // around them: then they are lost with the group's error.
-  void finishStaged(const std::exception_ptr& error) {
-    std::vector<StagedWrite> again;
-    for (StagedWrite& w : groupStaged) {
-      if (error && !w.error) {
-        if (++w.groupsFailed < kStagedWriteGroups) {
-          again.push_back(std::move(w));
-          continue;
-        }
-        w.error = error;
-        loseStaged(w);
-      }
-      if (w.done) w.done(w.error);
-    }
-    groupStaged.clear();
-    if (again.empty()) return;
-    std::lock_guard lock(stagedMu);
-    staged.insert(staged.begin(), std::make_move_iterator(again.begin()),
-                  std::make_move_iterator(again.end()));
-  }
-
-  // An append whose text holds the key of a lost staged write would cite what is not stored:
-  // refused, as the content store being unavailable (nothing recorded, the run resumable).
-  void refuseCitingLost(const std::string& executionId, const AppendPlan& plan) const {
-    for (const auto& [key, error] : lostKeys) {
-      for (std::size_t i = 0; i < plan.texts.size(); ++i) {
-        if (plan.texts[i].find(key) == std::string::npos) continue;
-        const Event& event = plan.events[i];
-        auto stepId = event.data.find("stepId");
-        std::string what = stepId != event.data.end() && stepId->value().is_string()
-                               ? "step '" + std::string(stepId->value().as_string()) + "'"
-                               : "its " + std::string(eventTypeName(event.type)) + " event";
-        throw ContentStoreUnavailableError(
-            "execution '" + executionId + "': " + what + " was not recorded: it cites blob " + key +
-            ", which could not be written to '" + options.path + "' with it (" + describe(error) +
-            "); once the store can be written, `loom resume " + executionId +
-            "` runs the step again");
-      }
-    }
-  }
-
-  static std::string describe(const std::exception_ptr& error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      return e.what();
-    } catch (...) {
-      return "unknown error";
     }
   }
 
@@ -362,7 +235,7 @@ struct SqliteEventStore::Impl {
       if (!r->error || r->wrote) r->error = error;
       r->wrote = false;
     }
-    finishStaged(error);
+    staged.finishGroup(error);
   }
 
   // Runs `write` inside a savepoint, so a request failing halfway leaves nothing behind and
@@ -397,23 +270,12 @@ struct SqliteEventStore::Impl {
         return;
       case WriteRequest::Kind::kBorrowed:
         // The borrower's rows are no log's: the fences this group proved stay proven.
-        inSavepoint([&] { runLentWrite(*r.borrowedWrite); });
+        inSavepoint([&] { runLentWrite(writer, *r.borrowedWrite); });
         r.wrote = true;
         return;
       case WriteRequest::Kind::kFlush:
         return;
     }
-  }
-
-  void runLentWrite(const std::function<void(Db&)>& write) {
-    tRunningLentWrite = true;
-    try {
-      write(writer);
-    } catch (...) {
-      tRunningLentWrite = false;
-      throw;
-    }
-    tRunningLentWrite = false;
   }
 
   void applyAppend(WriteRequest& r) {
@@ -426,7 +288,7 @@ struct SqliteEventStore::Impl {
     }
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
-    if (!lostKeys.empty()) refuseCitingLost(*r.executionId, plan);
+    staged.refuseCitingLost(*r.executionId, plan, options.path);
     inSavepoint([&] {
       StatementUse insert(
           writer.prepare("INSERT INTO events (execution_id, seq, body, checksum) "
@@ -489,11 +351,7 @@ struct SqliteEventStore::Impl {
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
   bool syncing = true;       // used only by the leader: synchronous is FULL (durability full)
   FenceCache fences;         // used only by the leader
-  std::vector<StagedWrite> groupStaged;  // used only by the leader: the group's staged writes
-  // Used only by the leader: keys of staged writes lost, until a later one of the key commits.
-  std::unordered_map<std::string, std::exception_ptr> lostKeys;
-  std::mutex stagedMu;
-  std::vector<StagedWrite> staged;  // GUARDED_BY(stagedMu): for the next group
+  StagedWrites staged;       // written with the next group (lendWriter's stage)
   GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
   sqlite::ReaderPool readers;
@@ -519,9 +377,16 @@ SqliteEventStore::~SqliteEventStore() {
 std::shared_ptr<sqlite::BorrowedWriter> SqliteEventStore::lendWriter() {
   std::lock_guard lock(impl_->lentMu);
   if (!impl_->lent) {
+    Impl* impl = impl_.get();
     impl_->lent = std::make_shared<LentWriter>(
-        impl_->options.path, [impl = impl_.get()](WriteRequest& r) { impl->submit(r); },
-        [impl = impl_.get()](StagedWrite w) { impl->stage(std::move(w)); });
+        impl->options.path,
+        [impl](const std::function<void(Db&)>& write) {
+          WriteRequest r;
+          r.kind = WriteRequest::Kind::kBorrowed;
+          r.borrowedWrite = &write;
+          impl->submit(r);
+        },
+        [impl](StagedWrite w) { impl->staged.add(std::move(w)); });
   }
   return impl_->lent;
 }

@@ -1,0 +1,115 @@
+#include "lent_writer.h"
+
+#include <iterator>
+
+#include "loom/util/error.h"
+
+namespace loom::kernel {
+namespace {
+
+// Set while this thread runs a lent write for its group (LentWriter::run refuses to nest).
+thread_local bool tRunningLentWrite = false;
+
+std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+}  // namespace
+
+void runLentWrite(sqlite::Db& writer, const std::function<void(sqlite::Db&)>& write) {
+  tRunningLentWrite = true;
+  try {
+    write(writer);
+  } catch (...) {
+    tRunningLentWrite = false;
+    throw;
+  }
+  tRunningLentWrite = false;
+}
+
+bool LentWriter::run(const std::function<void(sqlite::Db&)>& write) {
+  if (tRunningLentWrite) {  // it would wait for the group that runs it
+    throw InternalError("a lent write cannot run another write on the writer it borrows");
+  }
+  std::shared_lock lock(mu_);
+  if (!submit_) return false;
+  submit_(write);
+  return true;
+}
+
+bool LentWriter::stage(std::string key, std::function<void(sqlite::Db&)> write,
+                       std::function<void(std::exception_ptr)> done) {
+  std::shared_lock lock(mu_);
+  if (!stage_) return false;
+  stage_(StagedWrite{std::move(key), std::move(write), std::move(done), nullptr, 0});
+  return true;
+}
+
+void LentWriter::close() {
+  std::unique_lock lock(mu_);
+  submit_ = nullptr;
+  stage_ = nullptr;
+}
+
+void StagedWrites::add(StagedWrite write) {
+  std::lock_guard lock(mu_);
+  queued_.push_back(std::move(write));
+}
+
+bool StagedWrites::empty() const {
+  std::lock_guard lock(mu_);
+  return queued_.empty();
+}
+
+std::vector<StagedWrite>& StagedWrites::takeForGroup() {
+  std::lock_guard lock(mu_);
+  group_.swap(queued_);
+  return group_;
+}
+
+void StagedWrites::finishGroup(const std::exception_ptr& groupError) {
+  std::vector<StagedWrite> again;
+  for (StagedWrite& w : group_) {
+    if (groupError && !w.error) {
+      if (++w.groupsFailed < kStagedWriteGroups) {
+        again.push_back(std::move(w));
+        continue;
+      }
+      w.error = groupError;
+      lose(w);
+    }
+    if (w.done) w.done(w.error);
+  }
+  group_.clear();
+  if (again.empty()) return;
+  std::lock_guard lock(mu_);
+  queued_.insert(queued_.begin(), std::make_move_iterator(again.begin()),
+                 std::make_move_iterator(again.end()));
+}
+
+void StagedWrites::refuseCitingLost(const std::string& executionId, const AppendPlan& plan,
+                                    const std::string& path) const {
+  for (const auto& [key, error] : lost_) {
+    for (std::size_t i = 0; i < plan.texts.size(); ++i) {
+      if (plan.texts[i].find(key) == std::string::npos) continue;
+      const Event& event = plan.events[i];
+      auto stepId = event.data.find("stepId");
+      std::string what = stepId != event.data.end() && stepId->value().is_string()
+                             ? "step '" + std::string(stepId->value().as_string()) + "'"
+                             : "its " + std::string(eventTypeName(event.type)) + " event";
+      throw ContentStoreUnavailableError(
+          "execution '" + executionId + "': " + what + " was not recorded: it cites blob " + key +
+          ", which could not be written to '" + path + "' with it (" + describe(error) +
+          "); once the store can be written, `loom resume " + executionId +
+          "` runs the step again");
+    }
+  }
+}
+
+}  // namespace loom::kernel
