@@ -23,6 +23,14 @@ void throwError(int rc, const std::string& path, std::string_view op, std::strin
       throw DataLossError(message);
     case SQLITE_CANTOPEN:
       throw FailedPreconditionError(message + "; check that its folder exists and is writable");
+    case SQLITE_FULL:  // the failed transaction is not committed
+      throw UnavailableError(message +
+                             "; the disk holding it is full: free disk space, then retry");
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      throw FailedPreconditionError(message + "; give this process write access to the file");
+    case SQLITE_NOMEM:
+      throw UnavailableError(message + "; this process ran out of memory, retry");
     default:
       throw InternalError(message);
   }

@@ -35,6 +35,10 @@ TEST(SqliteDbTest, ErrorsMapByWhatTheCallerShouldDo) {
   expectMapped<DataLossError>(SQLITE_CORRUPT, "SQLITE_CORRUPT");
   expectMapped<DataLossError>(SQLITE_NOTADB, "SQLITE_NOTADB");
   expectMapped<FailedPreconditionError>(SQLITE_CANTOPEN, "SQLITE_CANTOPEN");
+  expectMapped<UnavailableError>(SQLITE_FULL, "SQLITE_FULL");
+  expectMapped<FailedPreconditionError>(SQLITE_READONLY, "SQLITE_READONLY");
+  expectMapped<FailedPreconditionError>(SQLITE_READONLY_DBMOVED, "SQLITE_READONLY_DBMOVED");
+  expectMapped<UnavailableError>(SQLITE_NOMEM, "SQLITE_NOMEM");
   expectMapped<InternalError>(SQLITE_IOERR_FSYNC, "SQLITE_IOERR_FSYNC");
   expectMapped<InternalError>(SQLITE_CONSTRAINT_PRIMARYKEY, "SQLITE_CONSTRAINT_PRIMARYKEY");
 }

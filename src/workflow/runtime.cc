@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <set>
+#include <typeinfo>
 
 #include "content/claim_check_envelope.h"
 #include "execution_context.h"
@@ -278,10 +279,14 @@ class WorkflowRuntime::Impl {
       }
     } catch (const ConflictError&) {
       throw;  // another runner owns the log: record nothing
-    } catch (const UnavailableError&) {
-      // A store this run needs is unreachable (a database restarting): not the workflow's
-      // failure. Nothing is recorded; the run stays resumable (a worker takes it over).
-      throw;
+    } catch (const UnavailableError& e) {
+      // A store this run needs is unreachable (a database restarting, a full disk): not the
+      // workflow's failure. Nothing is recorded; the run stays resumable (a worker takes it
+      // over). A plain error gets the run's name and the command that continues it.
+      if (typeid(e) != typeid(UnavailableError)) throw;
+      throw UnavailableError(std::string(e.what()) + "; run '" + id +
+                             "' recorded nothing of the step it was on: `loom resume " + id +
+                             "` continues it once that is fixed");
     } catch (const Error& e) {
       fail(ctx, r, errorCodeName(e.code()), e.what());
     } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
-// A full content store loses nothing, tried with a real full disk: the
-// home's blob folder is a small tmpfs. A tool result that cannot be offloaded is not recorded
+// A full disk loses nothing, tried with a real full disk (a small tmpfs): first the home's blob
+// folder, then the whole home. A tool result that cannot be offloaded is not recorded
 // as the tool's failure: the run parks (contentStoreUnavailable) saying what happened, and once
 // there is room `loom resume` completes, running again only the call whose result was not
 // stored.
@@ -94,6 +94,56 @@ TEST(ContentStoreFull, AResultThatCannotBeStoredParksTheRunAndResumeCompletesAft
   EXPECT_EQ(done.json().at("status"), "completed") << done.out;
   EXPECT_EQ(readLines(witness).size(), static_cast<std::size_t>(kPages) + 2)
       << "each page ran once, plus the two calls whose results were not stored";
+  Outcome state = runLoom({"--home", home, "state", "r", "--json"}, dir);
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+}
+
+// The whole home on a small disk: loom.db itself fills up (its log, and the packed blobs that
+// ride its commits). The run stops with exit 1 and a message that says the disk is full and
+// which command continues the run; nothing is recorded as failed, and once there is room
+// `loom resume` completes, running again at most the call whose result was not recorded.
+TEST(ContentStoreFull, AFullDiskUnderTheLogStopsTheRunResumably) {
+  TempDir dir;
+  std::string home = dir / "home";
+  SmallDisk disk(home, 320 << 10);
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a small tmpfs needs root: " << disk.why();
+
+  constexpr int kPages = 150;
+  std::string turns;
+  for (int p = 1; p <= kPages; ++p) {
+    turns += "{\"toolCalls\": [{\"name\": \"fetch_report\", \"arguments\": {\"page\": " +
+             std::to_string(p % 12 + 1) + "}}]},";
+  }
+  std::ofstream(dir / "s.json") << "{\"turns\": [" << turns << "{\"answer\": \"done\"}]}";
+  std::ofstream(dir / "app.toml")
+      << "[agent]\nname = \"reader\"\nprompt = \"read\"\nmaxTurns = 200\n\n[model]\n"
+      << "kind = \"scripted\"\nscript = \"s.json\"\n\n[[tools]]\nname = \"fetch_report\"\n"
+      << "command = [\"" << kTools << "/fetch_report\"]\n\n[execution.claimCheck]\n"
+      << "toolIds = [\"fetch_report\"]\n";
+  std::string witness = dir / "witness.txt";
+  std::vector<std::string> env = {"LOOM_TOOL_WITNESS=" + witness};
+
+  Outcome run = runLoom({"--home", home, "run", dir / "app.toml", "--id", "r", "--json"}, dir, env);
+  ASSERT_EQ(run.exitCode, 1) << "the disk did not fill: " << run.out;
+  EXPECT_NE(run.err.find("the disk holding it is full: free disk space"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("`loom resume r` continues it"), std::string::npos) << run.err;
+  std::size_t ran = readLines(witness).size();
+  ASSERT_GT(ran, 1u) << "some turns were recorded before the disk filled";
+  ASSERT_LT(ran, static_cast<std::size_t>(kPages));
+
+  ASSERT_TRUE(disk.grow(16 << 20)) << std::strerror(errno);
+  Outcome log = runLoom({"--home", home, "log", "r", "--json"}, dir);
+  ASSERT_EQ(log.exitCode, 0) << log.err;
+  EXPECT_EQ(log.out.find("STEP_FAILED"), std::string::npos) << "a full disk failed a step";
+  EXPECT_EQ(log.out.find("EXECUTION_FAILED"), std::string::npos) << "a full disk failed the run";
+  Outcome done = runLoom({"--home", home, "resume", "r", "--json"}, dir, env);
+  ASSERT_EQ(done.exitCode, 0) << done.err;
+  EXPECT_EQ(done.json().at("status"), "completed") << done.out;
+  std::size_t total = readLines(witness).size();
+  EXPECT_GE(total, static_cast<std::size_t>(kPages));
+  EXPECT_LE(total, static_cast<std::size_t>(kPages) + 1)
+      << "a recorded call ran again: only the one in flight when the disk filled may";
   Outcome state = runLoom({"--home", home, "state", "r", "--json"}, dir);
   ASSERT_EQ(state.exitCode, 0) << state.err;
 }
