@@ -56,6 +56,8 @@ constexpr const char* kPut =
     "encoding = excluded.encoding, touched_at = max(touched_at, excluded.touched_at)";
 constexpr const char* kGet = "SELECT bytes, encoding, size FROM blobs WHERE address = ?1";
 constexpr const char* kHas = "SELECT 1 FROM blobs WHERE address = ?1";
+constexpr const char* kTouchIfSized =
+    "UPDATE blobs SET touched_at = max(touched_at, ?3) WHERE address = ?1 AND size = ?2";
 constexpr const char* kStat = "SELECT size, touched_at FROM blobs WHERE address = ?1";
 constexpr const char* kRemove = "DELETE FROM blobs WHERE address = ?1";
 constexpr const char* kDeleteIfUntouched =
@@ -162,6 +164,17 @@ void insertRow(Connection& c, std::string_view address, std::string_view stored,
   insert->bind(4, touchedAt);
   insert->bind(5, static_cast<int64_t>(encoding));
   insert->step("put blob " + std::string(address));
+}
+
+// A lost deferred write's blob found in the database all the same (ADR 0019): touched as its
+// put would have, when its size says it holds those bytes. False when there is no such row.
+bool touchRow(Connection& c, std::string_view address, int64_t size, int64_t touchedAt) {
+  StatementUse touch(c.prepare(kTouchIfSized));
+  touch->bind(1, address);
+  touch->bind(2, size);
+  touch->bind(3, touchedAt);
+  touch->step("touch blob " + std::string(address));
+  return c.changes() > 0;
 }
 
 }  // namespace
@@ -291,7 +304,10 @@ std::string SqliteContentStore::putDeferredAt(std::string address, std::string_v
           insertRow(c, row->address, row->stored(), static_cast<int64_t>(row->bytes.size()),
                     row->touchedAt, row->encoded.encoding);
         },
-        [deferred = impl_->deferred, address](std::exception_ptr) { deferred->settle(address); });
+        [deferred = impl_->deferred, address](std::exception_ptr) { deferred->settle(address); },
+        [address, size = static_cast<int64_t>(bytes.size()), at = row->touchedAt](Connection& c) {
+          return touchRow(c, address, size, at);
+        });
   } catch (...) {
     impl_->deferred->settle(address);  // never staged: not to be served from memory
     throw;

@@ -1,5 +1,6 @@
 #include "lent_writer.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "loom/util/error.h"
@@ -44,10 +45,12 @@ bool LentWriter::run(const std::function<void(sqlite::Db&)>& write) {
 }
 
 bool LentWriter::stage(std::string key, std::function<void(sqlite::Db&)> write,
-                       std::function<void(std::exception_ptr)> done) {
+                       std::function<void(std::exception_ptr)> done,
+                       std::function<bool(sqlite::Db&)> touchIfPresent) {
   std::shared_lock lock(mu_);
   if (!stage_) return false;
-  stage_(StagedWrite{std::move(key), std::move(write), std::move(done), nullptr, 0});
+  stage_(StagedWrite{std::move(key), std::move(write), std::move(done), std::move(touchIfPresent),
+                     nullptr, 0});
   return true;
 }
 
@@ -65,6 +68,17 @@ void StagedWrites::add(StagedWrite write) {
 bool StagedWrites::empty() const {
   std::lock_guard lock(mu_);
   return queued_.empty();
+}
+
+void StagedWrites::dropAll(const std::exception_ptr& error) {
+  std::vector<StagedWrite> dropped;
+  {
+    std::lock_guard lock(mu_);
+    dropped.swap(queued_);
+  }
+  for (StagedWrite& w : dropped) {
+    if (w.done) w.done(error);
+  }
 }
 
 std::vector<StagedWrite>& StagedWrites::takeForGroup() {
@@ -94,10 +108,22 @@ void StagedWrites::finishGroup(const std::exception_ptr& groupError) {
 }
 
 void StagedWrites::refuseCitingLost(const std::string& executionId, const AppendPlan& plan,
-                                    const std::string& path) const {
-  for (const auto& [key, error] : lost_) {
+                                    const std::string& path, sqlite::Db& writer) {
+  for (auto it = lost_.begin(); it != lost_.end();) {
+    const auto& [key, lost] = *it;
+    auto cites = [&](const std::string& text) { return text.find(key) != std::string::npos; };
+    if (std::none_of(plan.texts.begin(), plan.texts.end(), cites)) {
+      ++it;
+      continue;
+    }
+    if (lost.touchIfPresent &&
+        lost.touchIfPresent(writer)) {  // there after all, and touched: cite it
+      it = lost_.erase(it);
+      continue;
+    }
+    const std::exception_ptr& error = lost.error;
     for (std::size_t i = 0; i < plan.texts.size(); ++i) {
-      if (plan.texts[i].find(key) == std::string::npos) continue;
+      if (!cites(plan.texts[i])) continue;
       const Event& event = plan.events[i];
       auto stepId = event.data.find("stepId");
       std::string what = stepId != event.data.end() && stepId->value().is_string()

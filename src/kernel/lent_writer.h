@@ -23,7 +23,8 @@ struct StagedWrite {
   std::string key;
   std::function<void(sqlite::Db&)> write;
   std::function<void(std::exception_ptr)> done;
-  std::exception_ptr error;  // set by the leader when the write is lost
+  std::function<bool(sqlite::Db&)> touchIfPresent;  // may be empty (BorrowedWriter::stage)
+  std::exception_ptr error;                         // set by the leader when the write is lost
   int groupsFailed = 0;      // groups that failed around it (it is tried again, up to a limit)
 };
 
@@ -48,7 +49,8 @@ class LentWriter final : public sqlite::BorrowedWriter {
   const std::string& path() const override { return path_; }
   bool run(const std::function<void(sqlite::Db&)>& write) override;
   bool stage(std::string key, std::function<void(sqlite::Db&)> write,
-             std::function<void(std::exception_ptr)> done) override;
+             std::function<void(std::exception_ptr)> done,
+             std::function<bool(sqlite::Db&)> touchIfPresent) override;
   void close();
 
  private:
@@ -64,6 +66,9 @@ class StagedWrites {
  public:
   void add(StagedWrite write);
   bool empty() const;
+  // Drops every write staged and not yet taken into a group, telling each `error` (a process
+  // dying drops them uncommitted).
+  void dropAll(const std::exception_ptr& error);
 
   // Takes every write staged so far into the group about to commit and returns them. Taken
   // after the group left the queue, so an append in the group finds every write staged before
@@ -72,7 +77,7 @@ class StagedWrites {
   // `write` was written in the group's transaction: a key lost before is there now.
   void written(const StagedWrite& write) { lost_.erase(write.key); }
   // `write` failed on its own (write.error): lost, its key refuses citing appends.
-  void lose(const StagedWrite& write) { lost_[write.key] = write.error; }
+  void lose(const StagedWrite& write) { lost_[write.key] = {write.error, write.touchIfPresent}; }
   // Tells every write of the group its outcome: committed (nullptr), or lost (its own error).
   // When the group failed (`groupError`), the writes that did not fail themselves are staged
   // again, ahead of the ones staged since, until kStagedWriteGroups groups failed around them:
@@ -81,16 +86,22 @@ class StagedWrites {
 
   // An append whose text holds the key of a lost write would cite what is not stored: throws
   // ContentStoreUnavailableError naming the execution, the step (or event), the key, `path`
-  // and the write's error (nothing recorded, the run resumable).
+  // and the write's error (nothing recorded, the run resumable). A lost key that the write's
+  // `touchIfPresent` finds in `writer`'s transaction after all is forgotten instead.
   void refuseCitingLost(const std::string& executionId, const AppendPlan& plan,
-                        const std::string& path) const;
+                        const std::string& path, sqlite::Db& writer);
 
  private:
   mutable std::mutex mu_;
   std::vector<StagedWrite> queued_;  // GUARDED_BY(mu_): for the next group
   std::vector<StagedWrite> group_;   // leader only: the group's writes
-  // Leader only: keys of writes lost, until a later staged write of the key commits.
-  std::unordered_map<std::string, std::exception_ptr> lost_;
+  struct Lost {
+    std::exception_ptr error;
+    std::function<bool(sqlite::Db&)> touchIfPresent;
+  };
+  // Leader only: keys of writes lost, until a later staged write of the key commits or the key
+  // is found present.
+  std::unordered_map<std::string, Lost> lost_;
 };
 
 }  // namespace loom::kernel

@@ -288,7 +288,7 @@ struct SqliteEventStore::Impl {
     }
     AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
                                  r.expectedNextSeq, std::move(r.events));
-    staged.refuseCitingLost(*r.executionId, plan, options.path);
+    staged.refuseCitingLost(*r.executionId, plan, options.path, writer);
     inSavepoint([&] {
       StatementUse insert(
           writer.prepare("INSERT INTO events (execution_id, seq, body, checksum) "
@@ -372,6 +372,11 @@ SqliteEventStore::~SqliteEventStore() {
   if (!impl_->lent) return;
   impl_->lent->close();  // nothing stages any more
   impl_->flushStaged();
+}
+
+void SqliteEventStore::dropStagedWrites() {
+  impl_->staged.dropAll(std::make_exception_ptr(UnavailableError(
+      "sqlite database '" + impl_->options.path + "': the process died before the write")));
 }
 
 std::shared_ptr<sqlite::BorrowedWriter> SqliteEventStore::lendWriter() {

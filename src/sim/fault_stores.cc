@@ -1,5 +1,7 @@
 #include "fault_stores.h"
 
+#include "loom/kernel/sqlite_event_store.h"
+
 namespace loom::sim {
 namespace {
 
@@ -21,6 +23,10 @@ auto interposed(Interposer& at, const WriteSite& site, Call&& call) {
 
 SimEventStore::SimEventStore(std::unique_ptr<kernel::EventStore> inner, Interposer& at)
     : OwnedEventStore{std::move(inner)}, ForwardingEventStore(*owned), at_(at) {}
+
+void SimEventStore::dropStagedWrites() {
+  if (auto* log = dynamic_cast<kernel::SqliteEventStore*>(owned.get())) log->dropStagedWrites();
+}
 
 int64_t SimEventStore::append(const std::string& executionId, int64_t expectedNextSeq,
                               std::vector<kernel::Event> events) {
@@ -107,11 +113,11 @@ std::string SimContentStore::putThrough(std::string_view bytes,
   return interposed(at_, {.call = "put", .bytes = bytes, .subject = subject}, [&] {
     bool fresh = !ForwardingContentStore::has(content::sha256Hex(bytes));
     // Deferred (ADR 0019, claim-check's puts on the embedded home without keys): the row is
-    // written with the runner's next append, so a fault "inside the put" finds nothing to drop.
+    // staged, written with the runner's next append; a crash inside the put drops it.
     std::string address = deferred ? target().putDeferred(bytes, subject)
                                    : ForwardingContentStore::put(bytes, subject);
     at_.stored(subject, bytes, address);  // before a crash inside it: its ledger row is written
-    at_.landed(address, bytes, fresh);
+    at_.landed(address, bytes, fresh, deferred);
     return address;
   });
 }

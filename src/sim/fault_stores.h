@@ -39,8 +39,10 @@ class Interposer {
   virtual void stored(const std::optional<std::string>& subject, std::string_view bytes,
                       const std::string& address) = 0;
   // The put of a blob the store did not hold (`fresh`) reached the store and has not returned:
-  // may throw, a crash inside the put, after tearing or losing what it wrote (world.cc).
-  virtual void landed(const std::string& address, std::string_view bytes, bool fresh) = 0;
+  // may throw, a crash inside the put, after tearing or losing what it wrote (world.cc). A
+  // `deferred` put's row may be staged on the log's writer, not committed yet.
+  virtual void landed(const std::string& address, std::string_view bytes, bool fresh,
+                      bool deferred) = 0;
   // A remove or conditional delete deleted the blob at `address` (before afterWrite).
   virtual void deleted(std::string_view address) = 0;
 };
@@ -71,6 +73,10 @@ class SimEventStore : private detail::OwnedEventStore, public kernel::Forwarding
   std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override;
   std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
   std::optional<kernel::Lease> currentLease(const std::string& executionId) const override;
+
+  // The runner's process died: what an embedded log staged and has not committed is dropped
+  // (SqliteEventStore::dropStagedWrites), not committed when the app is destroyed.
+  void dropStagedWrites();
 
  private:
   Interposer& at_;

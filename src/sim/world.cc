@@ -48,6 +48,8 @@ void Runner::crash(const std::string& where) {
 }
 
 void Runner::restart() {
+  if (dead_ && log_) log_->dropStagedWrites();  // as a SIGKILL drops them
+  log_ = nullptr;
   dead_ = true;
   app_.reset();
   dead_ = false;
@@ -69,8 +71,8 @@ void Runner::beforeRead() const {
   if (dead_) throw UnavailableError("simulated crash: " + name_ + " is dead");
 }
 
-void Runner::landed(const std::string& address, std::string_view bytes, bool fresh) {
-  if (app_ && fresh) world_.onPutLanded(*this, address, bytes);
+void Runner::landed(const std::string& address, std::string_view bytes, bool fresh, bool deferred) {
+  if (app_ && fresh) world_.onPutLanded(*this, address, bytes, deferred);
 }
 
 void Runner::deleted(std::string_view address) {
@@ -174,7 +176,9 @@ std::unique_ptr<app::App> World::bootApp(Runner* runner) {
     // A new process each boot: a new lease owner.
     boot.leaseOwner = ownerNamed(runner->name() + "#" + std::to_string(report_.counts["boots"]));
     boot.wrapEventStore = [runner](std::unique_ptr<kernel::EventStore> inner) {
-      return std::make_unique<SimEventStore>(std::move(inner), *runner);
+      auto log = std::make_unique<SimEventStore>(std::move(inner), *runner);
+      runner->log_ = log.get();
+      return log;
     };
     boot.wrapContentStore = [runner](std::shared_ptr<content::ContentStore> inner) {
       return std::make_shared<SimContentStore>(std::move(inner), *runner);
@@ -330,9 +334,11 @@ void World::onWrite(Runner& runner, const WriteSite& site, bool after) {
 
 // A process dying inside a put of a new blob, on a disk that acknowledged more than it kept:
 // the blob's file holds a prefix of its bytes (torn) or is gone (lost), or its packed row is gone
-// (lost; a row commits whole or not at all). The put never returns,
-// so nothing cites it yet; a later put of these bytes must repair it, a read must refuse it.
-void World::onPutLanded(Runner& runner, const std::string& address, std::string_view bytes) {
+// (lost; a row commits whole or not at all), or a deferred put's staged row dies uncommitted
+// with the process. The put never returns, so nothing cites it yet; a later put of these bytes
+// must repair it, a read must refuse it.
+void World::onPutLanded(Runner& runner, const std::string& address, std::string_view bytes,
+                        bool deferred) {
   if (!faults_ || depth_ > 0 || !more_.chance(4)) return;
   std::filesystem::path root = home_ / "blobs";
   for (std::filesystem::path file :
@@ -355,6 +361,10 @@ void World::onPutLanded(Runner& runner, const std::string& address, std::string_
   if (packed_ && dropPackedRow(address)) {
     count("faults.lostPut");
     runner.crash("inside put of " + address + ", its packed row lost");
+  }
+  if (packed_ && deferred) {  // staged on this runner's log: it dies uncommitted
+    count("faults.lostStagedPut");
+    runner.crash("inside deferred put of " + address + ", its staged row dropped");
   }
 }
 

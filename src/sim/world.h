@@ -36,7 +36,8 @@ class Runner : public Interposer {
   bool dead() const { return dead_; }
   // Kills it (the app is dropped at the next restart()).
   [[noreturn]] void crash(const std::string& where);
-  // Drops a dead or live process; the next app() boots a new one.
+  // Drops a dead or live process; the next app() boots a new one. A dead one's staged writes
+  // are dropped with it, a live one's committed as it closes.
   void restart();
 
   void beforeWrite(const WriteSite& site) override;
@@ -44,17 +45,20 @@ class Runner : public Interposer {
   void beforeRead() const override;
   void stored(const std::optional<std::string>& subject, std::string_view bytes,
               const std::string& address) override;
-  void landed(const std::string& address, std::string_view bytes, bool fresh) override;
+  void landed(const std::string& address, std::string_view bytes, bool fresh,
+              bool deferred) override;
   void deleted(std::string_view address) override;
 
   std::string current;  // the execution it is running, for writes that name none (puts)
 
  private:
+  friend class World;  // bootApp attaches log_
   World& world_;
   std::string name_;
   bool dead_ = false;
   int64_t writes_ = 0;
   std::unique_ptr<app::App> app_;
+  SimEventStore* log_ = nullptr;  // app_'s log store, while app_ lives
 };
 
 struct SimRun {
@@ -90,7 +94,8 @@ class World {
   void act();
   void drive(Runner& runner);
   void onWrite(Runner& runner, const WriteSite& site, bool after);
-  void onPutLanded(Runner& runner, const std::string& address, std::string_view bytes);
+  void onPutLanded(Runner& runner, const std::string& address, std::string_view bytes,
+                   bool deferred);
   // Deletes the packed row of `address` from loom.db (a put whose commit was lost); false when
   // there is none.
   bool dropPackedRow(const std::string& address);

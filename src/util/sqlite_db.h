@@ -164,9 +164,13 @@ class BorrowedWriter {
   // time. `done` runs on the lender's committing thread once the write is committed (nullptr)
   // or lost (the error it failed with, or the last failed group's); it must not throw or call
   // into the lender. A write nothing else triggers commits with the lender's next lease write,
-  // or when the lender closes.
+  // or when the lender closes. `touchIfPresent` (may be empty) runs in the transaction of an
+  // append citing a lost `key`: when what `key` names is in the database all the same
+  // (committed by another writer, or by another staged write of the key in that group), it
+  // keeps it as the write would have (a blob's touch) and returns true, and the append goes on.
   virtual bool stage(std::string key, std::function<void(Db&)> write,
-                     std::function<void(std::exception_ptr)> done) = 0;
+                     std::function<void(std::exception_ptr)> done,
+                     std::function<bool(Db&)> touchIfPresent) = 0;
 };
 
 // A read transaction for the scope: every statement in it sees one snapshot of the database.

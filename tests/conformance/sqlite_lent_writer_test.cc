@@ -97,7 +97,8 @@ TEST_F(SqliteEventStoreTest, AStagedWriteCommitsWithTheNextAppend) {
       [&](std::exception_ptr error) {
         ++calls;
         outcome = error;
-      }));
+      },
+      nullptr));
   EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side")) << "written before anything commits";
   EXPECT_EQ(0, calls);
   int64_t commits = store->commits();
@@ -120,7 +121,8 @@ TEST_F(SqliteEventStoreTest, AnAppendCitingALostStagedWriteFailsUntilTheKeyIsWri
     db.exec("INSERT INTO side VALUES ('half')", "insert");
     throw UnavailableError("the disk is full");
   };
-  ASSERT_TRUE(lent->stage(key, failing, [&](std::exception_ptr e) { outcome = e; }));
+  ASSERT_TRUE(lent->stage(
+      key, failing, [&](std::exception_ptr e) { outcome = e; }, nullptr));
   int64_t next = store->append("e", 1, {started()});  // cites nothing: commits
   EXPECT_TRUE(outcome) << "the write's caller hears it was lost";
   EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side")) << "a lost write left its row";
@@ -139,13 +141,14 @@ TEST_F(SqliteEventStoreTest, AnAppendCitingALostStagedWriteFailsUntilTheKeyIsWri
   // Lost in the citing append's own group: staged first, so the append sees it lost.
   const std::string other = std::string(64, 'c');
   std::exception_ptr otherOutcome;
-  ASSERT_TRUE(lent->stage(other, failing, [&](std::exception_ptr e) { otherOutcome = e; }));
+  ASSERT_TRUE(lent->stage(
+      other, failing, [&](std::exception_ptr e) { otherOutcome = e; }, nullptr));
   EXPECT_THROW(store->append("e", next, {step("s2", json::value{{"ref", other}})}),
                ContentStoreUnavailableError);
   EXPECT_TRUE(otherOutcome);
 
   ASSERT_TRUE(lent->stage(
-      key, [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('whole')", "insert"); },
+      key, [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('whole')", "insert"); }, nullptr,
       nullptr));
   EXPECT_EQ(next + 1, store->append("e", next, {step("s1", json::value{{"ref", key}})}));
   EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
@@ -166,7 +169,8 @@ TEST_F(SqliteEventStoreTest, AStagedWriteOutlivesAGroupThatFailedAroundIt) {
       [&](std::exception_ptr error) {
         ++calls;
         outcome = error;
-      }));
+      },
+      nullptr));
   {
     FileWriteLock other(path_);
     try {
@@ -198,7 +202,8 @@ TEST_F(SqliteEventStoreTest, AStagedWriteIsLostAfterThreeGroupsFailedAroundIt) {
       [&](std::exception_ptr error) {
         ++calls;
         outcome = error;
-      }));
+      },
+      nullptr));
   {
     FileWriteLock other(path_);
     for (int i = 0; i < 3; ++i) {
@@ -222,14 +227,68 @@ TEST_F(SqliteEventStoreTest, ClosingTheStoreCommitsItsStagedWrites) {
   bool committed = false;
   ASSERT_TRUE(lent->stage(
       "k", [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('k')", "insert"); },
-      [&](std::exception_ptr error) { committed = !error; }));
+      [&](std::exception_ptr error) { committed = !error; }, nullptr));
   store.reset();
   EXPECT_TRUE(committed);
   EXPECT_EQ(1, rawInt(path_, "SELECT count(*) FROM side"));
   bool ran = false;
   EXPECT_FALSE(lent->stage(
-      "k", [&](sqlite::Db&) { ran = true; }, nullptr));
+      "k", [&](sqlite::Db&) { ran = true; }, nullptr, nullptr));
   EXPECT_FALSE(ran);
+}
+
+// A lost deferred put whose blob is in the file all the same (put before, by another writer)
+// refuses nothing: the citing append touches the row as the put would have, and commits. A lost
+// put with no row behind it still refuses.
+TEST_F(SqliteEventStoreTest, ALostDeferredPutOfABlobAlreadyThereRefusesNothingAndTouchesIt) {
+  auto store = open(Durability::kFull);
+  auto clock = std::make_shared<ManualClock>();
+  content::SqliteContentStore pack(path_, clock, 5000, content::SqliteContentCommit::kWithDatabase,
+                                   store->lendWriter());
+  int64_t next = store->append("e", 1, {started()});
+  const std::string result(3000, 'r');
+  std::string address = pack.put(result);
+  const int64_t putAt = clock->nowMillis();
+  rawExec(path_,  // the bytes cannot be rewritten (the upsert fails); a touch alone can
+          "CREATE TRIGGER refuse_rewrite BEFORE UPDATE OF bytes ON blobs "
+          "BEGIN SELECT RAISE(ABORT, 'the disk is full'); END");
+  clock->advance(60'000);
+  EXPECT_EQ(address, pack.putDeferred(result));
+  next = store->append("e", next, {step("s1", json::value{{"ref", address}})});
+  EXPECT_EQ(putAt + 60'000,
+            rawInt(path_, "SELECT touched_at FROM blobs WHERE address = '" + address + "'"));
+  EXPECT_EQ(result, pack.get(address));
+
+  rawExec(path_,
+          "CREATE TRIGGER refuse_new BEFORE INSERT ON blobs "
+          "BEGIN SELECT RAISE(ABORT, 'the disk is full'); END");
+  std::string missing = pack.putDeferred(std::string(3000, 'm'));
+  EXPECT_THROW(store->append("e", next, {step("s2", json::value{{"ref", missing}})}),
+               ContentStoreUnavailableError);
+}
+
+// A process that dies drops what it staged (the simulator's crash): nothing of it commits, not
+// even when the store closes, and each write hears that it is lost; a deferred blob is no longer
+// served from memory.
+TEST_F(SqliteEventStoreTest, DroppedStagedWritesNeverCommit) {
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (k TEXT)");
+  auto lent = store->lendWriter();
+  content::SqliteContentStore pack(path_, systemClock(), 5000,
+                                   content::SqliteContentCommit::kWithDatabase, lent);
+  std::exception_ptr outcome;
+  ASSERT_TRUE(lent->stage(
+      "k", [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('k')", "insert"); },
+      [&](std::exception_ptr error) { outcome = error; }, nullptr));
+  std::string address = pack.putDeferred(std::string(3000, 'd'));
+  ASSERT_TRUE(pack.has(address));
+  store->dropStagedWrites();
+  ASSERT_TRUE(outcome) << "the dropped write was not told";
+  EXPECT_THROW(std::rethrow_exception(outcome), UnavailableError);
+  EXPECT_FALSE(pack.has(address)) << "a dropped blob still served from memory";
+  store.reset();
+  EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side"));
+  EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM blobs"));
 }
 
 // The home's packed blobs (ADR 0019): a deferred put is read at once in this process, seen by

@@ -96,6 +96,10 @@ class SqliteEventStore : public EventStore {
   // it holds only such writes and lease writes (a blob is durable before anything cites it: the
   // citing commit flushes it). The borrower's run() returns false once this store is destroyed.
   std::shared_ptr<sqlite::BorrowedWriter> lendWriter();
+  // For simulating this process's death (the simulator): drops the writes staged on the lent
+  // writer and not committed yet, as a SIGKILL drops them, where closing the store would commit
+  // them. Each one's `done` hears that it is lost. No other call may be running.
+  void dropStagedWrites();
 
  private:
   struct Impl;
