@@ -11,25 +11,18 @@ namespace {
 using kernel::ExecutionInfo;
 
 // The same rule for one append, its values as scalars in the same order ($20: the lease's
-// token, NULL when unfenced; $36: the append releases it). The fence is the executions row's
-// copy of its lease (schema 4): the row this statement updates anyway, whose lock and
-// re-check on a concurrent update order it against a takeover, which rewrites the copy. An
-// append that releases the lease reads the lease row FOR SHARE first, as a lease change locks
-// it before the executions row.
+// token, NULL when unfenced).
 constexpr const char* kOneSql =
-    "WITH fence AS (SELECT 1 FROM leases WHERE $36 AND execution_id = $1 AND token = $20 "
+    "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $20 "
     "AND owner_id = $21 AND NOT released FOR SHARE), "
     "upd AS (UPDATE executions SET status = $2, ended_at = $3, next_seq = $4, steps = $5, "
     "log_bytes = $6, state_bytes = $7, header_bytes = $8, steps_bytes = $9, "
     "steps_count = $10, signals_bytes = $11, signals_count = $12, input_bytes = $13, "
-    "result_bytes = $14, lease_token = CASE WHEN $36 THEN NULL ELSE lease_token END, "
-    "lease_owner = CASE WHEN $36 THEN NULL ELSE lease_owner END "
-    "WHERE id = $1 AND (workflow, subject, status, started_at, ended_at, "
+    "result_bytes = $14 WHERE id = $1 AND (workflow, subject, status, started_at, ended_at, "
     "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
     "signals_bytes, signals_count, input_bytes, result_bytes) IS NOT DISTINCT FROM "
     "($22, $23, $24, $25, $26, $15, $27, $16, $28, $29, $30, $31, $32, $33, $34, $35) "
-    "AND ($20::bigint IS NULL OR (lease_token = $20 AND lease_owner = $21 "
-    "AND (NOT $36 OR EXISTS (SELECT 1 FROM fence)))) RETURNING id), "
+    "AND ($20::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)) RETURNING id), "
     // The append that ends the execution releases its lease in the same commit.
     "rel AS (UPDATE leases SET released = true WHERE $36 AND execution_id = (SELECT id FROM upd) "
     "AND token = $20 AND owner_id = $21 AND NOT released) "
@@ -50,28 +43,22 @@ constexpr const char* kAppendSql =
     "owner_id, was_workflow, was_subject, was_status, was_started_at, was_ended_at, was_steps, "
     "was_state_bytes, was_header_bytes, was_steps_bytes, was_steps_count, was_signals_bytes, "
     "was_signals_count, was_input_bytes, was_result_bytes, release)), "
-    // The current leases of the appends that release theirs, locked as kOneSql does.
+    // The current leases of the fenced appends, locked against a takeover until the commit.
     "fence AS (SELECT l.execution_id FROM leases l JOIN i ON l.execution_id = i.id "
-    "AND l.token = i.token AND l.owner_id = i.owner_id WHERE i.release AND NOT l.released "
-    "FOR SHARE OF l), "
+    "AND l.token = i.token AND l.owner_id = i.owner_id WHERE NOT l.released FOR SHARE OF l), "
     "upd AS (UPDATE executions e SET status = i.status, ended_at = i.ended_at, "
     "next_seq = i.next_seq, steps = i.steps, log_bytes = i.log_bytes, "
     "state_bytes = i.state_bytes, header_bytes = i.header_bytes, steps_bytes = i.steps_bytes, "
     "steps_count = i.steps_count, signals_bytes = i.signals_bytes, "
     "signals_count = i.signals_count, input_bytes = i.input_bytes, "
-    "result_bytes = i.result_bytes, "
-    "lease_token = CASE WHEN i.release THEN NULL ELSE e.lease_token END, "
-    "lease_owner = CASE WHEN i.release THEN NULL ELSE e.lease_owner END "
-    "FROM i WHERE e.id = i.id AND (e.workflow, e.subject, "
+    "result_bytes = i.result_bytes FROM i WHERE e.id = i.id AND (e.workflow, e.subject, "
     "e.status, e.started_at, e.ended_at, e.next_seq, e.steps, e.log_bytes, e.state_bytes, "
     "e.header_bytes, e.steps_bytes, e.steps_count, e.signals_bytes, e.signals_count, "
     "e.input_bytes, e.result_bytes) IS NOT DISTINCT FROM (i.was_workflow, i.was_subject, "
     "i.was_status, i.was_started_at, i.was_ended_at, i.was_next_seq, i.was_steps, "
     "i.was_log_bytes, i.was_state_bytes, i.was_header_bytes, i.was_steps_bytes, "
     "i.was_steps_count, i.was_signals_bytes, i.was_signals_count, i.was_input_bytes, "
-    "i.was_result_bytes) AND (i.token IS NULL OR (e.lease_token = i.token "
-    "AND e.lease_owner = i.owner_id AND (NOT i.release OR i.id IN (SELECT execution_id FROM "
-    "fence)))) "
+    "i.was_result_bytes) AND (i.token IS NULL OR i.id IN (SELECT execution_id FROM fence)) "
     "RETURNING e.id, i.seq, i.body, i.checksum), "
     "rel AS (UPDATE leases l SET released = true FROM upd JOIN i ON i.id = upd.id "
     "WHERE i.release AND l.execution_id = i.id AND l.token = i.token "

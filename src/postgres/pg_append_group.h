@@ -1,8 +1,7 @@
 // Appends of one event each, from several executions, in one statement (one round trip, one
 // commit): what the PostgreSQL event store's group commit sends (kernel/group_commit.h). Each
 // append holds only while the execution's metadata row is still exactly the one the store last
-// wrote (every column) and, fenced, while its lease is current (the row's copy of the lease,
-// schema 4; an append that releases the lease reads its row FOR SHARE too); its event row
+// wrote (every column) and, fenced, while its lease is current (read FOR SHARE); its event row
 // is inserted only when that update matched, and an append that ends its execution releases
 // its lease in the same statement. An append that matched nothing (another writer
 // appended, the lease moved) wrote nothing: its caller takes the transactional path, which

@@ -28,9 +28,7 @@ CREATE TABLE IF NOT EXISTS executions (
   signals_bytes bigint NOT NULL,
   signals_count bigint NOT NULL,
   input_bytes bigint NOT NULL,
-  result_bytes bigint NOT NULL,
-  lease_token bigint,
-  lease_owner text COLLATE "C");
+  result_bytes bigint NOT NULL);
 CREATE INDEX IF NOT EXISTS executions_by_workflow ON executions (workflow);
 CREATE INDEX IF NOT EXISTS executions_by_subject ON executions (subject);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status);
@@ -96,14 +94,6 @@ DO $$ BEGIN  -- zstd blocks: never compressed again (and no lock taken once it i
   IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'archive_chunks'::regclass
              AND attname = 'bytes' AND attstorage <> 'e') THEN
     ALTER TABLE archive_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL;
-  END IF;
-END $$;
-DO $$ BEGIN  -- version 4: the executions row carries its current lease, filled in once
-  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'executions'::regclass
-                 AND attname = 'lease_token' AND NOT attisdropped) THEN
-    ALTER TABLE executions ADD COLUMN lease_token bigint, ADD COLUMN lease_owner text COLLATE "C";
-    UPDATE executions e SET lease_token = l.token, lease_owner = l.owner_id
-      FROM leases l WHERE l.execution_id = e.id AND NOT l.released;
   END IF;
 END $$;
 )sql";
@@ -302,20 +292,6 @@ std::optional<kernel::Lease> readLease(Connection& conn, const std::string& exec
   return lease;
 }
 
-void writeExecutionLease(Connection& conn, const std::string& executionId,
-                         const std::optional<kernel::Lease>& lease) {
-  static const char* kSql =
-      "UPDATE executions SET lease_token = $2, lease_owner = $3 WHERE id = $1 "
-      "AND (lease_token IS DISTINCT FROM $2 OR lease_owner IS DISTINCT FROM $3)";
-  const bool current = lease && !lease->released;
-  conn.exec(
-      kSql,
-      {Param::text(executionId),
-       Param::optionalInt64(current ? std::optional<int64_t>(lease->token) : std::nullopt),
-       Param::optionalText(current ? std::optional<std::string>(lease->owner.id) : std::nullopt)},
-      "write the execution's lease");
-}
-
 void writeLease(Connection& conn, const kernel::Lease& lease, bool isNew) {
   static const char* kInsert =
       "INSERT INTO leases (execution_id, owner_id, host, pid, boot_id, token, acquired_at, "
@@ -333,7 +309,6 @@ void writeLease(Connection& conn, const kernel::Lease& lease, bool isNew) {
        Param::int64(lease.expiresAtMillis), Param::boolean(lease.released),
        Param::text(lease.owner.pidNamespace), Param::int64(lease.owner.startTicks)},
       "write a lease");
-  writeExecutionLease(conn, lease.executionId, lease);
 }
 
 }  // namespace schema

@@ -2,7 +2,7 @@
 // the kernel's values. Tables, in the options' schema:
 //   meta(key PK, value)          -- 'schema_version' (kPostgresSchemaVersion), 'event_schema'
 //   executions(id PK, workflow, subject, status, started_at, ended_at, next_seq, steps,
-//              log_bytes, state_bytes, <the FoldSizes fields>, lease_token, lease_owner)
+//              log_bytes, state_bytes, <the FoldSizes fields>)
 //   events(execution_id, seq, body bytea, checksum, PK(execution_id, seq))
 //   control(seq PK, body bytea, checksum)
 //   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
@@ -48,13 +48,6 @@ void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew);
 // The lease row of `executionId` (locked for update or share when asked); nullopt: none.
 enum class Lock { kNone, kShare, kUpdate };
 std::optional<kernel::Lease> readLease(Connection& conn, const std::string& executionId, Lock lock);
-// Writes the lease row, and the copy its execution's row keeps (writeExecutionLease).
 void writeLease(Connection& conn, const kernel::Lease& lease, bool isNew);
-// The executions row keeps the token and owner of its execution's current lease, NULL when
-// there is none or it is released (schema 4): the fence of the one-statement append, which
-// then reads no lease row. Every statement that changes a lease row's token, owner or release
-// writes this copy in its transaction, after locking the lease row.
-void writeExecutionLease(Connection& conn, const std::string& executionId,
-                         const std::optional<kernel::Lease>& lease);
 
 }  // namespace loom::postgres::schema

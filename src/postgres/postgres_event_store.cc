@@ -39,15 +39,12 @@ struct PostgresEventStore::Impl {
   // Returns the metadata after the append.
   ExecutionInfo appendIn(Connection& conn, const std::string& executionId, int64_t expectedNextSeq,
                          std::vector<Event>& events, const Lease* fence) {
-    std::optional<Lease> lease;  // read first: leases are locked before executions rows
     if (fence != nullptr) {
-      lease = schema::readLease(conn, executionId, schema::Lock::kShare);
-      kernel::requireCurrentLease(lease, *fence, "append");
+      kernel::requireCurrentLease(schema::readLease(conn, executionId, schema::Lock::kShare),
+                                  *fence, "append");
     }
     auto current = schema::readInfo(conn, executionId, /*forUpdate=*/true);
     bool isNew = !current;
-    if (isNew && fence == nullptr)
-      lease = schema::readLease(conn, executionId, schema::Lock::kShare);
     kernel::AppendPlan plan =
         kernel::planAppend(executionId, current, expectedNextSeq, std::move(events));
     for (std::size_t i = 0; i < plan.events.size(); ++i) {
@@ -58,9 +55,6 @@ struct PostgresEventStore::Impl {
                 "append event");
     }
     schema::writeInfo(conn, plan.after, isNew);
-    // A new row starts with its lease's copy, and a fenced append (the path one-statement
-    // appends fall back to) puts it right if it ever were not.
-    if (isNew || fence != nullptr) schema::writeExecutionLease(conn, executionId, lease);
     // A submission: wake the workers (delivered at commit). A run started under its runner's
     // lease runs already; a NOTIFY serializes every committing notifier of the server (async.c
     // holds a database-wide lock from before the commit to after it), so none is sent for it.
@@ -152,8 +146,7 @@ struct PostgresEventStore::Impl {
         "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $18 "
         "AND owner_id = $19 AND NOT released FOR SHARE), "
         "created AS (INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
-        ", lease_token, lease_owner) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-        "$13, $14, $15, $16, $17, $18, $19 "
+        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 "
         "WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (id) DO NOTHING RETURNING id) "
         "INSERT INTO events (execution_id, seq, body, checksum) "
         "SELECT id, 1, $20, $21 FROM created RETURNING execution_id";
@@ -228,16 +221,12 @@ struct PostgresEventStore::Impl {
   std::optional<Lease> grantFirstLease(const kernel::LeaseRequest& request) {
     Lease lease = kernel::grantLease(std::nullopt, request, 0);
     static const char* kSql =
-        "WITH granted AS (INSERT INTO leases (execution_id, owner_id, host, pid, boot_id, token, "
-        "acquired_at, renewed_at, expires_at, released, pid_namespace, start_ticks) "
+        "INSERT INTO leases (execution_id, owner_id, host, pid, boot_id, token, acquired_at, "
+        "renewed_at, expires_at, released, pid_namespace, start_ticks) "
         "SELECT $1, $2, $3, $4, $5, $6, $7 + now.ms, $8 + now.ms, $9 + now.ms, $10, $11, $12 "
         "FROM (SELECT COALESCE($13::bigint, "
         "(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS ms) now "
-        "ON CONFLICT (execution_id) DO NOTHING RETURNING acquired_at), "
-        // The execution's row (if any) keeps a copy of its lease (schema 4).
-        "copy AS (UPDATE executions SET lease_token = $6, lease_owner = $2 "
-        "WHERE id = $1 AND EXISTS (SELECT 1 FROM granted)) "
-        "SELECT acquired_at FROM granted";
+        "ON CONFLICT (execution_id) DO NOTHING RETURNING acquired_at";
     std::optional<int64_t> clockNow;
     if (options.clock) clockNow = options.clock->nowMillis();
     auto conn = pool.acquire();
@@ -455,15 +444,13 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
   // It wakes the workers for a run left to do (parked, handed back); a run this store saw end
   // needs no worker, so no NOTIFY (see appendIn). A lease the run's ending append released
   // in its own statement (appendInOneStatement) needs no statement at all.
-  // The execution's row drops its copy of the lease in the same statement (schema 4).
-#define LOOM_PG_RELEASE                                                                  \
-  "WITH released AS (UPDATE leases SET released = true WHERE execution_id = $1 "         \
-  "AND token = $2 AND owner_id = $3 AND NOT released RETURNING 1), "                     \
-  "copy AS (UPDATE executions SET lease_token = NULL, lease_owner = NULL WHERE id = $1 " \
-  "AND lease_token = $2 AND lease_owner = $3 AND EXISTS (SELECT 1 FROM released)) "
-  static const char* kRelease = LOOM_PG_RELEASE "SELECT 1 FROM released";
-  static const char* kReleaseAndNotify = LOOM_PG_RELEASE "SELECT pg_notify($4, '') FROM released";
-#undef LOOM_PG_RELEASE
+  static const char* kRelease =
+      "UPDATE leases SET released = true WHERE execution_id = $1 AND token = $2 "
+      "AND owner_id = $3 AND NOT released";
+  static const char* kReleaseAndNotify =
+      "WITH released AS (UPDATE leases SET released = true WHERE execution_id = $1 "
+      "AND token = $2 AND owner_id = $3 AND NOT released RETURNING 1) "
+      "SELECT pg_notify($4, '') FROM released";
   if (impl_->takeReleased(lease)) return;  // the append that ended the run released it
   auto known = impl_->knownInfo(lease.executionId);
   const bool notify = !known || !kernel::isEnded(known->status);

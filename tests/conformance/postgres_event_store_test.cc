@@ -119,47 +119,10 @@ TEST_F(PostgresEventStoreTest, AVersion1SchemaIsRefusedUntilTheMigrationAddsTheL
   EXPECT_EQ(index.rows(), 1);
 }
 
-// A schema of version 3 (before the executions row kept a copy of its lease) is refused until
-// migrated; the migration fills the copy from the lease rows, and a run holding its lease
-// through the upgrade appends in one statement again, while a stale holder stays fenced out.
-TEST_F(PostgresEventStoreTest, AVersion3SchemaIsMigratedWithEachRunsCurrentLeaseCopied) {
-  postgres::migrate(options());
-  const LeaseOwner owner{"r", "h", 1, "b", "ns", 1};
-  Lease held;
-  {
-    postgres::PostgresEventStore store(options());
-    held = store.acquireLease({"held", owner, 60'000, {}});
-    store.appendLeased(held, 1, {started()});
-    Lease done = store.acquireLease({"done", owner, 60'000, {}});
-    store.appendLeased(done, 1, {started()});
-    store.releaseLease(done);
-  }
-  auto conn = admin();
-  conn.run("ALTER TABLE executions DROP COLUMN lease_token, DROP COLUMN lease_owner", "test");
-  conn.run("UPDATE meta SET value = '3' WHERE key = 'schema_version'", "test");
-  EXPECT_THROW(postgres::PostgresEventStore{options()}, FailedPreconditionError);
-  postgres::migrate(options());
-  auto copy = [&](const char* id) {
-    return conn.execDynamic("SELECT lease_token, lease_owner FROM executions WHERE id = $1",
-                            {postgres::Param::text(id)}, "test");
-  };
-  EXPECT_EQ(copy("held").optionalInt64(0, 0), std::optional<int64_t>(held.token));
-  EXPECT_EQ(copy("held").optionalText(0, 1), std::optional<std::string>("r"));
-  EXPECT_EQ(copy("done").optionalInt64(0, 0), std::nullopt) << "a released lease copied";
-
-  postgres::PostgresEventStore store(options());
-  EXPECT_EQ(3, store.appendLeased(held, 2, {step("s1")}));  // learns the row: a transaction
-  EXPECT_EQ(4, store.appendLeased(held, 3, {step("s2")}));  // prepares the one statement
-  EXPECT_EQ(1, roundTripsOf([&] { EXPECT_EQ(5, store.appendLeased(held, 4, {step("s3")})); }));
-  Lease taker =
-      store.acquireLease({"held", LeaseOwner{"t", "h", 2, "b", "ns", 2}, 60'000, held.token});
-  EXPECT_THROW(store.appendLeased(held, 5, {step("s4")}), kernel::LeaseLostError);
-  EXPECT_EQ(6, store.appendLeased(taker, 5, {step("s4")}));
-}
-
 // A takeover while the holder appends: once the takeover returned, nothing of the old holder
-// lands (each append is fenced by the executions row's copy of the lease, which the takeover
-// rewrites under the row's lock), and the new holder appends where the log ends.
+// lands (each one-statement append reads the lease row FOR SHARE, which a takeover's FOR UPDATE
+// waits for, and after it the append finds the new lease), and the new holder appends where
+// the log ends.
 TEST_F(PostgresEventStoreTest, NoAppendOfTheOldHolderLandsAfterATakeoverReturned) {
   postgres::migrate(options());
   postgres::PostgresEventStore store(options());

@@ -30,8 +30,7 @@ struct PostgresOptions {
 };
 
 // The layout version of Loom's tables in a schema (meta 'schema_version').
-// 3: the archive tables; 4: the executions row carries its current lease (the appends' fence)
-inline constexpr int kPostgresSchemaVersion = 4;
+inline constexpr int kPostgresSchemaVersion = 3;  // 3: the archive tables
 
 // Creates Loom's tables in options.schema (creating the schema too), or upgrades older ones to
 // kPostgresSchemaVersion (`loom db migrate`). Idempotent; concurrent calls are serialized by
