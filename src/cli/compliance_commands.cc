@@ -1,7 +1,6 @@
 // `loom erase`, `loom export` and `loom keys new-master` (docs/compliance.md): erasure and
 // export of a data subject, over the app configured with compliance.erase and security.keys.
 #include <CLI/CLI.hpp>
-#include <fstream>
 
 #include "app/home_record.h"
 #include "app/maintenance.h"
@@ -11,6 +10,7 @@
 #include "loom/compliance/export.h"
 #include "loom/compliance/key_store.h"
 #include "loom/sweep/archive.h"
+#include "util/posix_file.h"
 
 namespace loom::cli {
 namespace {
@@ -104,12 +104,8 @@ Action setupExport(CLI::App& command, Session& session) {
       session.out() << text;
       return kExitOk;
     }
-    std::ofstream out(args->output, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      throw UnavailableError("cannot write the export to " + args->output +
-                             "; check the folder exists and is writable");
-    }
+    // Whole or not at all: a full disk leaves no truncated export behind. Subject data: 0600.
+    posix::replaceFileDurably(args->output, text);
     session.out() << "exported subject " << args->subject << " to " << args->output << "\n";
     return kExitOk;
   };

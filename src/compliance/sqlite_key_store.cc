@@ -61,7 +61,9 @@ struct SqliteKeyStore::Impl {
     checkMasterKey();
     tx.commit();
     // A WAL left by a shred whose checkpoint could not finish is truncated now if it can be.
-    checkpoint();
+    // When it cannot (a full disk), opening goes on: that shred reported it, and reading the
+    // keys needs no checkpoint.
+    db.truncateWal(busyTimeoutMillis);
   }
 
   std::optional<std::string> meta(const char* name) {

@@ -91,6 +91,21 @@ void fsyncDirectory(const std::filesystem::path& dir) {
   if (directorySyncObserver()) directorySyncObserver()(dir);
 }
 
+void replaceFileDurably(const std::filesystem::path& path, std::string_view bytes, mode_t mode) {
+  std::filesystem::path temp = path;
+  temp += ".tmp-" + std::to_string(::getpid());
+  try {
+    UniqueFd fd = openOrThrow(temp, O_WRONLY | O_CREAT | O_TRUNC, "create", mode);
+    writeAll(fd.get(), bytes, temp);
+    syncFile(fd.get(), temp);
+    if (::rename(temp.c_str(), path.c_str()) != 0) throwIoError(errno, "rename over", path);
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  fsyncDirectory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+}
+
 bool makeDirectory(const std::filesystem::path& dir) {
   if (::mkdir(dir.c_str(), 0700) == 0) return true;  // subjects' data: owner only
   if (errno == EEXIST) return false;

@@ -35,6 +35,11 @@ void syncFile(int fd, const std::filesystem::path& path);
 std::string readAll(int fd, const std::filesystem::path& path);
 // Makes the directory entry changes inside `dir` durable.
 void fsyncDirectory(const std::filesystem::path& dir);
+// Replaces (or creates) `path` with `bytes` whole or not at all: written to a temp file beside
+// it (mode `mode`), flushed, renamed over it, the folder flushed. On failure (a full disk, say)
+// the temp file is removed, `path` is as it was, and the error says why (throwIoError).
+void replaceFileDurably(const std::filesystem::path& path, std::string_view bytes,
+                        mode_t mode = 0600);
 // Tests only: called with each folder fsyncDirectory made durable (nullptr: none). Lets a test
 // model a disk that drops every directory change not flushed before a power loss.
 void setDirectorySyncObserver(std::function<void(const std::filesystem::path&)> observer);

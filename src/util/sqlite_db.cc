@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -10,11 +11,16 @@
 
 namespace loom::sqlite {
 
-void throwError(int rc, const std::string& path, std::string_view op, std::string_view detail) {
+void throwError(int rc, const std::string& path, std::string_view op, std::string_view detail,
+                int systemErrno) {
   std::string message = "sqlite database '" + path + "': " + std::string(op) +
                         " failed: " + std::string(detail.empty() ? sqlite3_errstr(rc) : detail) +
-                        " (sqlite code " + std::to_string(rc) + ")";
-  switch (rc & 0xff) {
+                        " (sqlite code " + std::to_string(rc) +
+                        (systemErrno != 0 ? ", errno " + std::to_string(systemErrno) : "") + ")";
+  const bool noSpace =
+      (rc & 0xff) == SQLITE_IOERR &&
+      (systemErrno == ENOSPC || systemErrno == EDQUOT || rc == SQLITE_IOERR_SHMSIZE);
+  switch (noSpace ? SQLITE_FULL : rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       throw UnavailableError(message + "; another writer holds the database, retry");
@@ -44,9 +50,10 @@ Db::Db(std::string path, int busyTimeoutMillis)
   if (rc != SQLITE_OK) {
     // A handle comes back even on failure (unless out of memory): read its message, close it.
     std::string detail = db_ != nullptr ? sqlite3_errmsg(db_) : "";
+    int systemErrno = db_ != nullptr ? sqlite3_system_errno(db_) : 0;
     sqlite3_close(db_);
     db_ = nullptr;
-    throwError(rc, path_, "open", detail);
+    throwError(rc, path_, "open", detail, systemErrno);
   }
   // Subjects' data: owner-only whatever the umask (the WAL and -shm inherit the file's mode).
   for (const char* suffix : {"", "-wal", "-shm"}) restrictToOwner(path_ + suffix);
@@ -146,7 +153,8 @@ int Db::truncateWal(int waitMillis) {
 void Db::fail(int rc, std::string_view op) const {
   // The connection's message is about its last call, which is the failed one only when it
   // reports the same code.
-  throwError(rc, path_, op, sqlite3_extended_errcode(db_) == rc ? sqlite3_errmsg(db_) : "");
+  const bool last = sqlite3_extended_errcode(db_) == rc;
+  throwError(rc, path_, op, last ? sqlite3_errmsg(db_) : "", last ? sqlite3_system_errno(db_) : 0);
 }
 
 Statement::Statement(Db& db, const char* sql) : db_(db) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <thread>
 
@@ -36,11 +37,28 @@ TEST(SqliteDbTest, ErrorsMapByWhatTheCallerShouldDo) {
   expectMapped<DataLossError>(SQLITE_NOTADB, "SQLITE_NOTADB");
   expectMapped<FailedPreconditionError>(SQLITE_CANTOPEN, "SQLITE_CANTOPEN");
   expectMapped<UnavailableError>(SQLITE_FULL, "SQLITE_FULL");
+  expectMapped<UnavailableError>(SQLITE_IOERR_SHMSIZE, "SQLITE_IOERR_SHMSIZE");  // no room
   expectMapped<FailedPreconditionError>(SQLITE_READONLY, "SQLITE_READONLY");
   expectMapped<FailedPreconditionError>(SQLITE_READONLY_DBMOVED, "SQLITE_READONLY_DBMOVED");
   expectMapped<UnavailableError>(SQLITE_NOMEM, "SQLITE_NOMEM");
   expectMapped<InternalError>(SQLITE_IOERR_FSYNC, "SQLITE_IOERR_FSYNC");
   expectMapped<InternalError>(SQLITE_CONSTRAINT_PRIMARYKEY, "SQLITE_CONSTRAINT_PRIMARYKEY");
+}
+
+// An I/O error is a full disk when the OS said so (ENOSPC, EDQUOT), and says what to do.
+TEST(SqliteDbTest, AnIoErrorOfAFullDiskSaysTheDiskIsFull) {
+  for (int err : {ENOSPC, EDQUOT}) {
+    try {
+      throwError(SQLITE_IOERR_WRITE, "/data/loom.db", "commit", "", err);
+      ADD_FAILURE() << "no error thrown";
+    } catch (const UnavailableError& e) {
+      EXPECT_NE(std::string(e.what()).find("the disk holding it is full: free disk space"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("errno " + std::to_string(err)), std::string::npos);
+    }
+  }
+  EXPECT_THROW(throwError(SQLITE_IOERR_WRITE, "/data/loom.db", "commit", "", EIO), InternalError);
 }
 
 class SqliteDbFileTest : public ::testing::Test {

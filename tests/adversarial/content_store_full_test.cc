@@ -148,5 +148,64 @@ TEST(ContentStoreFull, AFullDiskUnderTheLogStopsTheRunResumably) {
   ASSERT_EQ(state.exitCode, 0) << state.err;
 }
 
+// Fills the disk at `folder`: a file of zeros grows until the disk refuses more.
+void fill(const std::string& folder) {
+  std::ofstream filler(folder + "/filler", std::ios::binary);
+  std::string block(4096, '\0');
+  while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {
+  }
+}
+
+// A disk that is full before a command opens the home: even a read needs SQLite's
+// shared-memory file, so the command refuses, saying the disk is full (not "disk I/O error"),
+// and works again once there is room. A home holding keys opens too (its key store's
+// best-effort checkpoint at open does not refuse).
+TEST(ContentStoreFull, ACommandOnAFullDiskSaysTheDiskIsFull) {
+  TempDir dir;
+  std::string home = dir / "home";
+  SmallDisk disk(home, 8 << 20);
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a small tmpfs needs root: " << disk.why();
+  const std::string app = std::string(LOOM_SOURCE_DIR) + "/examples/agents/compliance.toml";
+  std::vector<std::string> env{"LOOM_MASTER_KEY=" + std::string(64, 'a')};
+  Outcome run = runLoom({"--home", home, "run", app, "--subject", "alice", "--id", "a1"}, dir, env);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  fill(home);
+  Outcome ls = runLoom({"--home", home, "ls", "--config", app}, dir, env);
+  EXPECT_EQ(ls.exitCode, 1) << ls.out;
+  EXPECT_NE(ls.err.find("the disk holding it is full: free disk space"), std::string::npos)
+      << ls.err;
+  std::filesystem::remove(home + "/filler");
+  Outcome again = runLoom({"--home", home, "ls", "--config", app}, dir, env);
+  EXPECT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_NE(again.out.find("a1"), std::string::npos) << again.out;
+}
+
+// An export that does not fit where it is written leaves nothing there (no partial file) and
+// says the disk is full; with room, the same command writes it whole.
+TEST(ContentStoreFull, AnExportThatDoesNotFitLeavesNoPartialFile) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string out = dir / "out";
+  SmallDisk disk(out, 4 << 10);
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a small tmpfs needs root: " << disk.why();
+  const std::string app = std::string(LOOM_SOURCE_DIR) + "/examples/agents/compliance.toml";
+  std::vector<std::string> env{"LOOM_MASTER_KEY=" + std::string(64, 'a')};
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", app, "--subject", "alice", "--id", "a1"}, dir, env).exitCode,
+      0);
+  std::vector<std::string> exportArgs{"--home",   home, "export", "alice",
+                                      "--config", app,  "-o",     out + "/alice.json"};
+  Outcome full = runLoom(exportArgs, dir, env);
+  ASSERT_EQ(full.exitCode, 1) << "the export fit in 4 KiB: " << full.out;
+  EXPECT_NE(full.err.find("No space left on device"), std::string::npos) << full.err;
+  EXPECT_NE(full.err.find("free disk space"), std::string::npos) << full.err;
+  EXPECT_TRUE(std::filesystem::is_empty(out)) << "a partial export was left behind";
+  ASSERT_TRUE(disk.grow(16 << 20)) << std::strerror(errno);
+  Outcome done = runLoom(exportArgs, dir, env);
+  ASSERT_EQ(done.exitCode, 0) << done.err;
+  json::value doc = json::parse(fileText(out + "/alice.json"), "export");
+  EXPECT_EQ(doc.at("format").as_string(), "loom.export/1");
+}
+
 }  // namespace
 }  // namespace loom::testing
