@@ -407,6 +407,22 @@ class WorkflowRuntime::Impl {
         if (round >= 100) throw;  // a very busy log; the caller may retry
       }
     }
+    try {
+      return continueAfterSignal(id);
+    } catch (const UnavailableError& e) {  // the signal is in the log: it must not be sent again
+      std::string m = "signal '" + std::string(name) + "' is recorded in execution '" + id +
+                      "' (do not send it again), but continuing the run stopped: " + e.what();
+      if (m.find("`loom resume") == std::string::npos) {
+        m += "; `loom resume " + id + "` continues it once that is fixed";
+      }
+      if (dynamic_cast<const ContentStoreUnavailableError*>(&e)) {
+        throw ContentStoreUnavailableError(m);
+      }
+      throw UnavailableError(m);
+    }
+  }
+
+  RunResult continueAfterSignal(const std::string& id) {
     auto info = store_.info(id);
     // A parked run goes on here; so does one nobody runs any more (orphaned, submitted).
     bool nobodyRunsIt = info && info->status == ExecutionStatus::kRunning &&

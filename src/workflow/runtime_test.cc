@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
 #include "loom/effects/errors.h"
 #include "loom/kernel/fold.h"
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
@@ -281,6 +283,46 @@ TEST_F(RuntimeTest, ASignalAppendedWhileRunningIsAbsorbed) {
   RunResult r = rt->start("sig", nullptr, {.id = "s"});
   EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(r.output.as_string(), "world");
+}
+
+// A store whose leases cannot be written for now (a full disk after the signal's append).
+class LeasesUnavailable : public kernel::ForwardingEventStore {
+ public:
+  using ForwardingEventStore::ForwardingEventStore;
+  kernel::Lease acquireLease(const kernel::LeaseRequest& request) override {
+    if (full) throw UnavailableError("the disk holding it is full: free disk space, then retry");
+    return ForwardingEventStore::acquireLease(request);
+  }
+  bool full = false;
+};
+
+// A signal whose run cannot be continued at once is still recorded: the error says so (so it is
+// not sent twice) and names the command that continues the run.
+TEST_F(RuntimeTest, ASignalRecordedButNotFollowedSaysItIsRecordedAndHowToGoOn) {
+  workflows_.add("sig", "", [](WorkflowContext& ctx) { return ctx.awaitSignal("go"); });
+  LeasesUnavailable store(store_);
+  RuntimeOptions options;
+  options.clock = clock_;
+  WorkflowRuntime rt(store, workflows_, tasks_, nullptr, options);
+  ASSERT_EQ(rt.start("sig", nullptr, {.id = "s"}).status, ExecutionStatus::kParked);
+  store.full = true;
+  try {
+    rt.signal("s", "go", json::value(1));
+    FAIL() << "the run went on without a lease";
+  } catch (const UnavailableError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("signal 'go' is recorded in execution 's' (do not send it again)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("`loom resume s`"), std::string::npos) << what;
+    EXPECT_NE(what.find("free disk space"), std::string::npos) << what;
+  }
+  auto kinds = types("s");
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), EventType::kSignalReceived), 1);
+  store.full = false;
+  RunResult r = rt.resume("s");
+  EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(r.output, json::value(1));
 }
 
 TEST_F(RuntimeTest, ManyExecutionsRunConcurrentlyOnThePool) {
