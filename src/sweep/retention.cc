@@ -16,36 +16,6 @@ namespace {
 
 constexpr int64_t kDayMillis = 24LL * 3600 * 1000;
 
-// Rethrows `e` as the error of the same code with `context` in front of its message, so the
-// caller still acts on the code (retry, fix state, data loss) and knows how far retention got.
-[[noreturn]] void rethrowWithContext(const Error& e, const std::string& context) {
-  std::string m = context + ": " + e.what();
-  switch (e.code()) {
-    case ErrorCode::kInvalidArgument:
-      throw InvalidArgumentError(m);
-    case ErrorCode::kConfig:
-      throw ConfigError(m);
-    case ErrorCode::kNotFound:
-      throw NotFoundError(m);
-    case ErrorCode::kAlreadyExists:
-      throw AlreadyExistsError(m);
-    case ErrorCode::kConflict:
-      throw ConflictError(m);
-    case ErrorCode::kFailedPrecondition:
-      throw FailedPreconditionError(m);
-    case ErrorCode::kUnavailable:
-      throw UnavailableError(m);
-    case ErrorCode::kDeadlineExceeded:
-      throw DeadlineExceededError(m);
-    case ErrorCode::kDataLoss:
-      throw DataLossError(m);
-    case ErrorCode::kInternal:
-      throw InternalError(m);
-    default:
-      throw Error(e.code(), m);
-  }
-}
-
 void appendRunEvent(kernel::EventStore& store, const RetentionReport& r, int64_t atMillis) {
   json::object data{
       {"cutoff", formatTimestamp(r.cutoffMillis)},

@@ -145,20 +145,28 @@ class Sweeper {
         ++report_.keptByReason[reason];
       if (report_.blobsSeen % 4096 == 0) progress("reclaim");
     });
-    const int64_t cutoff = cutoff_;
     for (const auto& blob : doomed) {
-      if (options_.dryRun) {
-        ++report_.deleted;
-        report_.bytesFreed += blob.size;
-      } else if (store_.deleteIfUntouchedSince(blob.address, cutoff)) {
-        ++report_.deleted;
-        report_.bytesFreed += blob.size;
-      } else {
-        ++report_.spared;
+      try {
+        deleteOne(blob);
+      } catch (const Error& e) {  // a full disk, a store gone: say how far it got
+        rethrowWithContext(e, "the sweep stopped at blob " + blob.address + " after deleting " +
+                                  std::to_string(report_.deleted) + " of the " +
+                                  std::to_string(doomed.size()) + " blobs nothing needs (" +
+                                  std::to_string(report_.bytesFreed) +
+                                  " bytes); run it again to finish");
       }
       if ((report_.deleted + report_.spared) % 64 == 0) progress("delete");
     }
     progress("reclaim");
+  }
+
+  void deleteOne(const content::BlobInfo& blob) {
+    if (options_.dryRun || store_.deleteIfUntouchedSince(blob.address, cutoff_)) {
+      ++report_.deleted;
+      report_.bytesFreed += blob.size;
+    } else {
+      ++report_.spared;
+    }
   }
 
   void progress(const char* phase) {

@@ -7,6 +7,7 @@
 #include "loom/effects/taint.h"
 #include "loom/kernel/memory_event_store.h"
 #include "loom/util/error.h"
+#include "support/faulty_content_store.h"
 
 namespace loom::sweep {
 namespace {
@@ -96,6 +97,31 @@ TEST_F(SweepTest, UncitedBlobsSurviveTheGracePeriodThenGo) {
   auto r = sweep();
   EXPECT_EQ(r.deleted, 1);
   EXPECT_FALSE(store_.has(fresh));
+}
+
+// A store that fails part-way through the deletes (a full disk, a server gone): the sweep
+// stops with the store's error, typed as it was, saying how many blobs it deleted and that
+// running it again finishes; running it again does.
+TEST_F(SweepTest, ASweepThatStopsPartWaySaysHowFarItGot) {
+  for (int i = 0; i < 5; ++i) put("uncited " + std::to_string(i));
+  clock_->advance(2 * kHour);
+  content::FaultyContentStore faulty(store_);
+  faulty.failFrom(content::ContentCall::kDeleteIfUntouchedSince, 3);
+  SweepOptions o;
+  o.ttlMillis = 7 * kDay;
+  o.graceMillis = kHour;
+  o.clock = clock_;
+  try {
+    sweepUnpinnedContent(faulty, SweepSources{&logs_, {}}, o);
+    FAIL() << "the sweep went on past a failing delete";
+  } catch (const UnavailableError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("after deleting 2 of the 5 blobs nothing needs"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("run it again to finish"), std::string::npos) << what;
+  }
+  faulty.failFrom(content::ContentCall::kDeleteIfUntouchedSince, 0);
+  EXPECT_EQ(sweep().deleted, 3);
 }
 
 TEST_F(SweepTest, ANestedForgedRetainIsTelemetry) {

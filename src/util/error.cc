@@ -37,6 +37,34 @@ ErrorCode errorCodeFromName(std::string_view name) {
   return ErrorCode::kInternal;
 }
 
+void rethrowWithContext(const Error& e, const std::string& context) {
+  std::string m = context + ": " + e.what();
+  switch (e.code()) {
+    case ErrorCode::kInvalidArgument:
+      throw InvalidArgumentError(m);
+    case ErrorCode::kConfig:
+      throw ConfigError(m);
+    case ErrorCode::kNotFound:
+      throw NotFoundError(m);
+    case ErrorCode::kAlreadyExists:
+      throw AlreadyExistsError(m);
+    case ErrorCode::kConflict:
+      throw ConflictError(m);
+    case ErrorCode::kFailedPrecondition:
+      throw FailedPreconditionError(m);
+    case ErrorCode::kUnavailable:
+      throw UnavailableError(m);
+    case ErrorCode::kDeadlineExceeded:
+      throw DeadlineExceededError(m);
+    case ErrorCode::kDataLoss:
+      throw DataLossError(m);
+    case ErrorCode::kInternal:
+      throw InternalError(m);
+    default:
+      throw Error(e.code(), m);
+  }
+}
+
 CorruptEventError::CorruptEventError(std::string executionId, long long seq,
                                      const std::string& what)
     : DataLossError("corrupt event in execution '" + executionId + "' at seq " +

@@ -71,6 +71,11 @@ class RetryAfterError : public UnavailableError {
   int64_t retryAfterMillis_;
 };
 
+// Rethrows `e` as the error of the same code with `context` in front of its message, so the
+// caller still acts on the code (retry, fix state, data loss) and knows how far an operation
+// got (a sweep, retention). Subclasses become their code's class.
+[[noreturn]] void rethrowWithContext(const Error& e, const std::string& context);
+
 // A write Loom needs to journal an effect's result could not be made: a blob of a claim-checked
 // result did not go into the content store (full, an I/O error, unreachable). The effect ran,
 // but its result cannot be recorded: the runtime records nothing for the step (it is not a
