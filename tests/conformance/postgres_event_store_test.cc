@@ -119,44 +119,6 @@ TEST_F(PostgresEventStoreTest, AVersion1SchemaIsRefusedUntilTheMigrationAddsTheL
   EXPECT_EQ(index.rows(), 1);
 }
 
-// A takeover while the holder appends: once the takeover returned, nothing of the old holder
-// lands (each one-statement append reads the lease row FOR SHARE, which a takeover's FOR UPDATE
-// waits for, and after it the append finds the new lease), and the new holder appends where
-// the log ends.
-TEST_F(PostgresEventStoreTest, NoAppendOfTheOldHolderLandsAfterATakeoverReturned) {
-  postgres::migrate(options());
-  postgres::PostgresEventStore store(options());
-  postgres::PostgresEventStore taker(options());  // another machine
-  for (int round = 0; round < 5; ++round) {
-    const std::string id = "raced" + std::to_string(round);
-    Lease old = store.acquireLease({id, LeaseOwner{"r", "h", 1, "b", "ns", 1}, 60'000, {}});
-    int64_t next = store.appendLeased(old, 1, {started()});
-    std::atomic<bool> stopped{false};
-    std::atomic<int64_t> appended{0};
-    std::thread holder([&] {
-      for (int i = 0;; ++i) {
-        try {
-          next = store.appendLeased(old, next, {step("s" + std::to_string(i))});
-          ++appended;
-        } catch (const kernel::LeaseLostError&) {
-          break;
-        } catch (const ConflictError&) {
-          break;
-        }
-      }
-      stopped = true;
-    });
-    while (appended < 3 + round * 7) std::this_thread::yield();
-    Lease fresh = taker.acquireLease(
-        {id, LeaseOwner{"t", "h", 2, "b", "ns", 2}, 60'000, std::optional<int64_t>(old.token)});
-    const int64_t atTakeover = taker.info(id)->nextSeq;
-    holder.join();
-    EXPECT_TRUE(stopped);
-    EXPECT_EQ(atTakeover, taker.info(id)->nextSeq) << "the old holder appended after the takeover";
-    EXPECT_EQ(atTakeover + 1, taker.appendLeased(fresh, atTakeover, {step("after")}));
-  }
-}
-
 TEST_F(PostgresEventStoreTest, AnUnreachableServerIsUnavailableAndNoMessageHoldsThePassword) {
   postgres::PostgresOptions o = options();
   o.url = "postgresql://loom:s3cret-pw@127.0.0.1:1/postgres";
