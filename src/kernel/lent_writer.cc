@@ -101,6 +101,15 @@ void StagedWrites::finishGroup(const std::exception_ptr& groupError) {
     if (w.done) w.done(w.error);
   }
   group_.clear();
+  // Keys found present after all are forgotten once that presence is committed.
+  for (auto it = lost_.begin(); it != lost_.end();) {
+    if (it->second.foundInGroup && !groupError) {
+      it = lost_.erase(it);
+    } else {
+      it->second.foundInGroup = false;
+      ++it;
+    }
+  }
   if (again.empty()) return;
   std::lock_guard lock(mu_);
   queued_.insert(queued_.begin(), std::make_move_iterator(again.begin()),
@@ -116,9 +125,9 @@ void StagedWrites::refuseCitingLost(const std::string& executionId, const Append
       ++it;
       continue;
     }
-    if (lost.touchIfPresent &&
-        lost.touchIfPresent(writer)) {  // there after all, and touched: cite it
-      it = lost_.erase(it);
+    if (lost.touchIfPresent && lost.touchIfPresent(writer)) {  // there after all, touched
+      it->second.foundInGroup = true;
+      ++it;
       continue;
     }
     const std::exception_ptr& error = lost.error;

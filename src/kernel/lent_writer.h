@@ -77,7 +77,9 @@ class StagedWrites {
   // `write` was written in the group's transaction: a key lost before is there now.
   void written(const StagedWrite& write) { lost_.erase(write.key); }
   // `write` failed on its own (write.error): lost, its key refuses citing appends.
-  void lose(const StagedWrite& write) { lost_[write.key] = {write.error, write.touchIfPresent}; }
+  void lose(const StagedWrite& write) {
+    lost_[write.key] = {write.error, write.touchIfPresent, false};
+  }
   // Tells every write of the group its outcome: committed (nullptr), or lost (its own error).
   // When the group failed (`groupError`), the writes that did not fail themselves are staged
   // again, ahead of the ones staged since, until kStagedWriteGroups groups failed around them:
@@ -87,7 +89,9 @@ class StagedWrites {
   // An append whose text holds the key of a lost write would cite what is not stored: throws
   // ContentStoreUnavailableError naming the execution, the step (or event), the key, `path`
   // and the write's error (nothing recorded, the run resumable). A lost key that the write's
-  // `touchIfPresent` finds in `writer`'s transaction after all is forgotten instead.
+  // `touchIfPresent` finds in `writer`'s transaction after all refuses nothing, and is forgotten
+  // once the group commits (the row may be one an earlier write of the group put, gone if the
+  // group fails).
   void refuseCitingLost(const std::string& executionId, const AppendPlan& plan,
                         const std::string& path, sqlite::Db& writer);
 
@@ -98,6 +102,7 @@ class StagedWrites {
   struct Lost {
     std::exception_ptr error;
     std::function<bool(sqlite::Db&)> touchIfPresent;
+    bool foundInGroup = false;  // touchIfPresent found it in the group being written
   };
   // Leader only: keys of writes lost, until a later staged write of the key commits or the key
   // is found present.

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "loom/util/error.h"
 #include "util/io_error.h"
@@ -92,10 +93,25 @@ void fsyncDirectory(const std::filesystem::path& dir) {
 }
 
 void replaceFileDurably(const std::filesystem::path& path, std::string_view bytes, mode_t mode) {
+  std::error_code ec;
+  auto kind = std::filesystem::status(path, ec).type();
+  if (kind != std::filesystem::file_type::not_found &&
+      kind != std::filesystem::file_type::regular) {
+    // A device or a pipe (`-o /dev/stdout`): nothing to replace, the bytes go through it.
+    UniqueFd fd = openOrThrow(path, O_WRONLY, "open", mode);
+    writeAll(fd.get(), bytes, path);
+    return;
+  }
+  const std::filesystem::path folder =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw FailedPreconditionError("cannot write '" + path.string() + "': the folder '" +
+                                  folder.string() + "' does not exist; create it first");
+  }
   std::filesystem::path temp = path;
-  temp += ".tmp-" + std::to_string(::getpid());
+  temp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(::time(nullptr));
   try {
-    UniqueFd fd = openOrThrow(temp, O_WRONLY | O_CREAT | O_TRUNC, "create", mode);
+    UniqueFd fd = openOrThrow(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, "create", mode);
     writeAll(fd.get(), bytes, temp);
     syncFile(fd.get(), temp);
     if (::rename(temp.c_str(), path.c_str()) != 0) throwIoError(errno, "rename over", path);
@@ -103,7 +119,10 @@ void replaceFileDurably(const std::filesystem::path& path, std::string_view byte
     ::unlink(temp.c_str());
     throw;
   }
-  fsyncDirectory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+  try {
+    fsyncDirectory(folder);  // the file is in place whatever this says
+  } catch (const Error&) {
+  }
 }
 
 bool makeDirectory(const std::filesystem::path& dir) {

@@ -36,8 +36,10 @@ std::string readAll(int fd, const std::filesystem::path& path);
 // Makes the directory entry changes inside `dir` durable.
 void fsyncDirectory(const std::filesystem::path& dir);
 // Replaces (or creates) `path` with `bytes` whole or not at all: written to a temp file beside
-// it (mode `mode`), flushed, renamed over it, the folder flushed. On failure (a full disk, say)
-// the temp file is removed, `path` is as it was, and the error says why (throwIoError).
+// it (mode `mode`, created exclusively, never through a symlink), flushed, renamed over it, the
+// folder flushed (best effort: the file is in place). On failure (a full disk, say) the temp
+// file is removed, `path` is as it was, and the error says why (throwIoError); a missing
+// folder is FailedPreconditionError. A device or pipe (`/dev/stdout`) is written through.
 void replaceFileDurably(const std::filesystem::path& path, std::string_view bytes,
                         mode_t mode = 0600);
 // Tests only: called with each folder fsyncDirectory made durable (nullptr: none). Lets a test

@@ -2,7 +2,6 @@
 
 #include <mutex>
 #include <set>
-#include <typeinfo>
 
 #include "content/claim_check_envelope.h"
 #include "execution_context.h"
@@ -282,8 +281,12 @@ class WorkflowRuntime::Impl {
     } catch (const UnavailableError& e) {
       // A store this run needs is unreachable (a database restarting, a full disk): not the
       // workflow's failure. Nothing is recorded; the run stays resumable (a worker takes it
-      // over). A plain error gets the run's name and the command that continues it.
-      if (typeid(e) != typeid(UnavailableError)) throw;
+      // over). The error gets the run's name and the command that continues it, unless it is
+      // one a caller acts on by its type (a lost blob says it already; a server's retry time).
+      if (dynamic_cast<const ContentStoreUnavailableError*>(&e) != nullptr ||
+          dynamic_cast<const RetryAfterError*>(&e) != nullptr) {
+        throw;
+      }
       throw UnavailableError(std::string(e.what()) + "; run '" + id +
                              "' recorded nothing of the step it was on: `loom resume " + id +
                              "` continues it once that is fixed");
@@ -409,16 +412,14 @@ class WorkflowRuntime::Impl {
     }
     try {
       return continueAfterSignal(id);
-    } catch (const UnavailableError& e) {  // the signal is in the log: it must not be sent again
+    } catch (const UnavailableError& e) {
+      // The signal is in the log: not an error to retry (a retried call would send it twice).
       std::string m = "signal '" + std::string(name) + "' is recorded in execution '" + id +
                       "' (do not send it again), but continuing the run stopped: " + e.what();
       if (m.find("`loom resume") == std::string::npos) {
         m += "; `loom resume " + id + "` continues it once that is fixed";
       }
-      if (dynamic_cast<const ContentStoreUnavailableError*>(&e)) {
-        throw ContentStoreUnavailableError(m);
-      }
-      throw UnavailableError(m);
+      throw FailedPreconditionError(m);
     }
   }
 

@@ -258,6 +258,13 @@ TEST_F(SqliteEventStoreTest, ALostDeferredPutOfABlobAlreadyThereRefusesNothingAn
   EXPECT_EQ(putAt + 60'000,
             rawInt(path_, "SELECT touched_at FROM blobs WHERE address = '" + address + "'"));
   EXPECT_EQ(result, pack.get(address));
+  {  // the staged upsert rewrote the bytes, which the trigger refuses: it was lost, not written
+    sqlite3* db = nullptr;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(path_.c_str(), &db));
+    EXPECT_NE(SQLITE_OK,
+              sqlite3_exec(db, "UPDATE blobs SET bytes = bytes", nullptr, nullptr, nullptr));
+    sqlite3_close(db);
+  }
 
   rawExec(path_,
           "CREATE TRIGGER refuse_new BEFORE INSERT ON blobs "
