@@ -119,7 +119,8 @@ void StagedWrites::finishGroup(const std::exception_ptr& groupError) {
 void StagedWrites::refuseCitingLost(const std::string& executionId, const AppendPlan& plan,
                                     const std::string& path, sqlite::Db& writer) {
   for (auto it = lost_.begin(); it != lost_.end();) {
-    const auto& [key, lost] = *it;
+    const std::string& key = it->first;  // not a structured binding: the lambda captures it
+    const Lost& lost = it->second;
     auto cites = [&](const std::string& text) { return text.find(key) != std::string::npos; };
     if (std::none_of(plan.texts.begin(), plan.texts.end(), cites)) {
       ++it;
