@@ -84,7 +84,7 @@ Action setupExport(CLI::App& command, Session& session) {
   };
   auto args = std::make_shared<Args>();
   command.add_option("SUBJECT", args->subject, "The data subject to export")->required();
-  command.add_option("-o,--output", args->output, "The file to write (default: stdout)")
+  command.add_option("-o,--output", args->output, "The file to write, whole or not at all: a failed write leaves it as it was (default: stdout)")
       ->type_name("FILE");
   addConfigOption(command, args->config);
   command.footer(
