@@ -140,10 +140,16 @@ struct SqliteKeyStore::Impl {
   // Best effort: copies the WAL into the database and truncates it, so the frames of deleted
   // rows leave the -wal file. Busy (another connection reading) is not an error: the shred
   // itself is durable, and a later checkpoint overwrites the frames.
-  void checkpoint() {
+  void checkpoint(const std::string& subject) {
     int rc = db.truncateWal(busyTimeoutMillis);
-    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) {
+    if (rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return;
+    try {
       db.fail(rc, "checkpoint the WAL after a shred");
+    } catch (const Error& e) {
+      rethrowWithContext(e, "the key of subject '" + subject +
+                                "' is shredded, but its old bytes may stay in the write-ahead log "
+                                "until a checkpoint succeeds; fix the cause below, then shred it "
+                                "again (run the erasure again)");
     }
   }
 
@@ -215,8 +221,17 @@ bool SqliteKeyStore::shred(const std::string& subject) {
     tomb->bind(2, impl_->clock->nowMillis());
     tomb->step("write shred tombstone");
   }
+  bool shreddedBefore = false;
+  if (deleted == 0) {
+    StatementUse tomb(impl_->db.prepare("SELECT 1 FROM subject_key_tombstones WHERE subject = ?1"));
+    tomb->bind(1, std::string_view(subject));
+    shreddedBefore = tomb->step("read shred tombstone");
+  }
   tx.commit();
-  if (deleted > 0) impl_->checkpoint();
+  // Shredding again checkpoints again: the checkpoint of the first shred may have failed (a
+  // full disk, an I/O error) after its delete committed, leaving the wrapped key in old frames,
+  // and an erasure run again must be able to finish it.
+  if (deleted > 0 || shreddedBefore) impl_->checkpoint(subject);
   return deleted > 0;
 }
 

@@ -8,7 +8,6 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,6 +17,7 @@
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
+#include "support/sqlite_fault_vfs.h"
 #include "support/temp_dir.h"
 
 namespace loom::content {
@@ -174,133 +174,36 @@ TEST_F(PackedContentStoreTest, DeletesInsideAWalkLeaveTheBytesInNoFileOnceItEnds
   for (const auto& row : rows) expectInNoFile(dir_.path(), row.substr(0, 200), "deleted bytes");
 }
 
-// ---- A power-loss model: a SQLite VFS that copies loom.db or its WAL when it is flushed. The
-// state after flush i is each file as of its own last flush: what a power loss right after it
-// may leave (every write not flushed lost). ----
+// ---- A power-loss model: SQLite's files as of each flush of loom.db or its WAL. The state
+// after flush i is each file as of its own last flush: what a power loss right after it may
+// leave (every write not flushed lost). ----
 
 struct Flushed {
   std::map<std::string, std::string> files;  // file name -> bytes as of its last flush
 };
-std::vector<Flushed>* gFlushes = nullptr;
-Flushed gCurrent;
-sqlite3_vfs* gReal = nullptr;
-fs::path gWatched;  // the folder whose loom.db and loom.db-wal are copied
 
-struct ShimFile {
-  sqlite3_file base;
-  sqlite3_file* real;  // allocated after this struct
-  std::string path;
-};
-
-sqlite3_io_methods gMethods;
-
-void recordFlush(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  if (fs::path(path).parent_path() != gWatched || (name != "loom.db" && name != "loom.db-wal")) {
-    return;
-  }
-  gCurrent.files[name] = fileBytes(path);
-  gFlushes->push_back(gCurrent);
-}
-
-int shimOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags, int* outFlags) {
-  auto* shim = reinterpret_cast<ShimFile*>(file);
-  shim->real = reinterpret_cast<sqlite3_file*>(shim + 1);
-  int rc = gReal->xOpen(gReal, name, shim->real, flags, outFlags);
-  if (rc != SQLITE_OK) {
-    shim->base.pMethods = nullptr;
-    return rc;
-  }
-  new (&shim->path) std::string(name ? name : "");
-  static const bool init = [] {
-    std::memset(&gMethods, 0, sizeof gMethods);
-    gMethods.iVersion = 3;
-#define FORWARD(m, ...)                                                                            \
-  [](sqlite3_file* f, auto... a) {                                                                 \
-    return reinterpret_cast<ShimFile*>(f)->real->pMethods->m(reinterpret_cast<ShimFile*>(f)->real, \
-                                                             a...);                                \
-  }
-    gMethods.xClose = [](sqlite3_file* f) {
-      auto* s = reinterpret_cast<ShimFile*>(f);
-      int rc = s->real->pMethods->xClose(s->real);
-      s->path.~basic_string();
-      return rc;
-    };
-    gMethods.xRead = [](sqlite3_file* f, void* b, int n, sqlite3_int64 o) {
-      return FORWARD(xRead)(f, b, n, o);
-    };
-    gMethods.xWrite = [](sqlite3_file* f, const void* b, int n, sqlite3_int64 o) {
-      return FORWARD(xWrite)(f, b, n, o);
-    };
-    gMethods.xTruncate = [](sqlite3_file* f, sqlite3_int64 s) { return FORWARD(xTruncate)(f, s); };
-    gMethods.xSync = [](sqlite3_file* f, int flags) {
-      int rc = FORWARD(xSync)(f, flags);
-      if (rc == SQLITE_OK && gFlushes) recordFlush(reinterpret_cast<ShimFile*>(f)->path);
-      return rc;
-    };
-    gMethods.xFileSize = [](sqlite3_file* f, sqlite3_int64* s) { return FORWARD(xFileSize)(f, s); };
-    gMethods.xLock = [](sqlite3_file* f, int l) { return FORWARD(xLock)(f, l); };
-    gMethods.xUnlock = [](sqlite3_file* f, int l) { return FORWARD(xUnlock)(f, l); };
-    gMethods.xCheckReservedLock = [](sqlite3_file* f, int* r) {
-      return FORWARD(xCheckReservedLock)(f, r);
-    };
-    gMethods.xFileControl = [](sqlite3_file* f, int op, void* a) {
-      return FORWARD(xFileControl)(f, op, a);
-    };
-    gMethods.xSectorSize = [](sqlite3_file* f) { return FORWARD(xSectorSize)(f); };
-    gMethods.xDeviceCharacteristics = [](sqlite3_file* f) {
-      return FORWARD(xDeviceCharacteristics)(f);
-    };
-    gMethods.xShmMap = [](sqlite3_file* f, int p, int s, int e, void volatile** m) {
-      return FORWARD(xShmMap)(f, p, s, e, m);
-    };
-    gMethods.xShmLock = [](sqlite3_file* f, int o, int n, int fl) {
-      return FORWARD(xShmLock)(f, o, n, fl);
-    };
-    gMethods.xShmBarrier = [](sqlite3_file* f) {
-      auto* s = reinterpret_cast<ShimFile*>(f);
-      s->real->pMethods->xShmBarrier(s->real);
-    };
-    gMethods.xShmUnmap = [](sqlite3_file* f, int d) { return FORWARD(xShmUnmap)(f, d); };
-    gMethods.xFetch = [](sqlite3_file* f, sqlite3_int64 o, int n, void** p) {
-      return FORWARD(xFetch)(f, o, n, p);
-    };
-    gMethods.xUnfetch = [](sqlite3_file* f, sqlite3_int64 o, void* p) {
-      return FORWARD(xUnfetch)(f, o, p);
-    };
-#undef FORWARD
-    return true;
-  }();
-  (void)init;
-  shim->base.pMethods = &gMethods;
-  return SQLITE_OK;
-}
-
-// Installs the shim as the default VFS for the scope.
+// Records the flushes of `folder`'s loom.db and loom.db-wal for its scope.
 class FlushRecorder {
  public:
-  explicit FlushRecorder(fs::path folder) {
-    gReal = sqlite3_vfs_find(nullptr);
-    shim_ = *gReal;
-    shim_.zName = "loom-flush-recorder";
-    shim_.szOsFile = static_cast<int>(sizeof(ShimFile)) + gReal->szOsFile;
-    shim_.xOpen = shimOpen;
-    gWatched = std::move(folder);
-    gCurrent = {};
+  explicit FlushRecorder(fs::path folder) : folder_(std::move(folder)) {
     for (const char* name : {"loom.db", "loom.db-wal"}) {  // flushed by their FULL commits
-      if (fs::exists(gWatched / name)) gCurrent.files[name] = fileBytes(gWatched / name);
+      if (fs::exists(folder_ / name)) current_.files[name] = fileBytes(folder_ / name);
     }
-    gFlushes = &flushes;
-    sqlite3_vfs_register(&shim_, 1);
-  }
-  ~FlushRecorder() {
-    gFlushes = nullptr;
-    sqlite3_vfs_unregister(&shim_);
+    vfs_.onSync = [this](const std::string& path) {
+      std::string name = fs::path(path).filename().string();
+      if (fs::path(path).parent_path() != folder_ || (name != "loom.db" && name != "loom.db-wal")) {
+        return;
+      }
+      current_.files[name] = fileBytes(path);
+      flushes.push_back(current_);
+    };
   }
   std::vector<Flushed> flushes;
 
  private:
-  sqlite3_vfs shim_{};
+  fs::path folder_;
+  Flushed current_;
+  loom::testing::SqliteFaultVfs vfs_;
 };
 
 // Opens what one flush left (in its own folder, read-only) and returns the packed addresses

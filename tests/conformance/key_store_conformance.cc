@@ -23,6 +23,7 @@
 #include "loom/postgres/postgres_key_store.h"
 #include "loom/util/error.h"
 #include "support/postgres_server.h"
+#include "support/sqlite_fault_vfs.h"
 #include "support/temp_dir.h"
 
 namespace loom::compliance::conformance {
@@ -346,6 +347,34 @@ TEST(SqliteKeyStore, AShreddedKeyLeavesNoTraceInTheDatabaseFilesIncludingTheWal)
   files = databaseFiles(dir.path());
   EXPECT_EQ(std::string::npos, files.find(wrapped));
   EXPECT_EQ(std::nullopt, openSqlite(dir.path())->find("alice", alice.id()));
+}
+
+TEST(SqliteKeyStore, AShredWhoseCheckpointFailedIsFinishedWhenItIsRunAgain) {
+  TempDir dir;
+  loom::testing::SqliteFaultVfs vfs;  // before the store: its files go through it
+  auto store = openSqlite(dir.path());
+  for (int i = 0; i < 20; ++i) store->getOrCreate("other-" + std::to_string(i));
+  store->getOrCreate("alice");
+  std::string wrapped = wrappedColumn(dir.path() / "keys.db", "alice");
+  ASSERT_EQ(96u, wrapped.size());
+  // The delete commits to the WAL; copying it into keys.db then fails.
+  vfs.fail(loom::testing::SqliteFaultVfs::Call::kWrite, "keys.db", SQLITE_IOERR_WRITE);
+  try {
+    store->shred("alice");
+    FAIL() << "a shred whose checkpoint failed reported success";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(std::string::npos, m.find("subject 'alice' is shredded")) << m;
+    EXPECT_NE(std::string::npos, m.find("run the erasure again")) << m;
+  }
+  ASSERT_GT(vfs.failed(), 0);
+  vfs.clear();
+  ASSERT_NE(std::string::npos, databaseFiles(dir.path()).find(wrapped))
+      << "sanity: the failed checkpoint left the wrapped key in the files";
+  EXPECT_TRUE(store->wasShredded("alice"));
+  EXPECT_FALSE(store->shred("alice"));  // shredded already; this time the checkpoint runs
+  EXPECT_EQ(std::string::npos, databaseFiles(dir.path()).find(wrapped))
+      << "the wrapped key of a shredded subject is still in the database files";
 }
 
 TEST(SqliteKeyStore, ShredsAcrossManyPagesLeaveNoWrappedKeyBehind) {

@@ -7,6 +7,7 @@
 #include "loom/content/sqlite_content_store.h"
 #include "loom/util/error.h"
 #include "sqlite_event_store_test_support.h"
+#include "support/sqlite_fault_vfs.h"
 #include "util/sqlite_db.h"
 
 namespace loom::kernel::conformance {
@@ -217,6 +218,55 @@ TEST_F(SqliteEventStoreTest, AStagedWriteIsLostAfterThreeGroupsFailedAroundIt) {
   EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
                ContentStoreUnavailableError);
   EXPECT_EQ(next + 1, store->append("e", next, {step("s0", json::value{{"ref", "another"}})}));
+}
+
+// A lost key found present in a group is forgotten only when that group commits. Here its row
+// is written by another staged write of the same group and the group's COMMIT fails (the WAL
+// cannot be written), so the row is rolled back: the key stays lost, and once the disk works an
+// append citing it is still refused instead of citing a row that is not there.
+TEST_F(SqliteEventStoreTest, ALostKeyFoundInAGroupThatFailsToCommitStaysLost) {
+  loom::testing::SqliteFaultVfs vfs;  // before the store: its files go through it
+  auto store = open(Durability::kFull);
+  rawExec(path_, "CREATE TABLE side (k TEXT)");
+  int64_t next = store->append("e", 1, {started()});
+  auto lent = store->lendWriter();
+  const std::string key(64, 'k');
+  auto present = [](sqlite::Db& db) {
+    sqlite::StatementUse probe(db.prepare("SELECT 1 FROM side WHERE k = 'k'"));
+    return probe->step("probe side");
+  };
+  ASSERT_TRUE(lent->stage(
+      key, [](sqlite::Db&) { throw UnavailableError("the disk is full"); }, nullptr, present));
+  next = store->append("e", next, {step("s0", json::value{{"ref", "another"}})});  // loses it
+
+  std::exception_ptr carrierOutcome;
+  int carrierCalls = 0;
+  ASSERT_TRUE(lent->stage(
+      std::string(64, 'w'),
+      [](sqlite::Db& db) { db.exec("INSERT INTO side VALUES ('k')", "insert"); },
+      [&](std::exception_ptr e) {
+        ++carrierCalls;
+        carrierOutcome = e;
+      },
+      nullptr));
+  vfs.fail(loom::testing::SqliteFaultVfs::Call::kWrite, "events.db-wal", SQLITE_IOERR_WRITE);
+  for (int i = 0; i < 3; ++i) {  // the carrier writes the row, the probe finds it, COMMIT fails
+    try {
+      store->append("e", next, {step("s1", json::value{{"ref", key}})});
+      ADD_FAILURE() << "appended with a WAL that cannot be written";
+    } catch (const ContentStoreUnavailableError& e) {
+      ADD_FAILURE() << "the probe did not see the row written in its group: " << e.what();
+    } catch (const Error&) {
+    }
+  }
+  ASSERT_GE(vfs.failed(), 3);
+  vfs.clear();
+  EXPECT_EQ(1, carrierCalls) << "the carrier is lost after three failed groups";
+  EXPECT_TRUE(carrierOutcome);
+  EXPECT_EQ(0, rawInt(path_, "SELECT count(*) FROM side")) << "a failed group left its row";
+  EXPECT_THROW(store->append("e", next, {step("s1", json::value{{"ref", key}})}),
+               ContentStoreUnavailableError);
+  EXPECT_EQ(next, store->info("e")->nextSeq);
 }
 
 // Closing the store commits what is staged; once closed, nothing stages.

@@ -5,7 +5,9 @@
 // key_store_meta holds the schema version and a check value sealed under the master key, so
 // opening with the wrong master key fails at once with a ConfigError, before any key is used.
 // The connection runs with PRAGMA secure_delete = ON: a shred overwrites the deleted row on
-// its page, then checkpoints the WAL with TRUNCATE so no old frame keeps the wrapped key.
+// its page, then checkpoints the WAL with TRUNCATE so no old frame keeps the wrapped key. A
+// checkpoint that fails (an I/O error; busy is left to a later one) fails the shred after its
+// delete committed; shredding the subject again checkpoints again.
 // subject_key_tombstones remembers shredded subjects (wasShredded), naming no key.
 // Thread-safe (one connection under a mutex); several processes may share the file (key
 // creation and shred run in BEGIN IMMEDIATE transactions). Keys are not cached: a shred in
