@@ -31,8 +31,17 @@ void throwError(int rc, const std::string& path, std::string_view op, std::strin
       throw FailedPreconditionError(message + "; check that its folder exists and is writable");
     case SQLITE_FULL:  // the failed transaction is not committed
       throw UnavailableError(message +
-                             "; the disk holding it is full: free disk space, then retry");
+                             "; the disk holding it is full: free disk space, then retry (the "
+                             "disk of SQLite's temporary files counts too: $SQLITE_TMPDIR, else "
+                             "/var/tmp or /tmp)");
     case SQLITE_READONLY:
+      if (rc == SQLITE_READONLY_DBMOVED) {
+        throw FailedPreconditionError(
+            message +
+            "; the file was moved or deleted while this process had it "
+            "open: put it back, or run the command again where it is now");
+      }
+      [[fallthrough]];
     case SQLITE_PERM:
       throw FailedPreconditionError(message + "; give this process write access to the file");
     case SQLITE_NOMEM:

@@ -67,6 +67,22 @@ class SqliteDbFileTest : public ::testing::Test {
   loom::testing::TempDir dir_{"sqlite-db"};
 };
 
+// A file moved away while open is not a permissions problem: the message says what happened.
+TEST_F(SqliteDbFileTest, AWriteToAFileMovedAwaySaysItWasMoved) {
+  Db db(path(), 1000);
+  db.exec("CREATE TABLE t (k TEXT)", "create");
+  std::filesystem::rename(path(), dir_.path() / "elsewhere.db");
+  try {
+    db.exec("INSERT INTO t VALUES ('a')", "insert");
+    ADD_FAILURE() << "wrote to a file moved away";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("moved or deleted while this process had it open"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("write access"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(SqliteDbFileTest, StatementsBindStepAndReset) {
   Db db(path(), 1000);
   db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, o TEXT)", "create");
