@@ -46,6 +46,15 @@ void throwError(int rc, const std::string& path, std::string_view op, std::strin
       throw FailedPreconditionError(message + "; give this process write access to the file");
     case SQLITE_NOMEM:
       throw UnavailableError(message + "; this process ran out of memory, retry");
+    case SQLITE_IOERR:
+      if (rc == SQLITE_IOERR_CORRUPTFS || rc == SQLITE_IOERR_DATA) {
+        throw DataLossError(message + "; the filesystem returned damaged data: check the disk");
+      }
+      // The failed transaction is not committed (a failed flush included: SQLite does not count
+      // its frames), so nothing half-written is read back; a caller stops and retries later.
+      throw UnavailableError(message +
+                             "; the disk reported an I/O error: check it and the kernel log "
+                             "(dmesg), then retry");
     default:
       throw InternalError(message);
   }

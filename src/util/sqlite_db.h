@@ -28,7 +28,9 @@ namespace loom::sqlite {
 // Throws the Loom error for SQLite result code `rc` (extended codes are fine). `detail` is
 // SQLite's message for the failure; empty means the generic text of `rc`. `systemErrno` is the
 // OS error behind an I/O failure (sqlite3_system_errno), 0 when unknown: ENOSPC or EDQUOT make
-// it a full disk, as SQLITE_FULL and a shared-memory file that could not grow are.
+// it a full disk, as SQLITE_FULL and a shared-memory file that could not grow are. Any other
+// I/O error (EIO, a failed flush) is UnavailableError too: the transaction did not commit, and a
+// run stopped by it stays resumable; damaged data read back (IOERR_CORRUPTFS) is DataLossError.
 [[noreturn]] void throwError(int rc, const std::string& path, std::string_view op,
                              std::string_view detail = {}, int systemErrno = 0);
 

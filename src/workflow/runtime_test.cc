@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <thread>
 
@@ -10,8 +11,11 @@
 #include "loom/kernel/fold.h"
 #include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/memory_event_store.h"
+#include "loom/kernel/sqlite_event_store.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
+#include "support/sqlite_fault_vfs.h"
+#include "support/temp_dir.h"
 
 namespace loom::workflow {
 namespace {
@@ -325,6 +329,45 @@ TEST_F(RuntimeTest, ASignalRecordedButNotFollowedSaysItIsRecordedAndHowToGoOn) {
   RunResult r = rt.resume("s");
   EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
   EXPECT_EQ(r.output, json::value(1));
+}
+
+// A disk that fails a write under the log (EIO, once) does not fail the run: the step's append
+// is not committed and nothing else is recorded (a failure append would have fitted), and a
+// resume finishes the run, running again only the step that was in flight.
+TEST_F(RuntimeTest, ADiskErrorUnderTheLogStopsTheRunResumably) {
+  loom::testing::SqliteFaultVfs vfs;  // before the store: its files go through it
+  loom::testing::TempDir dir;
+  kernel::SqliteEventStore log({(dir.path() / "loom.db").string(), kernel::Durability::kFull});
+  std::array<int, 3> runs{};
+  workflows_.add("three", "", [&](WorkflowContext& ctx) {
+    for (int i = 0; i < 3; ++i) {
+      ctx.step("s" + std::to_string(i), [&, i] {
+        if (++runs[i] == 1 && i == 1) {  // the disk fails this step's append, once
+          vfs.fail(loom::testing::SqliteFaultVfs::Call::kWrite, "loom.db-wal", SQLITE_IOERR_WRITE,
+                   1);
+        }
+        return json::value(i);
+      });
+    }
+    return json::value("done");
+  });
+  RuntimeOptions options;
+  options.clock = clock_;
+  WorkflowRuntime rt(log, workflows_, tasks_, nullptr, options);
+  try {
+    rt.start("three", nullptr, {.id = "e"});
+    FAIL() << "the run went on past a write the disk refused";
+  } catch (const UnavailableError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("the disk reported an I/O error"), std::string::npos) << what;
+    EXPECT_NE(what.find("`loom resume e`"), std::string::npos) << what;
+  }
+  EXPECT_EQ(1, vfs.failed());
+  EXPECT_EQ(ExecutionStatus::kRunning, log.info("e")->status) << "not failed: resumable";
+  EXPECT_EQ(2u, log.read("e").size()) << "started and s0: nothing of s1, no failure";
+  RunResult r = rt.resume("e");
+  EXPECT_EQ(ExecutionStatus::kCompleted, r.status);
+  EXPECT_EQ((std::array<int, 3>{1, 2, 1}), runs) << "only the step in flight ran again";
 }
 
 TEST_F(RuntimeTest, ManyExecutionsRunConcurrentlyOnThePool) {
