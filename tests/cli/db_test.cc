@@ -19,8 +19,7 @@ std::string passwordOf(const std::string& url) {
 }
 
 TEST(DbMigrate, CreatesTheTablesTwiceAndNeverPrintsThePassword) {
-  std::string why = postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   TempDir dir;
   std::string url = testPostgresUrl();
   auto first = runLoom({"db", "migrate", "--url", url, "--schema", "cli_migrate"}, dir);

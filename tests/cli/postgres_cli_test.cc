@@ -32,8 +32,7 @@ std::string passwordOf(const std::string& url) {
 class PostgresCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why = postgresUnavailable();
-    if (!why.empty()) GTEST_SKIP() << why;
+    LOOM_SKIP_WITHOUT_POSTGRES();
     url_ = testPostgresUrl();
     schema_ = testSchemaFor(dir_.path());
     env_ = {"LOOM_DATABASE_URL=" + url_, "LOOM_DATABASE_SCHEMA=" + schema_};

@@ -84,8 +84,7 @@ class PostgresWorkers : public ::testing::Test {
 };
 
 TEST_F(PostgresWorkers, ThreeWorkersOneSigkilledAgainAndAgainFinishEveryRunRunningEachStepOnce) {
-  std::string why = postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   useServer(testPostgresUrl());
   constexpr int kRuns = 9;
   constexpr int kSteps = 15;
@@ -131,8 +130,7 @@ TEST_F(PostgresWorkers, ThreeWorkersOneSigkilledAgainAndAgainFinishEveryRunRunni
 }
 
 TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryRunCompletes) {
-  std::string why = postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   PrivatePostgres server;  // restarted below: not the cluster the other tests share
   useServer(server.url());
   constexpr int kRuns = 20;
@@ -177,8 +175,7 @@ TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryR
 // erased subject's runs read as erased, every other run completes and stays readable, and the
 // sweep afterwards deletes nothing they cite.
 TEST_F(PostgresWorkers, ErasureAndExportWhileWorkersRunSealedRuns) {
-  std::string why = postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   useServer(testPostgresUrl());
   env_.push_back("LOOM_MASTER_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
   std::string app = kExamples + "compliance.toml";

@@ -506,8 +506,7 @@ TEST_F(ServeCli, SealedRunsAreRefusedWithoutKeysAndShownWithThem) {
 }
 
 TEST_F(ServeCli, ServesRunsAStoreOnPostgreSqlHoldsAndApprovesThemThere) {
-  std::string why = postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   std::string url = testPostgresUrl();
   env_ = {"LOOM_DATABASE_URL=" + url, "LOOM_DATABASE_SCHEMA=" + testSchemaFor(dir_.path())};
   ASSERT_EQ(0, loom({"db", "migrate"}).exitCode);

@@ -45,8 +45,7 @@ TEST(SimCli, RunsSeedsAndSummarisesThemAndASeedReportsTheSameTwice) {
 }
 
 TEST(SimCli, OnPostgresEachSeedRunsInASchemaOfItsOwnDroppedAfter) {
-  std::string why = postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   TempDir dir;
   Outcome run = runLoom({"sim", "--from", "254", "--seeds", "2", "--json", "--scratch",
                          dir / "scratch", "--postgres", testPostgresUrl()},

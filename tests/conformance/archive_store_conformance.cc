@@ -252,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(Stores, ArchiveStoreConformance,
 
 // PostgreSQL only: a chunk of the wrong length (a row rewritten behind Loom's back) is damage.
 TEST(PostgresArchiveStoreTest, AChunkOfTheWrongLengthIsDataLoss) {
-  if (std::string why = loom::testing::postgresUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   TempDir scratch;
   auto options = postgresOptions(scratch.path());
   postgres::migrate(options);

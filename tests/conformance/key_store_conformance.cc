@@ -208,8 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ---- PostgreSQL only ----------------------------------------------------------------------
 
 TEST(PostgresKeyStore, TheWrongMasterKeyIsAConfigErrorNamingItsOriginAndChangesNothing) {
-  std::string why = loom::testing::postgresUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
+  LOOM_SKIP_WITHOUT_POSTGRES();
   TempDir dir;
   DataKey alice = openPostgres(dir.path(), 1)->getOrCreate("alice");
   try {

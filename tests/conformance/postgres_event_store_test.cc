@@ -21,6 +21,7 @@
 #include "postgres/pg_append_group.h"
 #include "postgres/pg_connection.h"
 #include "postgres/pg_pool.h"
+#include "postgres_store_test_support.h"
 #include "support/postgres_server.h"
 
 namespace loom::kernel::conformance {
@@ -36,15 +37,8 @@ int64_t roundTripsOf(const std::function<void()>& call) {
   return postgres::roundTrips() - before;
 }
 
-class PostgresEventStoreTest : public ::testing::Test {
+class PostgresEventStoreTest : public PostgresStoreTest {
  protected:
-  void SetUp() override {
-    std::string why = loom::testing::postgresUnavailable();
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  postgres::PostgresOptions options() const {
-    return {loom::testing::testPostgresUrl(), loom::testing::testSchemaFor(dir_.path())};
-  }
   // A connection of the test's own, in the store's schema, for what Loom would never do.
   postgres::Connection admin() const {
     return postgres::Connection(options().url, options().schema);
@@ -63,8 +57,6 @@ class PostgresEventStoreTest : public ::testing::Test {
     }
     FAIL() << "the backends of " << application << " did not end";
   }
-
-  TempDir dir_;
 };
 
 TEST_F(PostgresEventStoreTest, AnUnmigratedSchemaIsRefusedNamingTheMigration) {

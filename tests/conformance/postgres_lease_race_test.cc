@@ -8,22 +8,12 @@
 #include "event_store_conformance.h"
 #include "loom/postgres/postgres_event_store.h"
 #include "loom/util/error.h"
-#include "support/postgres_server.h"
+#include "postgres_store_test_support.h"
 
 namespace loom::kernel::conformance {
 namespace {
 
-class PostgresLeaseRaceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why = loom::testing::postgresUnavailable();
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  postgres::PostgresOptions options() const {
-    return {loom::testing::testPostgresUrl(), loom::testing::testSchemaFor(dir_.path())};
-  }
-  TempDir dir_;
-};
+using PostgresLeaseRaceTest = PostgresStoreTest;
 
 // A takeover while the holder appends: once the takeover returned, nothing of the old holder
 // lands (each one-statement append reads the lease row FOR SHARE, which a takeover's FOR UPDATE

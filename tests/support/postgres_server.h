@@ -15,6 +15,15 @@ std::string testPostgresUrl();
 // them (LOOM_TEST_POSTGRES_REQUIRED=1), a missing server also fails the calling test.
 std::string postgresUnavailable();
 
+// Skips the calling test when postgresUnavailable() says why (in a test body or a fixture's
+// SetUp; it returns from the function).
+#define LOOM_SKIP_WITHOUT_POSTGRES()                                                      \
+  do {                                                                                    \
+    if (std::string loomWhy = ::loom::testing::postgresUnavailable(); !loomWhy.empty()) { \
+      GTEST_SKIP() << loomWhy;                                                            \
+    }                                                                                     \
+  } while (false)
+
 // A schema name of its own for each scratch folder (the same folder gives the same schema, so
 // a store reopened over it sees what it wrote).
 std::string testSchemaFor(const std::filesystem::path& scratchDir);
