@@ -137,9 +137,10 @@ struct SqliteKeyStore::Impl {
     return std::move(key);
   }
 
-  // Best effort: copies the WAL into the database and truncates it, so the frames of deleted
-  // rows leave the -wal file. Busy (another connection reading) is not an error: the shred
-  // itself is durable, and a later checkpoint overwrites the frames.
+  // Copies the WAL into the database and truncates it, so the frames of deleted rows leave the
+  // -wal file. Busy (another connection reading past the busy timeout) is not an error: the
+  // shred itself is durable, and the old frames go when the WAL is next reset (a later
+  // checkpoint with no reader, or the truncation when the key store is next opened).
   void checkpoint(const std::string& subject) {
     int rc = db.truncateWal(busyTimeoutMillis);
     if (rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return;
@@ -148,8 +149,9 @@ struct SqliteKeyStore::Impl {
     } catch (const Error& e) {
       rethrowWithContext(e, "the key of subject '" + subject +
                                 "' is shredded, but its old bytes may stay in the write-ahead log "
-                                "until a checkpoint succeeds; fix the cause below, then shred it "
-                                "again (run the erasure again)");
+                                "until a checkpoint succeeds; fix the cause (it follows), then "
+                                "shred it again (`loom erase " +
+                                subject + "` again)");
     }
   }
 

@@ -149,6 +149,7 @@ struct SqliteEventStore::Impl {
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
+      if (!flushFailed.empty()) throw UnavailableError(flushFailed);
       syncCommits(!needsNoFlush(group));
       writer.run(kBegin, "begin write transaction");
     } catch (...) {
@@ -187,6 +188,10 @@ struct SqliteEventStore::Impl {
     try {
       writer.run(kCommit, "commit write transaction");
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
+    } catch (const Error& e) {
+      noteFailedFlush(e);
+      failGroup(group, std::current_exception());
+      return;
     } catch (...) {
       failGroup(group, std::current_exception());
       return;
@@ -223,6 +228,20 @@ struct SqliteEventStore::Impl {
     if (options.durability != Durability::kFull || sync == syncing) return;
     writer.run(sync ? kSyncFull : kSyncNormal, "set synchronous");
     syncing = sync;
+  }
+
+  // After a failed flush the kernel may have dropped pages this process wrote, earlier groups'
+  // included (a lease group commits without a flush), and a later flush can succeed without
+  // them: nothing more is written through this store. A new process reads what is on disk.
+  void noteFailedFlush(const Error& e) {
+    int rc = sqlite3_extended_errcode(writer.handle());
+    if (rc != SQLITE_IOERR_FSYNC && rc != SQLITE_IOERR_DIR_FSYNC) return;
+    flushFailed = "sqlite database '" + options.path +
+                  "': a flush failed earlier in this process, so it writes nothing more there "
+                  "(what it wrote since its last good flush may not be on disk): check the disk "
+                  "and the kernel log (dmesg), then run the command again in a new process; the "
+                  "flush: " +
+                  e.what();
   }
 
   // Rolls the group's transaction back; every request not already refused on its own gets
@@ -350,6 +369,7 @@ struct SqliteEventStore::Impl {
   Db writer;  // used only by the group's leader (GroupCommitQueue serializes leaders)
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
   bool syncing = true;       // used only by the leader: synchronous is FULL (durability full)
+  std::string flushFailed;   // used only by the leader: why nothing more is written (see above)
   FenceCache fences;         // used only by the leader
   StagedWrites staged;       // written with the next group (lendWriter's stage)
   GroupCommitQueue<WriteRequest> queue;

@@ -25,8 +25,10 @@ void throwIoError(int err, const std::string& what) {
     case EPERM:
     case EROFS:
       throw FailedPreconditionError(message + "; give this process write access to the folder");
-    case EIO:
-      throw DataLossError(message + "; the disk reported an I/O error, check it");
+    case EIO:  // nothing was stored (or read): not the data's loss, the disk's failure
+      throw UnavailableError(message +
+                             "; the disk reported an I/O error: check it and the kernel log "
+                             "(dmesg), then retry");
     default:
       throw InternalError(message);
   }

@@ -1,7 +1,7 @@
 // The one mapping of a failed system call's errno to a Loom error, for every module that does
 // file I/O (the content stores, archive segments): out of space or of descriptors, or
-// interrupted: UnavailableError (retry, or free space); permission or a read-only filesystem:
-// FailedPreconditionError (fix the folder); an I/O error: DataLossError (check the disk);
+// interrupted, or an I/O error: UnavailableError (retry, free space, check the disk); permission
+// or a read-only filesystem: FailedPreconditionError (fix the folder);
 // anything else: InternalError (a caller that expects a missing file checks ENOENT first). The
 // message is `what` (the thing and the operation, e.g. "archive segment '/x.seg': fsync"), the
 // system's text, the errno, and what to do.

@@ -28,7 +28,7 @@ TEST(IoError, EachErrnoMapsToWhatTheCallerShouldDo) {
   EXPECT_EQ(codeOf(EINTR), ErrorCode::kUnavailable);
   EXPECT_EQ(codeOf(EACCES), ErrorCode::kFailedPrecondition);
   EXPECT_EQ(codeOf(EROFS), ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(codeOf(EIO), ErrorCode::kDataLoss);
+  EXPECT_EQ(codeOf(EIO), ErrorCode::kUnavailable);  // the disk failed: retry, the run resumes
   EXPECT_EQ(codeOf(EINVAL), ErrorCode::kInternal);
 }
 

@@ -11,6 +11,51 @@
 
 namespace loom::sqlite {
 
+namespace {
+
+// SQLITE_IOERR other than a full disk, by what failed: the kind of call where that says what to
+// do, else the OS's reason (as throwIoError maps it for Loom's own file I/O).
+[[noreturn]] void throwIoErr(int rc, const std::string& message, int systemErrno) {
+  switch (rc) {
+    case SQLITE_IOERR_NOMEM:
+      throw UnavailableError(message + "; this process ran out of memory, retry");
+    case SQLITE_IOERR_LOCK:
+    case SQLITE_IOERR_RDLOCK:
+    case SQLITE_IOERR_UNLOCK:
+    case SQLITE_IOERR_SHMLOCK:
+    case SQLITE_IOERR_CHECKRESERVEDLOCK:
+      throw FailedPreconditionError(message +
+                                    "; the file system refused a lock: put the home on a local "
+                                    "file system (not a network share)");
+    case SQLITE_IOERR_CORRUPTFS:
+    case SQLITE_IOERR_DATA:
+      throw DataLossError(message +
+                          "; the file system returned damaged data: check the disk, and restore "
+                          "the file from a backup if it persists");
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+      // The frames are written but not counted: after a crash they may be found committed.
+      throw UnavailableError(message +
+                             "; the disk failed a flush, so the last write may or may not be on "
+                             "disk: check the disk and the kernel log (dmesg), then run the "
+                             "command again in a new process (a resume reads what is there)");
+    default:
+      break;
+  }
+  if (systemErrno == EACCES || systemErrno == EPERM || systemErrno == EROFS) {
+    throw FailedPreconditionError(message + "; give this process write access to the file");
+  }
+  if (systemErrno == ENOLCK) {
+    throw FailedPreconditionError(message + "; put the home on a local file system");
+  }
+  // A failed write rolls its transaction back; a failed read leaves nothing read.
+  throw UnavailableError(message +
+                         "; the disk reported an I/O error: check it and the kernel log (dmesg), "
+                         "then retry");
+}
+
+}  // namespace
+
 void throwError(int rc, const std::string& path, std::string_view op, std::string_view detail,
                 int systemErrno) {
   std::string message = "sqlite database '" + path + "': " + std::string(op) +
@@ -47,14 +92,7 @@ void throwError(int rc, const std::string& path, std::string_view op, std::strin
     case SQLITE_NOMEM:
       throw UnavailableError(message + "; this process ran out of memory, retry");
     case SQLITE_IOERR:
-      if (rc == SQLITE_IOERR_CORRUPTFS || rc == SQLITE_IOERR_DATA) {
-        throw DataLossError(message + "; the filesystem returned damaged data: check the disk");
-      }
-      // The failed transaction is not committed (a failed flush included: SQLite does not count
-      // its frames), so nothing half-written is read back; a caller stops and retries later.
-      throw UnavailableError(message +
-                             "; the disk reported an I/O error: check it and the kernel log "
-                             "(dmesg), then retry");
+      throwIoErr(rc, message, systemErrno);
     default:
       throw InternalError(message);
   }

@@ -1,8 +1,9 @@
 // Loom's one RAII layer over the SQLite C API, for every SQLite store (events, snapshots,
 // content, keys, the blob ledger, the kill switch, the home record): a connection (Db), a
 // prepared statement (Statement) with a scope guard that resets it (StatementUse), a read
-// transaction, and the mapping of SQLite result codes to Loom errors (busy or locked:
-// UnavailableError; corrupt or not a database: DataLossError; cannot open:
+// transaction, and the mapping of SQLite result codes to Loom errors (busy or locked, a full
+// disk, a disk I/O error: UnavailableError; corrupt, not a database, damaged data from the file
+// system: DataLossError; cannot open, no write access, a lock the file system refuses:
 // FailedPreconditionError; anything else: InternalError), each message naming the database
 // path and the operation that failed.
 // Thread-safety: a Db and its statements are used by one thread at a time (connections are
@@ -29,8 +30,10 @@ namespace loom::sqlite {
 // SQLite's message for the failure; empty means the generic text of `rc`. `systemErrno` is the
 // OS error behind an I/O failure (sqlite3_system_errno), 0 when unknown: ENOSPC or EDQUOT make
 // it a full disk, as SQLITE_FULL and a shared-memory file that could not grow are. Any other
-// I/O error (EIO, a failed flush) is UnavailableError too: the transaction did not commit, and a
-// run stopped by it stays resumable; damaged data read back (IOERR_CORRUPTFS) is DataLossError.
+// I/O error (EIO, a failed flush) is UnavailableError too: nothing was committed (after a failed
+// flush, maybe something was: the message says so), and a run stopped by it stays resumable.
+// Damaged data from the file system (IOERR_CORRUPTFS) is DataLossError; EACCES, EROFS and a
+// refused lock are FailedPreconditionError.
 [[noreturn]] void throwError(int rc, const std::string& path, std::string_view op,
                              std::string_view detail = {}, int systemErrno = 0);
 

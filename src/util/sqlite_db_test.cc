@@ -41,8 +41,10 @@ TEST(SqliteDbTest, ErrorsMapByWhatTheCallerShouldDo) {
   expectMapped<FailedPreconditionError>(SQLITE_READONLY, "SQLITE_READONLY");
   expectMapped<FailedPreconditionError>(SQLITE_READONLY_DBMOVED, "SQLITE_READONLY_DBMOVED");
   expectMapped<UnavailableError>(SQLITE_NOMEM, "SQLITE_NOMEM");
-  expectMapped<UnavailableError>(SQLITE_IOERR_FSYNC, "SQLITE_IOERR_FSYNC");  // not committed
+  expectMapped<UnavailableError>(SQLITE_IOERR_FSYNC, "SQLITE_IOERR_FSYNC");  // maybe committed
   expectMapped<UnavailableError>(SQLITE_IOERR_READ, "SQLITE_IOERR_READ");
+  expectMapped<UnavailableError>(SQLITE_IOERR_NOMEM, "SQLITE_IOERR_NOMEM");
+  expectMapped<FailedPreconditionError>(SQLITE_IOERR_LOCK, "SQLITE_IOERR_LOCK");  // NFS
   expectMapped<DataLossError>(SQLITE_IOERR_CORRUPTFS, "SQLITE_IOERR_CORRUPTFS");
   expectMapped<InternalError>(SQLITE_CONSTRAINT_PRIMARYKEY, "SQLITE_CONSTRAINT_PRIMARYKEY");
 }
@@ -59,6 +61,14 @@ TEST(SqliteDbTest, AnIoErrorOfAFullDiskSaysTheDiskIsFull) {
           << e.what();
       EXPECT_NE(std::string(e.what()).find("errno " + std::to_string(err)), std::string::npos);
     }
+  }
+  EXPECT_THROW(throwError(SQLITE_IOERR_WRITE, "/data/loom.db", "commit", "", EROFS),
+               FailedPreconditionError);
+  try {
+    throwError(SQLITE_IOERR_FSYNC, "/data/loom.db", "commit", "", EIO);
+    ADD_FAILURE() << "no error thrown";
+  } catch (const UnavailableError& e) {  // a failed flush: the outcome is not known
+    EXPECT_NE(std::string(e.what()).find("may or may not be on disk"), std::string::npos);
   }
   try {
     throwError(SQLITE_IOERR_WRITE, "/data/loom.db", "commit", "", EIO);

@@ -364,7 +364,7 @@ TEST(SqliteKeyStore, AShredWhoseCheckpointFailedIsFinishedWhenItIsRunAgain) {
   } catch (const Error& e) {
     std::string m = e.what();
     EXPECT_NE(std::string::npos, m.find("subject 'alice' is shredded")) << m;
-    EXPECT_NE(std::string::npos, m.find("run the erasure again")) << m;
+    EXPECT_NE(std::string::npos, m.find("`loom erase alice` again")) << m;
   }
   ASSERT_GT(vfs.failed(), 0);
   vfs.clear();

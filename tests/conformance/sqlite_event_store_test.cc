@@ -16,6 +16,7 @@
 #include "loom/kernel/version.h"
 #include "loom/util/error.h"
 #include "sqlite_event_store_test_support.h"
+#include "support/sqlite_fault_vfs.h"
 
 namespace loom::kernel::conformance {
 namespace {
@@ -189,6 +190,35 @@ TEST_F(SqliteEventStoreTest, ALockedDatabaseIsUnavailableAndReadsStillWork) {
   ASSERT_EQ(SQLITE_OK, sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr));
   sqlite3_close(other);
   EXPECT_EQ(3, store->append("e1", 2, {step("a")}));
+}
+
+// A failed flush (fsync) may have dropped pages the process wrote, and a later flush can
+// succeed without them (Linux reports a lost write-back once): the store writes nothing more,
+// saying why and to go on in a new process, which reads what is on disk.
+TEST_F(SqliteEventStoreTest, AfterAFailedFlushTheStoreWritesNothingMoreInThisProcess) {
+  loom::testing::SqliteFaultVfs vfs;  // before the store: its files go through it
+  auto store = open(Durability::kFull);
+  int64_t next = store->append("e1", 1, {started()});
+  vfs.fail(loom::testing::SqliteFaultVfs::Call::kSync, "events.db-wal", SQLITE_IOERR_FSYNC, 1);
+  try {
+    store->append("e1", next, {step("a")});
+    ADD_FAILURE() << "an append whose flush failed returned";
+  } catch (const UnavailableError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("may or may not be on disk"));
+  }
+  ASSERT_EQ(1, vfs.failed());
+  try {  // the disk flushes again, but this process no longer writes
+    store->append("e1", store->info("e1")->nextSeq, {step("b")});
+    ADD_FAILURE() << "appended after a failed flush";
+  } catch (const UnavailableError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a flush failed earlier in this process"));
+    EXPECT_THAT(e.what(), HasSubstr("new process"));
+  }
+  store.reset();
+  auto fresh = open(Durability::kFull);  // a new process
+  int64_t at = fresh->info("e1")->nextSeq;
+  EXPECT_TRUE(at == 2 || at == 3) << "the failed append is there or not, whole";
+  EXPECT_EQ(at + 1, fresh->append("e1", at, {step("b")}));
 }
 
 TEST_F(SqliteEventStoreTest, GroupCommitMergesConcurrentAppends) {

@@ -1,7 +1,9 @@
 #include "support/sqlite_fault_vfs.h"
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -20,7 +22,8 @@ struct Fault {
 SqliteFaultVfs* gActive = nullptr;
 sqlite3_vfs* gReal = nullptr;
 sqlite3_vfs gShim{};
-Fault gFault;
+std::mutex gMu;  // SQLite calls the shim on any thread; a test sets faults on its own
+Fault gFault;    // GUARDED_BY(gMu)
 
 struct ShimFile {
   sqlite3_file base;
@@ -31,8 +34,10 @@ struct ShimFile {
 
 ShimFile* shim(sqlite3_file* f) { return reinterpret_cast<ShimFile*>(f); }
 
-// The injected result of this call, or SQLITE_OK to go on to the real file.
+// The injected result of this call, or SQLITE_OK to go on to the real file. The thread's errno
+// says what the OS would have (SQLite reads it as the system error behind an I/O failure).
 int injected(SqliteFaultVfs::Call call, const ShimFile* f) {
+  std::lock_guard lock(gMu);
   if (gFault.fileName.empty() || gFault.call != call || gFault.fileName != f->name) {
     return SQLITE_OK;
   }
@@ -43,6 +48,7 @@ int injected(SqliteFaultVfs::Call call, const ShimFile* f) {
   if (gFault.count == 0) return SQLITE_OK;
   if (gFault.count > 0) --gFault.count;
   ++gFault.failed;
+  errno = gFault.rc == SQLITE_FULL ? ENOSPC : EIO;
   return gFault.rc;
 }
 
@@ -133,7 +139,10 @@ SqliteFaultVfs::SqliteFaultVfs() {
   gShim.szOsFile = static_cast<int>(sizeof(ShimFile)) + gReal->szOsFile;
   gShim.xOpen = shimOpen;
   gShim.pNext = nullptr;
-  gFault = {};
+  {
+    std::lock_guard lock(gMu);
+    gFault = {};
+  }
   gActive = this;
   sqlite3_vfs_register(&gShim, 1);
 }
@@ -141,16 +150,24 @@ SqliteFaultVfs::SqliteFaultVfs() {
 SqliteFaultVfs::~SqliteFaultVfs() {
   sqlite3_vfs_unregister(&gShim);
   sqlite3_vfs_register(gReal, 1);
+  std::lock_guard lock(gMu);
   gFault = {};
   gActive = nullptr;
 }
 
 void SqliteFaultVfs::fail(Call call, std::string fileName, int rc, int count, int skip) {
+  std::lock_guard lock(gMu);
   gFault = Fault{call, std::move(fileName), rc, count, skip, 0};
 }
 
-void SqliteFaultVfs::clear() { gFault.fileName.clear(); }
+void SqliteFaultVfs::clear() {
+  std::lock_guard lock(gMu);
+  gFault.fileName.clear();
+}
 
-int SqliteFaultVfs::failed() const { return gFault.failed; }
+int SqliteFaultVfs::failed() const {
+  std::lock_guard lock(gMu);
+  return gFault.failed;
+}
 
 }  // namespace loom::testing

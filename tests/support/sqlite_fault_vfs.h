@@ -2,7 +2,8 @@
 // default VFS of the process: every file SQLite opens goes through it to the real one, and a
 // test can make the writes or the flushes of a chosen file fail (a disk error, a full disk) or
 // watch every flush that succeeded (a power-loss model: what a flush left is what survives).
-// One at a time; not for tests that run SQLite on several threads while they change faults.
+// One at a time. Faults may be set while SQLite works on other threads; the thread whose call
+// fails finds errno set as the OS would have (ENOSPC for SQLITE_FULL, else EIO).
 #pragma once
 
 #include <sqlite3.h>

@@ -54,7 +54,8 @@ class SqliteKeyStore : public KeyStore {
   SqliteKeyStore& operator=(const SqliteKeyStore&) = delete;
 
   // KeyStore; see key_store.h for each contract. Besides, every method may throw
-  // UnavailableError (locked past the busy timeout: retry), InternalError, or DataLossError
+  // UnavailableError (locked past the busy timeout, a full disk, a disk I/O error: retry),
+  // InternalError, or DataLossError
   // (a row that does not open under the master key that opened the check value: corrupt),
   // each naming the database path.
   DataKey getOrCreate(const std::string& subject) override;

@@ -61,7 +61,8 @@ class SqliteContentStore : public ContentStore {
   SqliteContentStore& operator=(const SqliteContentStore&) = delete;
 
   // ContentStore; see content_store.h for each contract. `subject` is ignored. Besides, every
-  // method may throw UnavailableError (locked past the busy timeout: retry), DataLossError
+  // method may throw UnavailableError (locked past the busy timeout, a full disk, a disk I/O
+  // error: retry), DataLossError
   // (the file is corrupt) or InternalError, each naming the database path. A put always
   // rewrites the row's bytes, so putting the original bytes again repairs a corrupt blob.
   ContentCapabilities capabilities() const override;

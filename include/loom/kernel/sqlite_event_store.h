@@ -62,8 +62,9 @@ class SqliteEventStore : public EventStore {
   SqliteEventStore& operator=(const SqliteEventStore&) = delete;
 
   // EventStore (see event_store.h for each contract). In addition, every method may throw
-  // UnavailableError (the database is locked past the busy timeout: retry), DataLossError
-  // (the file is corrupt) or InternalError (any other SQLite failure); messages name the
+  // UnavailableError (the database is locked past the busy timeout, the disk is full or
+  // reported an I/O error: retry), DataLossError (the file is corrupt) or InternalError (any
+  // other SQLite failure); messages name the
   // database path and the operation. append, appendControl and remove go through group
   // commit; if a group's COMMIT fails, every request of the group that wrote gets that error
   // and nothing of the group is stored.

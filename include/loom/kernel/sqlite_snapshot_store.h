@@ -37,7 +37,8 @@ class SqliteSnapshotStore : public SnapshotStore {
   SqliteSnapshotStore& operator=(const SqliteSnapshotStore&) = delete;
 
   // SnapshotStore (see snapshot_store.h for each contract). In addition, every method may
-  // throw UnavailableError (locked past the busy timeout: retry), DataLossError (a corrupt
+  // throw UnavailableError (locked past the busy timeout, a full disk, a disk I/O error:
+  // retry), DataLossError (a corrupt
   // file or state) or InternalError (any other SQLite failure); messages name the path.
   void put(const Snapshot& snapshot) override;
   std::optional<Snapshot> latest(const std::string& executionId) const override;
