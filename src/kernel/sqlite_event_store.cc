@@ -188,11 +188,8 @@ struct SqliteEventStore::Impl {
     try {
       writer.run(kCommit, "commit write transaction");
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
-    } catch (const Error& e) {
-      noteFailedFlush(e);
-      failGroup(group, std::current_exception());
-      return;
     } catch (...) {
+      noteFailedFlush();
       failGroup(group, std::current_exception());
       return;
     }
@@ -233,15 +230,15 @@ struct SqliteEventStore::Impl {
   // After a failed flush the kernel may have dropped pages this process wrote, earlier groups'
   // included (a lease group commits without a flush), and a later flush can succeed without
   // them: nothing more is written through this store. A new process reads what is on disk.
-  void noteFailedFlush(const Error& e) {
+  void noteFailedFlush() {
     int rc = sqlite3_extended_errcode(writer.handle());
     if (rc != SQLITE_IOERR_FSYNC && rc != SQLITE_IOERR_DIR_FSYNC) return;
-    flushFailed = "sqlite database '" + options.path +
-                  "': a flush failed earlier in this process, so it writes nothing more there "
-                  "(what it wrote since its last good flush may not be on disk): check the disk "
-                  "and the kernel log (dmesg), then run the command again in a new process; the "
-                  "flush: " +
-                  e.what();
+    flushFailed = "sqlite database '" + options.path + "': a flush of its log failed earlier in " +
+                  "this process (sqlite code " + std::to_string(rc) + ", errno " +
+                  std::to_string(sqlite3_system_errno(writer.handle())) +
+                  "), so this process appends nothing more to it (what it wrote since its last "
+                  "good flush may not be on disk): check the disk and the kernel log (dmesg), "
+                  "then restart the process; a new one reads what is on disk";
   }
 
   // Rolls the group's transaction back; every request not already refused on its own gets

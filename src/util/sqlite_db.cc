@@ -13,20 +13,14 @@ namespace loom::sqlite {
 
 namespace {
 
-// SQLITE_IOERR other than a full disk, by what failed: the kind of call where that says what to
-// do, else the OS's reason (as throwIoError maps it for Loom's own file I/O).
+// SQLITE_IOERR other than a full disk: the disk or the file system failed, not the run, so it
+// is unavailable (a run stopped by it is not marked failed; a worker tries it again) with what
+// to check, except damaged data the file system returned.
 [[noreturn]] void throwIoErr(int rc, const std::string& message, int systemErrno) {
+  std::string advice;
   switch (rc) {
     case SQLITE_IOERR_NOMEM:
       throw UnavailableError(message + "; this process ran out of memory, retry");
-    case SQLITE_IOERR_LOCK:
-    case SQLITE_IOERR_RDLOCK:
-    case SQLITE_IOERR_UNLOCK:
-    case SQLITE_IOERR_SHMLOCK:
-    case SQLITE_IOERR_CHECKRESERVEDLOCK:
-      throw FailedPreconditionError(message +
-                                    "; the file system refused a lock: put the home on a local "
-                                    "file system (not a network share)");
     case SQLITE_IOERR_CORRUPTFS:
     case SQLITE_IOERR_DATA:
       throw DataLossError(message +
@@ -37,21 +31,29 @@ namespace {
       // The frames are written but not counted: after a crash they may be found committed.
       throw UnavailableError(message +
                              "; the disk failed a flush, so the last write may or may not be on "
-                             "disk: check the disk and the kernel log (dmesg), then run the "
-                             "command again in a new process (a resume reads what is there)");
-    default:
+                             "disk: check the disk and the kernel log (dmesg), then restart the "
+                             "process; `loom log` shows what was recorded");
+    case SQLITE_IOERR_LOCK:
+    case SQLITE_IOERR_RDLOCK:
+    case SQLITE_IOERR_UNLOCK:
+    case SQLITE_IOERR_SHMLOCK:
+    case SQLITE_IOERR_CHECKRESERVEDLOCK:
+      advice =
+          "the file system refused a lock: put the home on a local file system (not a "
+          "network share), then retry";
       break;
+    default:
+      if (systemErrno == EROFS) {
+        advice =
+            "the file system is read-only (a disk error may have made the kernel remount "
+            "it so: check the kernel log, dmesg), fix it, then retry";
+      } else if (systemErrno == EACCES || systemErrno == EPERM) {
+        advice = "give this process write access to the file, then retry";
+      } else {
+        advice = "the disk reported an I/O error: check it and the kernel log (dmesg), then retry";
+      }
   }
-  if (systemErrno == EACCES || systemErrno == EPERM || systemErrno == EROFS) {
-    throw FailedPreconditionError(message + "; give this process write access to the file");
-  }
-  if (systemErrno == ENOLCK) {
-    throw FailedPreconditionError(message + "; put the home on a local file system");
-  }
-  // A failed write rolls its transaction back; a failed read leaves nothing read.
-  throw UnavailableError(message +
-                         "; the disk reported an I/O error: check it and the kernel log (dmesg), "
-                         "then retry");
+  throw UnavailableError(message + "; " + advice);
 }
 
 }  // namespace

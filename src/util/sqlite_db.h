@@ -3,8 +3,8 @@
 // prepared statement (Statement) with a scope guard that resets it (StatementUse), a read
 // transaction, and the mapping of SQLite result codes to Loom errors (busy or locked, a full
 // disk, a disk I/O error: UnavailableError; corrupt, not a database, damaged data from the file
-// system: DataLossError; cannot open, no write access, a lock the file system refuses:
-// FailedPreconditionError; anything else: InternalError), each message naming the database
+// system: DataLossError; cannot open, no write access: FailedPreconditionError; anything
+// else: InternalError), each message naming the database
 // path and the operation that failed.
 // Thread-safety: a Db and its statements are used by one thread at a time (connections are
 // opened with SQLITE_OPEN_NOMUTEX); the owner serializes access.
@@ -32,8 +32,7 @@ namespace loom::sqlite {
 // it a full disk, as SQLITE_FULL and a shared-memory file that could not grow are. Any other
 // I/O error (EIO, a failed flush) is UnavailableError too: nothing was committed (after a failed
 // flush, maybe something was: the message says so), and a run stopped by it stays resumable.
-// Damaged data from the file system (IOERR_CORRUPTFS) is DataLossError; EACCES, EROFS and a
-// refused lock are FailedPreconditionError.
+// Damaged data from the file system (IOERR_CORRUPTFS) is DataLossError.
 [[noreturn]] void throwError(int rc, const std::string& path, std::string_view op,
                              std::string_view detail = {}, int systemErrno = 0);
 

@@ -288,7 +288,7 @@ class WorkflowRuntime::Impl {
         throw;
       }
       throw UnavailableError(std::string(e.what()) + "; run '" + id +
-                             "' recorded nothing of the step it was on: `loom resume " + id +
+                             "' stopped at the step it was on, not failed: `loom resume " + id +
                              "` continues it once that is fixed");
     } catch (const Error& e) {
       fail(ctx, r, errorCodeName(e.code()), e.what());

@@ -211,8 +211,8 @@ TEST_F(SqliteEventStoreTest, AfterAFailedFlushTheStoreWritesNothingMoreInThisPro
     store->append("e1", store->info("e1")->nextSeq, {step("b")});
     ADD_FAILURE() << "appended after a failed flush";
   } catch (const UnavailableError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("a flush failed earlier in this process"));
-    EXPECT_THAT(e.what(), HasSubstr("new process"));
+    EXPECT_THAT(e.what(), HasSubstr("failed earlier in this process"));
+    EXPECT_THAT(e.what(), HasSubstr("restart the process"));
   }
   store.reset();
   auto fresh = open(Durability::kFull);  // a new process

@@ -64,10 +64,14 @@ class SqliteEventStore : public EventStore {
   // EventStore (see event_store.h for each contract). In addition, every method may throw
   // UnavailableError (the database is locked past the busy timeout, the disk is full or
   // reported an I/O error: retry), DataLossError (the file is corrupt) or InternalError (any
-  // other SQLite failure); messages name the
-  // database path and the operation. append, appendControl and remove go through group
-  // commit; if a group's COMMIT fails, every request of the group that wrote gets that error
-  // and nothing of the group is stored.
+  // other SQLite failure); messages name the database path and the operation. append,
+  // appendControl and remove go through group commit; if a group's COMMIT fails, every request
+  // of the group that wrote gets that error and nothing of the group is stored, except when
+  // the COMMIT's flush (fsync) failed: then the group may or may not be on disk, and this store
+  // refuses every later write with UnavailableError until the process restarts (the kernel may
+  // have dropped pages it wrote). Only a failure the COMMIT's own flush reports is seen so: not
+  // one a checkpoint's flush reported first, nor any with durability normal (no flush), nor
+  // another connection's to the same file.
   int64_t append(const std::string& executionId, int64_t expectedNextSeq,
                  std::vector<Event> events) override;
   void scan(const std::string& executionId, int64_t fromSeq,
