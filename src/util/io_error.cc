@@ -28,9 +28,8 @@ void throwIoError(int err, const std::string& what) {
       throw FailedPreconditionError(message +
                                     "; the file system is read-only (a disk error may have made "
                                     "the kernel remount it so: check the kernel log, dmesg)");
-    case EIO:  // the disk's failure, not the data's loss (after a failed fsync, the outcome of
-               // the write it was to make durable is unknown: the message does not say "retry"
-               // means "nothing happened")
+    case EIO:  // the disk's failure, not the data's loss; after a failed fsync the outcome of
+               // the write it was to make durable is unknown, so the message claims nothing
       throw UnavailableError(message +
                              "; the disk reported an I/O error: check it and the kernel log "
                              "(dmesg), then retry");
