@@ -1,8 +1,9 @@
 #include "loom/sweep/retention.h"
 
-#include <map>
-
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "loom/sweep/archive.h"
@@ -48,15 +49,62 @@ void removeLeftoverTempSegments(const fs::path& stagingDir) {
   }
 }
 
-// Each archived execution's (startedAt, nextSeq): the version of its log a segment holds.
-std::map<std::string, std::pair<int64_t, int64_t>> archivedVersions(const Archive& archive) {
-  std::map<std::string, std::pair<int64_t, int64_t>> out;
+// The version of an execution's log a segment holds (its startedAt and nextSeq), and where.
+struct ArchivedVersion {
+  int64_t startedAtMillis = 0;
+  int64_t nextSeq = 0;
+  std::string segment;
+  bool matches(const kernel::ExecutionInfo& info) const {
+    return startedAtMillis == info.startedAtMillis && nextSeq == info.nextSeq;
+  }
+};
+
+std::map<std::string, ArchivedVersion> archivedVersions(const Archive& archive) {
+  std::map<std::string, ArchivedVersion> out;
   archive.forEachSegment([&](const ArchiveSegment& segment) {
     for (const auto& info : segment.listExecutions()) {
-      out[info.id] = std::make_pair(info.startedAtMillis, info.nextSeq);
+      out[info.id] = {info.startedAtMillis, info.nextSeq, segment.name()};
     }
   });
   return out;
+}
+
+bool sameEvent(const kernel::Event& a, const kernel::Event& b) {
+  return a.seq == b.seq && a.type == b.type && a.atMillis == b.atMillis && a.data == b.data;
+}
+
+// A live log is removed only when its archived copy reads back (every block's checksum) and
+// holds each of its events unchanged: a segment damaged on its way to the disk, or a writer
+// that dropped an event, stops retention before anything is lost.
+void requireSameAsLive(const kernel::EventStore& store, const ArchivedExecution& copy,
+                       const std::string& location) {
+  std::size_t n = 0;
+  bool same = true;
+  store.scan(copy.info.id, 1, [&](const kernel::Event& live) {
+    same = same && n < copy.events.size() && sameEvent(live, copy.events[n]);
+    ++n;
+  });
+  if (same && n == copy.events.size()) return;
+  throw DataLossError("archive segment '" + location + "' does not hold execution '" +
+                      copy.info.id + "' as its live log does (" + std::to_string(n) +
+                      " live events, " + std::to_string(copy.events.size()) + " archived)");
+}
+
+// Whether segment `name` holds `id` as its live log is now; false when that copy is damaged
+// or differs (the caller archives the log again). Anything but damage propagates.
+bool readsBackAsLive(const kernel::EventStore& store, const Archive& archive,
+                     const std::string& name, const std::string& id,
+                     std::map<std::string, ArchiveSegment>& segments) {
+  auto it = segments.find(name);
+  if (it == segments.end()) it = segments.emplace(name, archive.openSegment(name)).first;
+  try {
+    std::optional<ArchivedExecution> copy = it->second.read(id);
+    if (!copy) return false;
+    requireSameAsLive(store, *copy, it->second.location());
+    return true;
+  } catch (const DataLossError&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -81,7 +129,8 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   // are removed now without being archived a second time.
   removeLeftoverTempSegments(archiveStore->stagingDir());
   Archive archive(archiveStore);
-  std::map<std::string, std::pair<int64_t, int64_t>> archived = archivedVersions(archive);
+  std::map<std::string, ArchivedVersion> archived = archivedVersions(archive);
+  std::map<std::string, ArchiveSegment> segments;  // opened by readsBackAsLive
 
   // 1. Select, and stream each selected log into the segment (nothing is removed yet).
   std::vector<std::string> ids;
@@ -99,10 +148,13 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     ids.push_back(info.id);
     if (options.dryRun || !options.archive) return;
     auto copy = archived.find(info.id);
-    if (copy != archived.end() &&
-        copy->second == std::make_pair(info.startedAtMillis, info.nextSeq)) {
-      ++r.alreadyArchived;  // this very log is in a segment already
-      return;
+    if (copy != archived.end() && copy->second.matches(info)) {
+      if (readsBackAsLive(store, archive, copy->second.segment, info.id, segments)) {
+        ++r.alreadyArchived;  // this very log is in a segment already
+        return;
+      }
+      ++r.rearchived;  // that copy is damaged: the new segment holds it again
+      r.damagedSegments.insert(copy->second.segment);
     }
     if (!writer) {
       writer = std::make_unique<ArchiveWriter>(
@@ -123,6 +175,16 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
         throw DataLossError("archive segment '" + segment.location() + "' lacks execution '" + id +
                             "' right after it was written; nothing was removed");
       }
+    }
+    try {
+      segment.forEachExecution([&](const ArchivedExecution& copy) {
+        requireSameAsLive(store, copy, segment.location());
+      });
+    } catch (const DataLossError& e) {
+      rethrowWithContext(e,
+                         "retention removed nothing: the segment it wrote does not read back "
+                         "(check the archive's disk, then run retention again: it archives "
+                         "those logs anew)");
     }
     r.segmentName = name;
     r.segmentPath = segment.location();
@@ -155,6 +217,8 @@ json::value toJson(const RetentionReport& r) {
       {"cutoff", formatTimestamp(r.cutoffMillis)},
       {"scanned", r.scanned},
       {"alreadyArchived", r.alreadyArchived},
+      {"rearchived", r.rearchived},
+      {"damagedSegments", json::array(r.damagedSegments.begin(), r.damagedSegments.end())},
       {"archived", r.archived},
       {"removed", r.removed},
       {"snapshotsRemoved", r.snapshotsRemoved},
@@ -178,6 +242,12 @@ std::string describe(const RetentionReport& r) {
   if (!r.segmentPath.empty()) {
     out += "  archived " + std::to_string(r.archived) + " into " + r.segmentPath + " (" +
            humanBytes(r.bytesAfter) + ")\n";
+    for (const auto& damaged : r.damagedSegments) {
+      out += "  segment " + damaged +
+             " did not read back as the live logs it holds, which are archived again; it is left "
+             "as it is: check the archive's disk and restore it from a backup (the sweep, "
+             "erasure and export refuse to read a damaged segment)\n";
+    }
   } else if (r.scanned > 0 && !r.archive) {
     out += "  not archived (storage.retention.archive = false)\n";
   }

@@ -67,6 +67,27 @@ class LostAnswerArchive : public ArchiveStore {
   bool lands_;
 };
 
+// An archive whose segments are damaged on their way to the disk: publish flips one byte of
+// the first execution's block (past the 32-byte header) and keeps the index and its checksum.
+class DamagingArchive : public LostAnswerArchive {
+ public:
+  explicit DamagingArchive(std::shared_ptr<ArchiveStore> inner)
+      : LostAnswerArchive(inner, true), inner_(std::move(inner)) {}
+  void publish(const std::filesystem::path& staged, const std::string& name) override {
+    std::fstream f(staged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(40);
+    char c = 0;
+    f.get(c);
+    f.seekp(40);
+    f.put(static_cast<char>(c ^ 0x5a));
+    f.close();
+    inner_->publish(staged, name);
+  }
+
+ private:
+  std::shared_ptr<ArchiveStore> inner_;
+};
+
 class RetentionTest : public ::testing::Test {
  protected:
   RetentionTest() : archiveDir_(scratch_.path() / "archive") {
@@ -270,6 +291,64 @@ TEST_F(RetentionTest, APublishWhoseOutcomeIsUnknownRemovesNothingAndARerunFinish
     for (const auto& f : fs::directory_iterator(dir)) {
       EXPECT_FALSE(f.path().filename().string().ends_with(".tmp")) << f.path();
     }
+  }
+}
+
+TEST_F(RetentionTest, ASegmentThatDoesNotReadBackRemovesNothingAndTheNextRunArchivesAnew) {
+  auto live = liveIds(store_);
+  auto damaging = std::make_shared<DamagingArchive>(folderArchiveStore(archiveDir_));
+  try {
+    runRetention(store_, &snapshots_, damaging, options());
+    FAIL() << "a damaged segment was trusted";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("retention removed nothing"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(liveIds(store_), live);
+  EXPECT_TRUE(snapshots_.latest("old-completed").has_value());
+  std::vector<std::string> damaged = Archive(archiveDir_).segmentNames();
+  ASSERT_EQ(damaged.size(), 1u);  // published (its index reads), with a damaged block
+
+  // The next run does not take the damaged copy for archived: it archives it anew.
+  clock_->advance(1000);  // a later segment, read first
+  RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
+  EXPECT_EQ(r.alreadyArchived, 1);  // only the first execution's block was damaged
+  EXPECT_EQ(r.rearchived, 1);
+  EXPECT_EQ(r.archived, 1);
+  EXPECT_EQ(r.removed, 2);
+  EXPECT_EQ(r.damagedSegments, std::set<std::string>{damaged[0]});
+  EXPECT_NE(describe(r).find("restore it from a backup"), std::string::npos) << describe(r);
+  for (const char* id : {"old-completed", "old-failed"}) {
+    auto copy = Archive(archiveDir_).find(id);  // the newest segment's, whole
+    ASSERT_TRUE(copy.has_value()) << id;
+    EXPECT_EQ(static_cast<int64_t>(copy->events.size()), copy->info.nextSeq - 1) << id;
+  }
+}
+
+TEST_F(RetentionTest, ACopyThatDiffersFromTheLiveLogIsNotTakenForArchived) {
+  // An earlier run archived these logs and was killed before removing them, but one copy
+  // holds a step output the live log does not (as a writer bug would write it, checksummed):
+  // its index still matches the live log's version.
+  ArchiveWriter writer(folderArchiveStore(archiveDir_), ArchiveWriterOptions{clock_, 3});
+  for (const char* id : {"old-completed", "old-failed"}) {
+    std::vector<kernel::Event> events = store_.read(id);
+    if (std::string(id) == "old-completed") events[1].data["output"] = "not the live output";
+    writer.add(*store_.info(id), events);
+  }
+  writer.finish();
+  clock_->advance(1000);
+  std::vector<kernel::Event> liveEvents = store_.read("old-completed");
+  RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
+  EXPECT_EQ(r.alreadyArchived, 1);  // old-failed's copy is whole
+  EXPECT_EQ(r.rearchived, 1);
+  EXPECT_EQ(r.removed, 2);
+  auto copy = Archive(archiveDir_).find("old-completed");  // the newest segment's
+  ASSERT_TRUE(copy.has_value());
+  ASSERT_EQ(copy->events.size(), liveEvents.size());
+  for (std::size_t i = 0; i < liveEvents.size(); ++i) {
+    EXPECT_EQ(json::toText(kernel::toJson(copy->events[i])),
+              json::toText(kernel::toJson(liveEvents[i])))
+        << "removed without a true copy";
   }
 }
 

@@ -3,7 +3,10 @@
 // archive segment when `archive` is on. Crash-safe by order: the segment is durable (fsynced
 // and published) before any live log is removed, and an execution's snapshots are removed before
 // its log. Whatever fails or crashes, each selected execution is still live or archived (or
-// both, when a run stopped between the two; the next run archives it again), never neither.
+// both, when a run stopped between the two; the next run removes it), never neither. A live log
+// is removed only once its archived copy reads back event for event as the live log (every
+// block's checksum checked); a copy that does not (damaged on its way to the disk) stops the
+// run before anything is removed, and the next run archives that log anew.
 // A run that selected anything is recorded as a RETENTION_RUN control event.
 // The lead wires the config keys and the CLI command; this is the library function.
 // Thread-safety: runRetention may run beside runtimes and sweeps (it touches ended executions
@@ -14,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "loom/json/json.h"
@@ -41,6 +45,11 @@ struct RetentionReport {
   // Selected logs a segment held already (an earlier run archived them and was killed before
   // it removed them): removed without being archived again.
   int64_t alreadyArchived = 0;
+  // Selected logs whose copy in an earlier segment did not read back as the live log (a
+  // damaged block, a missing event): archived again into the new segment, which `loom log`
+  // reads first. The damaged segments are named in damagedSegments and left as they are.
+  int64_t rearchived = 0;
+  std::set<std::string> damagedSegments;
   int64_t removed = 0;       // live logs removed
   int64_t snapshotsRemoved = 0;
   std::string segmentName;  // the new segment's name; empty when none was written
