@@ -227,7 +227,7 @@ void visitShard(const std::filesystem::path& shard, std::string_view prefix,
                 const std::function<void(const BlobInfo&)>& visit) {
   DirPtr dir = openShard(shard);
   if (!dir) return;
-  while (dirent* entry = ::readdir(dir.get())) {
+  while (dirent* entry = posix::readEntry(dir.get(), shard)) {
     std::string_view file = entry->d_name;
     if (!isValidAddress(file) || file.substr(0, prefix.size()) != prefix) continue;
     struct stat st {};
@@ -246,7 +246,7 @@ void FilesystemContentStore::forEachBlob(const std::function<void(const BlobInfo
   // Streams the shard tree; no lock is held while `visit` runs.
   DirPtr top = openShard(impl_->root);
   if (!top) posix::throwIoError(ENOENT, "open directory", impl_->root);
-  while (dirent* first = ::readdir(top.get())) {
+  while (dirent* first = posix::readEntry(top.get(), impl_->root)) {
     std::string aa = first->d_name;
     if (!isHexPair(aa)) continue;
     std::filesystem::path firstPath = impl_->root / aa;
@@ -256,7 +256,7 @@ void FilesystemContentStore::forEachBlob(const std::function<void(const BlobInfo
     }
     DirPtr level1 = openShard(firstPath);
     if (!level1) continue;
-    while (dirent* second = ::readdir(level1.get())) {
+    while (dirent* second = posix::readEntry(level1.get(), firstPath)) {
       std::string_view bb = second->d_name;
       if (isHexPair(bb)) visitShard(firstPath / bb, aa + std::string(bb), visit);
     }

@@ -15,6 +15,7 @@
 #include "loom/postgres/postgres_content_store.h"
 #include "loom/postgres/postgres_snapshot_store.h"
 #include "pg_connection.h"
+#include "sweep/content_walker.h"
 #include "util/sqlite_db.h"
 
 namespace loom::postgres {
@@ -64,12 +65,17 @@ std::vector<std::string> homeExecutions(const HomeSource& from, const PostgresEv
 // Copies each log (one transaction each: whole or not at all); a log an earlier try copied is
 // verified, and completed when the home's log has grown since (a run went on meanwhile).
 // Returns each execution's next seq as copied.
+// Adds to `cited` each address the copied logs cite anywhere (sealed ones are in the ledger).
 std::map<std::string, int64_t> copyExecutions(const HomeSource& from,
                                               const std::vector<std::string>& ids,
-                                              PostgresEventStore& to, MigrateHomeReport& report) {
+                                              PostgresEventStore& to, MigrateHomeReport& report,
+                                              std::set<std::string>& cited) {
   std::map<std::string, int64_t> copied;
   for (const auto& id : ids) {
     std::vector<kernel::Event> events = readLog(from.events, id);
+    for (const auto& e : events) {
+      sweep::visitCitedAddresses(e, [&](std::string_view a) { cited.emplace(a); });
+    }
     std::vector<kernel::Event> there = to.info(id) ? readLog(to, id) : std::vector<kernel::Event>{};
     if (there.empty()) {
       to.append(id, 1, events);
@@ -316,6 +322,29 @@ void copyKeyRows(const HomeSource& from, const PostgresOptions& to, MigrateHomeR
       {false, false, true});
 }
 
+// Every blob the home holds that its logs cite or its blob ledger lists must be in the schema:
+// a listing of the home's content store that came up short (a folder it could not read whole)
+// is refused here, never reported as copied. Addresses the home lacks (a look-alike in a tool's
+// output, an erased subject's blob) are not the copy's to prove.
+void requireCitedBlobsCopied(const HomeSource& from, const PostgresOptions& to,
+                             std::set<std::string> cited) {
+  if (from.blobs == nullptr) return;
+  sqlite::Db db(from.database.string(), kBusyMillis);
+  if (hasTable(db, "subject_blobs")) {
+    sqlite::StatementUse rows(db.prepare("SELECT address FROM subject_blobs"));
+    while (rows->step("read the home's blob ledger")) cited.emplace(rows->text(0));
+  }
+  PostgresContentStore blobs(to);
+  for (const auto& address : cited) {
+    if (content::isValidAddress(address) && !blobs.has(address) && from.blobs->has(address)) {
+      refuse("blob " + address +
+             " is in the home and cited by its runs but was not copied (the "
+             "home's content store did not list it: check the disk under the home for errors, "
+             "then run `loom migrate-home` again)");
+    }
+  }
+}
+
 // The home record moves too: the keys row as it is; the content store becomes the schema's.
 void copyHomeRecord(const HomeSource& from, const PostgresOptions& to) {
   sqlite::Db db(from.database.string(), kBusyMillis);
@@ -360,8 +389,10 @@ MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
   progress("blobs");
   copyBlobs(from, to, report);  // before the logs that cite them
   progress("execution logs");
-  std::map<std::string, int64_t> copied = copyExecutions(from, ids, events, report);
+  std::set<std::string> cited;
+  std::map<std::string, int64_t> copied = copyExecutions(from, ids, events, report, cited);
   copyControl(from, events, report);
+  requireCitedBlobsCopied(from, to, std::move(cited));
   progress("snapshots");
   PostgresSnapshotStore snapshots(to);
   from.snapshots.forEach([&](const kernel::Snapshot& s) {

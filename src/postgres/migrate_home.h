@@ -48,7 +48,9 @@ struct MigrateHomeReport {
 
 // Copies `from` into the schema `to` (migrated: `loom db migrate`) and verifies every
 // execution's events, the control log, every blob and every archive segment (a SHA-256 of its
-// bytes) by reading them back. Throws
+// bytes) by reading them back, and that every blob the home holds which its logs cite or its
+// blob ledger lists is in the schema (a listing of the home's store that came up short is
+// refused, not reported as copied). Throws
 // FailedPreconditionError, copying nothing more, when the schema holds something the home does
 // not (another deployment's runs, another master key's check value) or a copy differs.
 // `progress` gets one line per phase.

@@ -125,6 +125,13 @@ void replaceFileDurably(const std::filesystem::path& path, std::string_view byte
   }
 }
 
+struct dirent* readEntry(DIR* dir, const std::filesystem::path& path) {
+  errno = 0;
+  struct dirent* entry = ::readdir(dir);
+  if (entry == nullptr && errno != 0) throwIoError(errno, "read directory", path);
+  return entry;
+}
+
 bool makeDirectory(const std::filesystem::path& dir) {
   if (::mkdir(dir.c_str(), 0700) == 0) return true;  // subjects' data: owner only
   if (errno == EEXIST) return false;

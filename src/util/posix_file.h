@@ -5,6 +5,7 @@
 // Thread-safety: free functions; a UniqueFd is used by one thread at a time.
 #pragma once
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -45,6 +46,10 @@ void replaceFileDurably(const std::filesystem::path& path, std::string_view byte
 // Tests only: called with each folder fsyncDirectory made durable (nullptr: none). Lets a test
 // model a disk that drops every directory change not flushed before a power loss.
 void setDirectorySyncObserver(std::function<void(const std::filesystem::path&)> observer);
+// readdir(3): the next entry of `dir` (opened from `path`), or nullptr at its end. A read
+// error throws (throwIoError), so a folder that cannot be read to its end is never taken for
+// a shorter one.
+struct dirent* readEntry(DIR* dir, const std::filesystem::path& path);
 // mkdir(2); true when it created the directory, false when it existed. Throws otherwise.
 bool makeDirectory(const std::filesystem::path& dir);
 // flock(2) LOCK_EX on `fd`, waiting and retrying EINTR; throws on failure.

@@ -1,0 +1,49 @@
+#include "util/posix_file.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "loom/util/error.h"
+#include "support/temp_dir.h"
+
+namespace loom::posix {
+namespace {
+
+TEST(PosixFile, ReadEntryListsAFolderToItsEnd) {
+  loom::testing::TempDir dir;
+  std::ofstream(dir.path() / "a") << "1";
+  std::ofstream(dir.path() / "b") << "2";
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.path().c_str()), ::closedir);
+  ASSERT_TRUE(d);
+  std::set<std::string> names;
+  while (dirent* e = readEntry(d.get(), dir.path())) names.insert(e->d_name);
+  EXPECT_EQ(names, (std::set<std::string>{".", "..", "a", "b"}));
+}
+
+// readdir(3) returns null both at the end and on an error: the error must not read as the end.
+TEST(PosixFile, AFolderThatCannotBeReadToItsEndThrowsInsteadOfEnding) {
+  loom::testing::TempDir dir;
+  std::ofstream(dir.path() / "a") << "1";
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.path().c_str()), ::closedir);
+  ASSERT_TRUE(d);
+  // Its descriptor now names a regular file: the next getdents(2) fails (ENOTDIR), as a
+  // damaged folder's read (EIO, EUCLEAN) would.
+  UniqueFd file(::open((dir.path() / "a").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_GE(::dup2(file.get(), ::dirfd(d.get())), 0);
+  try {
+    readEntry(d.get(), dir.path());
+    FAIL() << "a failed read of the folder was taken for its end";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("read directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom::posix
