@@ -274,6 +274,56 @@ int64_t copyRows(sqlite::Db& db, Connection& conn, const char* table, const char
   return n;
 }
 
+// The rows of a one-column `select` of the home, empty when `table` is not there.
+std::set<std::string> homeRows(sqlite::Db& db, const char* table, const char* select) {
+  std::set<std::string> out;
+  if (!hasTable(db, table)) return out;
+  sqlite::StatementUse rows(db.prepare(select));
+  while (rows->step("read the home's " + std::string(table))) out.emplace(rows->text(0));
+  return out;
+}
+
+// Before anything is written: the schema must hold nothing of the keys and the control log
+// that the home does not. An erasure, a sweep or a run on the server after an earlier copy
+// writes there; copying the home again would bring back what the server erased (a shredded
+// subject's key, readable by the master key, and its blobs).
+void requireNotUsedSinceCopied(const HomeSource& from, const PostgresOptions& to,
+                               const PostgresEventStore& events) {
+  sqlite::Db db(from.database.string(), kBusyMillis);
+  Connection conn(to.url, to.schema);
+  const std::string used =
+      ": the schema was used after an earlier copy (an erasure, a sweep or a run on the server), "
+      "and copying the home again would bring back what the server has since erased";
+  std::set<std::string> shredded =
+      homeRows(db, "subject_key_tombstones", "SELECT subject FROM subject_key_tombstones");
+  Result tombstones =
+      conn.execDynamic("SELECT subject FROM subject_key_tombstones", {}, "read the schema's keys");
+  for (int i = 0; i < tombstones.rows(); ++i) {
+    std::string subject(tombstones.text(i, 0));
+    if (!shredded.contains(subject)) {
+      refuse("subject '" + subject + "' is erased in the schema, not in the home" + used);
+    }
+  }
+  std::set<std::string> keys =
+      homeRows(db, "subject_keys", "SELECT subject || char(31) || key_id FROM subject_keys");
+  Result there =
+      conn.execDynamic("SELECT subject, key_id FROM subject_keys", {}, "read the schema's keys");
+  for (int i = 0; i < there.rows(); ++i) {
+    std::string subject(there.text(i, 0));
+    if (!keys.contains(subject + '\x1f' + std::string(there.text(i, 1)))) {
+      refuse("the schema holds a key of subject '" + subject + "' that the home does not" + used);
+    }
+  }
+  std::vector<kernel::ControlEvent> home = from.events.readControl(1);
+  std::vector<kernel::ControlEvent> schema = events.readControl(1);
+  if (schema.size() > home.size() ||
+      digestOf(std::vector<kernel::ControlEvent>(
+          home.begin(), home.begin() + static_cast<std::ptrdiff_t>(schema.size()))) !=
+          digestOf(schema)) {
+    refuse("the schema's control log holds events the home's does not" + used);
+  }
+}
+
 // The schema's key store must hold this home's check value (one master key for both).
 void checkKeyMeta(sqlite::Db& db, Connection& conn) {
   if (!hasTable(db, "key_store_meta")) return;
@@ -381,6 +431,7 @@ MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
   PostgresEventStore events(to);  // refuses a schema that was never migrated
   std::vector<std::string> ids = homeExecutions(from, events);
   requireNoForeignSegments(from, to);
+  requireNotUsedSinceCopied(from, to, events);
   progress("keys, kill switch, blob ledger and home record");
   copyKeyRows(from, to, report);
   copyHomeRecord(from, to);

@@ -1,16 +1,19 @@
 // migrateHome's own checks beyond the CLI test (tests/cli/postgres_cli_test.cc): a listing of
 // the home's content store that comes up short (a folder it could not read whole) is refused,
-// never reported as copied. Skipped without the test cluster; a schema of its own.
+// never reported as copied; a schema used since an earlier copy (an erasure on the server) is
+// refused before anything is written. Skipped without the test cluster; a schema of its own.
 #include "migrate_home.h"
 
 #include <gtest/gtest.h>
 
+#include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/forwarding_content_store.h"
 #include "loom/content/memory_content_store.h"
 #include "loom/kernel/memory_snapshot_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/postgres/postgres_admin.h"
 #include "loom/postgres/postgres_content_store.h"
+#include "loom/postgres/postgres_key_store.h"
 #include "loom/util/error.h"
 #include "support/postgres_server.h"
 #include "support/temp_dir.h"
@@ -79,6 +82,46 @@ TEST_F(MigrateHomeTest, ABlobTheHomesListingMissedIsRefusedNotReportedCopied) {
   PostgresContentStore there(to());
   EXPECT_EQ(there.get(unlisted_), "an output only the ledger-less log cites");
   EXPECT_FALSE(there.has(std::string(64, 'e')));  // the look-alike was never the copy's to prove
+}
+
+TEST_F(MigrateHomeTest, ASubjectErasedOnTheServerSinceTheCopyNeverComesBack) {
+  auto master = compliance::parseMasterKey(compliance::newMasterKeyHex(), "test");
+  {
+    compliance::SqliteKeyStore homeKeys(
+        {.path = (dir_.path() / "loom.db").string(), .masterKey = master});
+    homeKeys.getOrCreate("alice");
+    homeKeys.getOrCreate("bob");
+  }
+  migrateHome(home(blobs_), to(), [](const std::string&) {});
+  PostgresKeyStore serverKeys({.database = to(), .masterKey = master});
+  ASSERT_TRUE(serverKeys.shred("alice"));  // `loom erase alice` on the server
+
+  try {
+    migrateHome(home(blobs_), to(), [](const std::string&) {});
+    FAIL() << "a copy over an erasure was not refused";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("subject 'alice' is erased in the schema"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(serverKeys.find("alice", "any").has_value());
+  EXPECT_EQ(serverKeys.subjects(), std::vector<std::string>{"bob"}) << "alice's key came back";
+  EXPECT_TRUE(serverKeys.wasShredded("alice"));
+}
+
+TEST_F(MigrateHomeTest, AControlLogWrittenOnTheServerSinceTheCopyIsRefusedBeforeAnyWrite) {
+  migrateHome(home(blobs_), to(), [](const std::string&) {});
+  PostgresEventStore server(to());
+  kernel::appendControlAtEnd(server,
+                             kernel::ControlEvent{0, "BLOB_READ", 5, json::object{{"by", "test"}}});
+  std::string later = blobs_.put("put in the home after the copy");
+  try {
+    migrateHome(home(blobs_), to(), [](const std::string&) {});
+    FAIL() << "a schema used since the copy was copied over";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("control log"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(PostgresContentStore(to()).has(later)) << "written before the refusal";
 }
 
 }  // namespace
