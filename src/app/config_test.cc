@@ -183,6 +183,24 @@ TEST(DefineConfig, PackBelowBytesIsRefusedWhereNothingPacks) {
   EXPECT_THROW(defineConfig(config), ConfigValidationError);
 }
 
+TEST(DefineConfig, AStorageUrlLibpqWouldReadOtherwiseIsRefusedWithoutItsPassword) {
+  for (const char* url : {"postgresql://loom:p%ssw0rd-SECRET@127.0.0.1:5432/db",
+                          "postgresql://loom:half@SECRET2@127.0.0.1:5432/db"}) {
+    SCOPED_TRACE(url);
+    Config config;
+    config.storage.url = url;
+    try {
+      defineConfig(config);
+      FAIL() << "expected ConfigValidationError";
+    } catch (const ConfigValidationError& e) {
+      EXPECT_EQ(pathsOf(e.issues()), (std::vector<std::string>{"storage.url"}));
+      std::string what = e.what();
+      EXPECT_EQ(what.find("SECRET"), std::string::npos) << what;
+      EXPECT_NE(what.find("percent-encode"), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(DefineConfig, StorageUrlMovesEveryStoreAndRefusesOneKeptElsewhere) {
   Config config;
   config.storage.url = "postgresql://loom:hunter22@127.0.0.1:5432/db";

@@ -93,6 +93,7 @@ void validateStorage(const StorageConfig& s, ConfigIssues& issues) {
                       "remove it, or set storage.contentStore.kind = \"filesystem\""});
   }
   if (s.url.empty()) return;
+  if (auto problem = postgres::urlProblem(s.url)) issues.push_back({"storage.url", *problem});
   try {
     postgres::requireIdentifier(s.schema);
   } catch (const ConfigError& e) {

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace loom::postgres {
@@ -88,23 +91,34 @@ Oid arrayTypeOf(Oid element) {
 
 }  // namespace
 
-std::string redactUrl(std::string_view url) {
-  std::string out(url);
-  // postgresql://user:password@host/... -> postgresql://user:***@host/... The password runs
-  // to the last '@' before the parameters, so one written with a raw '@' or '/' (not
-  // percent-encoded) is hidden whole.
-  auto scheme = out.find("://");
-  if (scheme != std::string::npos) {
-    auto start = scheme + 3;
-    auto query = out.find('?', start);
-    auto at = out.rfind('@', query == std::string::npos ? std::string::npos : query - 1);
-    auto colon = out.find(':', start);
-    if (at != std::string::npos && at >= start && colon != std::string::npos && colon < at) {
-      out.replace(colon + 1, at - colon - 1, "***");
-    }
+namespace {
+
+std::string lowered(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// [begin, end) of a URL's password as written: from the user's ':' to the last '@' before
+// the parameters, so one written with a raw '@' or '/' (not percent-encoded) counts whole.
+std::optional<std::pair<std::size_t, std::size_t>> urlPasswordSpan(std::string_view url) {
+  auto scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::nullopt;
+  auto start = scheme + 3;
+  auto query = url.find('?', start);
+  auto at = url.rfind('@', query == std::string_view::npos ? std::string_view::npos : query - 1);
+  auto colon = url.find(':', start);
+  if (at == std::string_view::npos || at < start || colon == std::string_view::npos ||
+      colon >= at) {
+    return std::nullopt;
   }
-  // password=... as a keyword (spaces around '=' allowed, quoted or not) or a URL parameter.
-  for (std::size_t pos = 0; (pos = out.find("password", pos)) != std::string::npos;) {
+  return std::make_pair(colon + 1, at);
+}
+
+// password=... as a keyword (any case; spaces around '=' allowed, quoted or not) or a URL
+// parameter, its value replaced by "***".
+std::string maskPasswordKeywords(std::string out) {
+  for (std::size_t pos = 0; (pos = lowered(out).find("password", pos)) != std::string::npos;) {
     std::size_t eq = out.find_first_not_of(' ', pos + 8);
     if (eq == std::string::npos || out[eq] != '=') {
       pos += 8;
@@ -125,23 +139,120 @@ std::string redactUrl(std::string_view url) {
     out.replace(begin, end - begin, "***");
     pos = begin + 3;
   }
-  // Whatever form it had, the password libpq reads never appears.
-  char* error = nullptr;
-  const std::string original(url);
-  if (PQconninfoOption* options = PQconninfoParse(original.c_str(), &error)) {
-    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-      if (std::string_view(o->keyword) == "password" && o->val != nullptr && *o->val != '\0') {
-        std::string secret = o->val;
-        for (std::size_t pos = 0; (pos = out.find(secret, pos)) != std::string::npos;) {
-          out.replace(pos, secret.size(), "***");
-          pos += 3;
-        }
-      }
-    }
-    PQconninfoFree(options);
-  }
-  if (error != nullptr) PQfreemem(error);
   return out;
+}
+
+// Whether libpq parses `url`; `password` gets the password it reads (empty: none).
+bool parses(const std::string& url, std::string& password) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  if (error != nullptr) PQfreemem(error);
+  if (options == nullptr) return false;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) == "password" && o->val != nullptr) password = o->val;
+  }
+  PQconninfoFree(options);
+  return true;
+}
+
+// What of `url` must never be shown: the password libpq reads; a URL's password as written
+// and its pieces between '@', '/', ':', '%' and the like (libpq's messages quote such pieces
+// of a URL it reads otherwise than meant); a keyword-form password= value.
+std::vector<std::string> secretsOf(const std::string& url) {
+  std::vector<std::string> out;
+  std::string password;
+  parses(url, password);
+  if (!password.empty()) out.push_back(password);
+  if (auto span = urlPasswordSpan(url)) {
+    std::string written = url.substr(span->first, span->second - span->first);
+    out.push_back(written);
+    for (std::size_t b = 0; b < written.size();) {
+      std::size_t e = written.find_first_of("@/:?#%&= ", b);
+      if (e == std::string::npos) e = written.size();
+      if (e - b >= 2) out.push_back(written.substr(b, e - b));
+      b = e + 1;
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return out;
+}
+
+std::string maskAll(std::string text, const std::vector<std::string>& secrets) {
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    for (std::size_t pos = 0; (pos = text.find(secret, pos)) != std::string::npos;) {
+      text.replace(pos, secret.size(), "***");
+      pos += 3;
+    }
+  }
+  return text;
+}
+
+// Every "quoted" piece of `message` but a libpq keyword ("port", "PASSWORD"): what libpq
+// quotes of a connection string it cannot parse is a piece of it, perhaps of the password.
+std::string maskQuoted(std::string message) {
+  std::vector<std::string> keywords;
+  if (PQconninfoOption* defaults = PQconndefaults()) {
+    for (PQconninfoOption* o = defaults; o->keyword != nullptr; ++o) keywords.push_back(o->keyword);
+    PQconninfoFree(defaults);
+  }
+  for (std::size_t open = message.find('"'); open != std::string::npos;) {
+    std::size_t close = message.find('"', open + 1);
+    if (close == std::string::npos) break;
+    std::string quoted = lowered(message.substr(open + 1, close - open - 1));
+    if (std::find(keywords.begin(), keywords.end(), quoted) != keywords.end()) {
+      open = message.find('"', close + 1);
+      continue;
+    }
+    message.replace(open + 1, close - open - 1, "***");
+    open = message.find('"', open + 5);
+  }
+  return message;
+}
+
+// A URL's password, and password= values, masked wherever they are in `text`.
+std::string maskUrlShapes(std::string text) {
+  if (auto span = urlPasswordSpan(text)) {
+    text.replace(span->first, span->second - span->first, "***");
+  }
+  return maskPasswordKeywords(std::move(text));
+}
+
+}  // namespace
+
+std::string redactUrl(std::string_view url) {
+  std::string original(url);
+  std::string ignored;
+  // Where the password of a string libpq cannot parse begins and ends is unknowable.
+  if (!parses(original, ignored)) return "(a connection string libpq cannot parse)";
+  // Whatever form it had, the password libpq reads never appears.
+  return maskAll(maskUrlShapes(original), secretsOf(original));
+}
+
+std::optional<std::string> urlProblem(std::string_view url) {
+  const std::string advice =
+      "; percent-encode '@', '/', ':' and '%' in a password (%40, %2F, %3A, %25), or leave the "
+      "password out of it and use PGPASSWORD or ~/.pgpass";
+  std::string original(url);
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(original.c_str(), &error);
+  std::string why = error != nullptr ? trimmed(error) : "out of memory";
+  if (error != nullptr) PQfreemem(error);
+  if (options == nullptr) return "libpq cannot parse it: " + redactMessage(why, url) + advice;
+  PQconninfoFree(options);
+  auto span = urlPasswordSpan(original);
+  if (span && original.find('@', span->first) < span->second) {
+    return "its password holds a raw '@', which libpq reads as the end of the password" + advice;
+  }
+  return std::nullopt;
+}
+
+std::string redactMessage(std::string_view message, std::string_view url) {
+  std::string original(url);
+  std::string out = maskAll(maskUrlShapes(std::string(message)), secretsOf(original));
+  std::string ignored;
+  return parses(original, ignored) ? out : maskQuoted(std::move(out));
 }
 
 Param Param::int64(int64_t v) { return {kInt8Oid, bigEndian(v), false}; }
@@ -231,7 +342,7 @@ Connection::Connection(const std::string& url, const std::string& schema)
     if (conn_ != nullptr) PQfinish(conn_);
     conn_ = nullptr;
     throw UnavailableError("cannot connect to postgresql at " + redactedUrl_ + ": " +
-                           redactUrl(why) +
+                           redactMessage(why, url) +
                            "; check the url and that the server runs and accepts connections");
   }
   // Notices (a CREATE ... IF NOT EXISTS that skipped, a server shutting down) are not errors
@@ -276,7 +387,7 @@ bool Connection::awaitNotification(int64_t timeoutMillis) {
       broken_ = true;
       throw UnavailableError(
           "lost the connection to postgresql at " + redactedUrl_ +
-          " while listening for work: " + redactUrl(trimmed(PQerrorMessage(conn_))));
+          " while listening for work: " + maskUrlShapes(trimmed(PQerrorMessage(conn_))));
     }
     bool any = false;
     while (PGnotify* n = PQnotifies(conn_)) {

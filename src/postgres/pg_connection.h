@@ -37,6 +37,13 @@ class ConnectionLost : public UnavailableError {
 
 // `url` with its password (if any) replaced by "***", for messages.
 std::string redactUrl(std::string_view url);
+// A message of libpq's about `url`, with every piece of its password masked: libpq quotes
+// pieces of a URL it reads otherwise than meant (a raw '@', '/' or '%' in the password), and
+// every quoted piece but a keyword when it cannot parse it at all.
+std::string redactMessage(std::string_view message, std::string_view url);
+// Why libpq would not read `url` as written (it cannot parse it, or a raw '@' in the password
+// ends it early), masked and saying how to write it; nullopt when it reads.
+std::optional<std::string> urlProblem(std::string_view url);
 
 // One statement parameter, sent in binary: int8, text, bytea, bool, or SQL NULL of a type.
 struct Param {
