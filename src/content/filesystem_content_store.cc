@@ -43,32 +43,69 @@ void ensureDirectory(const std::filesystem::path& dir, std::set<std::filesystem:
   if (posix::makeDirectory(dir)) toSync.insert(dir.parent_path());
 }
 
+// After an operation on blob file `path` failed with ENOENT or ENOTDIR: true when the blob is
+// truly absent, false when it appeared since (the caller tries again). Throws when something
+// stands in its way, so "cannot reach" never reads as "not there": a symbolic link to a file
+// that is gone (a disk not mounted), or a file where one of the store's folders should be.
+bool confirmAbsent(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISLNK(st.st_mode) || ::stat(path.c_str(), &st) == 0) return false;  // put meanwhile
+    throw UnavailableError("blob file " + path.string() +
+                           " is a symbolic link to a file that is not there (a disk not "
+                           "mounted?): mount it, or restore the blob there from a backup");
+  }
+  if (errno == ENOENT) return true;
+  if (errno == ENOTDIR) {
+    throw DataLossError("a folder on the way to blob file " + path.string() +
+                        " is a file: the content store's layout is damaged; move that file out "
+                        "of the store (restore the folder from a backup if it held blobs)");
+  }
+  posix::throwIoError(errno, "stat blob", path);
+}
+
+[[noreturn]] void throwNotAFile(const std::filesystem::path& path) {
+  throw DataLossError("blob path " + path.string() +
+                      " is not a regular file (a folder or a device): move it out of the "
+                      "content store, and restore the blob there from a backup");
+}
+
 // Reads a blob file: nullopt when absent.
 std::optional<std::string> readBlob(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    posix::throwIoError(errno, "open blob", path);
+  int fd = -1;
+  while ((fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
+    if (errno != ENOENT && errno != ENOTDIR) posix::throwIoError(errno, "open blob", path);
+    if (confirmAbsent(path)) return std::nullopt;
   }
   posix::UniqueFd held(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) posix::throwIoError(errno, "stat blob", path);
+  if (!S_ISREG(st.st_mode)) throwNotAFile(path);
   return posix::readAll(fd, path);
 }
 
-// stat(2) of a blob file: false when absent.
+// stat(2) of a blob file (through a symbolic link): false when absent.
 bool statBlob(const std::filesystem::path& path, struct stat& st) {
-  if (::stat(path.c_str(), &st) == 0) return S_ISREG(st.st_mode);
-  if (errno == ENOENT || errno == ENOTDIR) return false;
-  posix::throwIoError(errno, "stat blob", path);
+  while (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) posix::throwIoError(errno, "stat blob", path);
+    if (confirmAbsent(path)) return false;
+  }
+  if (!S_ISREG(st.st_mode)) throwNotAFile(path);
+  return true;
 }
 
 using DirPtr = std::unique_ptr<DIR, int (*)(DIR*)>;
 
-// Opens a directory of the shard tree; a null pointer when it vanished or is not one.
+// Opens a directory of the shard tree; a null pointer when it vanished. One that is not a
+// directory is damage, not an empty shard.
 DirPtr openShard(const std::filesystem::path& path) {
   DIR* dir = ::opendir(path.c_str());
-  if (dir == nullptr && errno != ENOENT && errno != ENOTDIR) {
-    posix::throwIoError(errno, "open directory", path);
+  if (dir == nullptr && errno == ENOTDIR) {
+    throw DataLossError("content store folder " + path.string() +
+                        " is a file: the store's layout is damaged; move that file out of the "
+                        "store (restore the folder from a backup if it held blobs)");
   }
+  if (dir == nullptr && errno != ENOENT) posix::throwIoError(errno, "open directory", path);
   return DirPtr(dir, ::closedir);
 }
 
@@ -231,11 +268,7 @@ void visitShard(const std::filesystem::path& shard, std::string_view prefix,
     std::string_view file = entry->d_name;
     if (!isValidAddress(file) || file.substr(0, prefix.size()) != prefix) continue;
     struct stat st {};
-    if (::fstatat(::dirfd(dir.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT) continue;  // deleted since readdir
-      posix::throwIoError(errno, "stat blob", shard / file);
-    }
-    if (!S_ISREG(st.st_mode)) continue;
+    if (!statBlob(shard / file, st)) continue;  // deleted since readdir
     visit(BlobInfo{std::string(file), static_cast<int64_t>(st.st_size), posix::mtimeMillis(st)});
   }
 }

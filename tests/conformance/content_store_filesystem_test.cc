@@ -267,6 +267,52 @@ TEST_F(FilesystemContentStoreTest, ForeignFilesAreNotBlobs) {
   EXPECT_EQ(address, blobs.begin()->first);
 }
 
+// An operator moved a blob file to another disk and left a symbolic link: it is a blob like
+// any other, listed, read and counted.
+TEST_F(FilesystemContentStoreTest, ABlobFileMovedAwayBehindASymbolicLinkIsStillABlob) {
+  auto store = open();
+  std::string address = store->put("moved to another disk");
+  fs::path elsewhere = scratch_.path() / "other-disk" / address;
+  fs::create_directories(elsewhere.parent_path());
+  fs::rename(store->blobPath(address), elsewhere);
+  fs::create_symlink(elsewhere, store->blobPath(address));
+  EXPECT_TRUE(store->has(address));
+  EXPECT_EQ(store->get(address), "moved to another disk");
+  EXPECT_EQ(allBlobs(*store).count(address), 1u);
+}
+
+// Something in a blob's way is never "no such blob": a link whose disk is gone, a folder in
+// place of a blob file, a file in place of a shard folder each fail every read and the listing.
+TEST_F(FilesystemContentStoreTest, WhatStandsInABlobsWayIsAnErrorNotAnAbsentBlob) {
+  auto store = open();
+  std::string linked = store->put("on a disk that is not mounted");
+  fs::path elsewhere = scratch_.path() / "unmounted" / linked;
+  fs::create_directories(elsewhere.parent_path());
+  fs::rename(store->blobPath(linked), elsewhere);
+  fs::create_symlink(elsewhere, store->blobPath(linked));
+  fs::remove_all(elsewhere.parent_path());
+  expectErrorNaming<UnavailableError>([&] { store->has(linked); }, "symbolic link");
+  expectErrorNaming<UnavailableError>([&] { store->get(linked); }, "symbolic link");
+  expectErrorNaming<UnavailableError>([&] { allBlobs(*store); }, "symbolic link");
+  fs::remove(store->blobPath(linked));
+
+  std::string folder = store->put("a folder took its place");
+  fs::remove(store->blobPath(folder));
+  fs::create_directory(store->blobPath(folder));
+  expectErrorNaming<DataLossError>([&] { store->has(folder); }, "not a regular file");
+  expectErrorNaming<DataLossError>([&] { store->get(folder); }, "not a regular file");
+  expectErrorNaming<DataLossError>([&] { allBlobs(*store); }, "not a regular file");
+  fs::remove(store->blobPath(folder));
+
+  std::string sharded = store->put("its shard folder became a file");
+  fs::path shard = store->blobPath(sharded).parent_path();
+  fs::remove_all(shard);
+  writeFile(shard, "not a folder");
+  expectErrorNaming<DataLossError>([&] { store->has(sharded); }, "is a file");
+  expectErrorNaming<DataLossError>([&] { store->get(sharded); }, "is a file");
+  expectErrorNaming<DataLossError>([&] { allBlobs(*store); }, "is a file");
+}
+
 // Another process puts the same bytes while this one repeats deleteIfUntouchedSince until the
 // child has exited: the stripe flock makes the check and the unlink atomic against its put.
 TEST_F(FilesystemContentStoreTest, ConditionalDeleteIsAtomicAgainstAPutInAnotherProcess) {
