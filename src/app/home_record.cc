@@ -5,6 +5,7 @@
 #include "loom/postgres/postgres_admin.h"
 #include "loom/util/error.h"
 #include "util/host.h"
+#include "util/posix_file.h"
 #include "util/sqlite_db.h"
 
 namespace loom::app {
@@ -33,8 +34,7 @@ class RecordRows {
  public:
   explicit RecordRows(const StorageLocation& where) : where_(where) {
     if (where.onPostgres()) return;
-    std::error_code ec;
-    if (!std::filesystem::exists(where.database(), ec)) return;
+    if (!posix::pathExists(where.database())) return;
     db_.emplace(where.database().string(), kBusyMillis);
     bool hasTable = false;
     {

@@ -19,6 +19,7 @@
 #include "loom/sweep/archive_store.h"
 #include "postgres/migrate_home.h"
 #include "postgres/pg_connection.h"
+#include "util/posix_file.h"
 
 namespace loom::cli {
 namespace {
@@ -93,8 +94,7 @@ namespace {
 app::StorageLocation embeddedHome(Session& session) {
   app::StorageLocation where;
   where.home = session.location().home;
-  std::error_code ec;
-  if (!std::filesystem::exists(where.database(), ec)) {
+  if (!posix::pathExists(where.database())) {
     throw NotFoundError("no Loom home at '" + where.home.string() +
                         "' (it holds no loom.db); pass --home DIR with the home to copy");
   }
@@ -107,8 +107,7 @@ std::shared_ptr<content::ContentStore> recordedBlobs(const app::StorageLocation&
   config.storage.home = home.home.string();
   app::HomeRecord record = app::readHomeRecord(home);
   if (!record.contentStore) {
-    std::error_code ec;
-    if (!std::filesystem::exists(home.home / "blobs", ec)) return nullptr;
+    if (!posix::pathExists(home.home / "blobs")) return nullptr;
   }
   app::applyHomeRecord(record, config);
   return app::openContentStore(config, systemClock());

@@ -8,6 +8,7 @@
 #include "compliance/sealing_event_store.h"
 #include "loom/compliance/master_key.h"
 #include "loom/kernel/forwarding_event_store.h"
+#include "util/posix_file.h"
 #include "util/private_files.h"
 
 namespace loom::cli {
@@ -108,8 +109,7 @@ void Session::requireDatabase() const {
   app::StorageLocation where = location();
   if (where.onPostgres()) return;  // the stores refuse a schema that was never migrated
   std::filesystem::path db = where.database();
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {
+  if (!posix::pathExists(db)) {
     throw NotFoundError("no Loom home at '" + db.parent_path().string() +
                         "' (it holds no loom.db); pass --home DIR or set LOOM_HOME to the "
                         "folder `loom run` used");

@@ -132,6 +132,13 @@ struct dirent* readEntry(DIR* dir, const std::filesystem::path& path) {
   return entry;
 }
 
+bool pathExists(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  throwIoError(errno, "look for", path);
+}
+
 bool makeDirectory(const std::filesystem::path& dir) {
   if (::mkdir(dir.c_str(), 0700) == 0) return true;  // subjects' data: owner only
   if (errno == EEXIST) return false;

@@ -50,6 +50,9 @@ void setDirectorySyncObserver(std::function<void(const std::filesystem::path&)> 
 // error throws (throwIoError), so a folder that cannot be read to its end is never taken for
 // a shorter one.
 struct dirent* readEntry(DIR* dir, const std::filesystem::path& path);
+// Whether `path` exists (stat(2), through links). Throws (throwIoError) when that cannot be
+// told (EACCES on a folder on the way, ELOOP, EIO), so "cannot look" never reads as "not there".
+bool pathExists(const std::filesystem::path& path);
 // mkdir(2); true when it created the directory, false when it existed. Throws otherwise.
 bool makeDirectory(const std::filesystem::path& dir);
 // flock(2) LOCK_EX on `fd`, waiting and retrying EINTR; throws on failure.

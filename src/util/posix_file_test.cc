@@ -45,5 +45,15 @@ TEST(PosixFile, AFolderThatCannotBeReadToItsEndThrowsInsteadOfEnding) {
   }
 }
 
+TEST(PosixFile, PathExistsTellsAbsentFromCannotLook) {
+  loom::testing::TempDir dir;
+  std::ofstream(dir.path() / "a") << "1";
+  EXPECT_TRUE(pathExists(dir.path() / "a"));
+  EXPECT_FALSE(pathExists(dir.path() / "b"));
+  EXPECT_FALSE(pathExists(dir.path() / "a" / "under-a-file"));   // ENOTDIR: not there either
+  std::filesystem::create_symlink("loop", dir.path() / "loop");  // ELOOP: cannot tell
+  EXPECT_THROW(pathExists(dir.path() / "loop"), Error);
+}
+
 }  // namespace
 }  // namespace loom::posix
