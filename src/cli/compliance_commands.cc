@@ -1,6 +1,7 @@
 // `loom erase`, `loom export` and `loom keys new-master` (docs/compliance.md): erasure and
 // export of a data subject, over the app configured with compliance.erase and security.keys.
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "app/home_record.h"
 #include "app/maintenance.h"
@@ -97,9 +98,15 @@ Action setupExport(CLI::App& command, Session& session) {
       throw FailedPreconditionError("export of subject '" + args->subject + "' refused: " + *why);
     }
     sweep::Archive archive(app.archiveStore());
-    std::string text =
-        json::toText(compliance::exportSubject(app::exportOptions(app, archive), args->subject)) +
-        "\n";
+    json::object exported =
+        compliance::exportSubject(app::exportOptions(app, archive), args->subject);
+    if (exported.at("executions").as_array().empty()) {
+      // Art. 15 allows "nothing held", but a misspelt subject must not read as that answer.
+      std::cerr << "loom export: warning: no live or archived run names subject '" << args->subject
+                << "' (an erased subject's runs are still listed): check its spelling against "
+                   "`loom ls`\n";
+    }
+    std::string text = json::toText(exported) + "\n";
     if (args->output.empty()) {
       session.out() << text;
       return kExitOk;

@@ -46,6 +46,11 @@ TEST(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
   EXPECT_NE(json::toText(doc).find("alice-secret-prompt"), std::string::npos);
   ASSERT_FALSE(doc.at("claimChecked").as_array().empty());
   EXPECT_TRUE(doc.at("claimChecked").as_array()[0].as_object().contains("value"));
+  Outcome misspelt = loom({"export", "alcie", "--config", kApp});
+  ASSERT_EQ(misspelt.exitCode, 0) << misspelt.err;  // "nothing held" is an answer...
+  EXPECT_NE(misspelt.err.find("no live or archived run names subject 'alcie'"), std::string::npos)
+      << misspelt.err;  // ...said aloud, so a typo is not taken for it
+  EXPECT_EQ(loom({"export", "alice", "--config", kApp}).err, "");
 
   Outcome erase = loom({"erase", "alice", "--config", kApp, "--json"});
   ASSERT_EQ(erase.exitCode, 0) << erase.err;
