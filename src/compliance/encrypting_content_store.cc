@@ -2,8 +2,6 @@
 
 #include <sodium.h>
 
-#include <algorithm>
-
 #include "aead.h"
 #include "loom/util/error.h"
 
@@ -95,21 +93,6 @@ std::string EncryptingContentStore::put(std::string_view bytes,
   return target().put(blob, subject);
 }
 
-// A blob whose key the store does not have reads as absent when its subject was shredded
-// (erased) or holds keys of its own (a citation of another subject's blob: no bytes for it).
-// A subject the key store neither has nor shredded means it is not the key store the blob was
-// sealed with (a lost or swapped keys file): fail closed rather than call the blob gone.
-void EncryptingContentStore::requireKnownSubject(const std::string& owner, std::string_view address,
-                                                 std::string_view keyId) const {
-  if (keys_.wasShredded(owner)) return;
-  std::vector<std::string> known = keys_.subjects();
-  if (std::find(known.begin(), known.end(), owner) != known.end()) return;
-  throw DataLossError("content blob " + std::string(address) + " is sealed with key " +
-                      std::string(keyId) + ", and the key store has no key of subject '" + owner +
-                      "' and never shredded one: this is not the key store the blob was sealed "
-                      "with (check security.keys and the home's key store)");
-}
-
 std::optional<std::string> EncryptingContentStore::get(
     std::string_view address, const std::optional<std::string>& subject) const {
   std::optional<std::string> blob = target().get(address, subject);
@@ -122,10 +105,7 @@ std::optional<std::string> EncryptingContentStore::get(
   }
   const std::string owner = subjectOf(subject);
   std::optional<DataKey> key = keys_.find(owner, std::string(sealed->keyId));
-  if (!key) {
-    requireKnownSubject(owner, address, sealed->keyId);
-    return std::nullopt;  // shredded (erased), or another subject's blob
-  }
+  if (!key) return std::nullopt;  // shredded (erased), or another subject's blob
   BlobKeys keys(*key);
   std::optional<std::string> bytes =
       detail::open(keys.blob.bytes, sealed->nonce, sealed->ciphertext, blobAd(owner, key->id()));

@@ -9,10 +9,8 @@
 //   subject share a blob (idempotent put, touch); equal bytes of two subjects get two
 //   addresses, so an address leaks no equality across subjects and names no plaintext.
 // - get(address, subject) opens the blob; nullopt when there is none, when the subject's key
-//   that sealed it was shredded (erased: never garbage), or when it belongs to another subject
-//   (the subject has keys, none of them the blob's). A subject the key store neither has nor
-//   shredded is DataLossError: not the key store the blob was sealed with. A blob that does not
-//   authenticate under its existing key is DataLossError.
+//   that sealed it was shredded (erased: never garbage), or when it belongs to another subject.
+//   A blob that does not authenticate under its existing key is DataLossError.
 // - Without a subject, blobs are sealed under kSystemSubject (security.crypto).
 // - has, remove, deleteIfUntouchedSince, touchClock, forEachBlob and stat are forwarded (sizes
 //   are sealed sizes); capabilities are the inner store's plus sealsContent.
@@ -40,9 +38,6 @@ class EncryptingContentStore : public content::ForwardingContentStore {
   content::ContentStore& inner() { return target(); }
 
  private:
-  void requireKnownSubject(const std::string& owner, std::string_view address,
-                           std::string_view keyId) const;
-
   KeyStore& keys_;
 };
 
