@@ -149,7 +149,10 @@ struct SqliteEventStore::Impl {
     // A COMMIT that failed and could not be rolled back may have left a transaction open.
     if (writer.inTransaction()) writer.runNoThrow(kRollback);
     try {
-      if (!flushFailed.empty()) throw UnavailableError(flushFailed);
+      // After a failed flush the kernel may have dropped pages this process wrote, earlier
+      // groups' included (a lease group commits without a flush): nothing more is written
+      // (sqlite::Db marks the file for every connection of this process).
+      writer.requireNoFailedFlush();
       syncCommits(!needsNoFlush(group));
       writer.run(kBegin, "begin write transaction");
     } catch (...) {
@@ -189,7 +192,6 @@ struct SqliteEventStore::Impl {
       writer.run(kCommit, "commit write transaction");
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
     } catch (...) {
-      noteFailedFlush();
       failGroup(group, std::current_exception());
       return;
     }
@@ -225,20 +227,6 @@ struct SqliteEventStore::Impl {
     if (options.durability != Durability::kFull || sync == syncing) return;
     writer.run(sync ? kSyncFull : kSyncNormal, "set synchronous");
     syncing = sync;
-  }
-
-  // After a failed flush the kernel may have dropped pages this process wrote, earlier groups'
-  // included (a lease group commits without a flush), and a later flush can succeed without
-  // them: nothing more is written through this store. A new process reads what is on disk.
-  void noteFailedFlush() {
-    int rc = sqlite3_extended_errcode(writer.handle());
-    if (rc != SQLITE_IOERR_FSYNC && rc != SQLITE_IOERR_DIR_FSYNC) return;
-    flushFailed = "sqlite database '" + options.path + "': a flush of its log failed earlier in " +
-                  "this process (sqlite code " + std::to_string(rc) + ", errno " +
-                  std::to_string(sqlite3_system_errno(writer.handle())) +
-                  "), so this process appends nothing more to it (what it wrote since its last "
-                  "good flush may not be on disk): check the disk and the kernel log (dmesg), "
-                  "then restart the process; a new one reads what is on disk";
   }
 
   // Rolls the group's transaction back; every request not already refused on its own gets
@@ -366,7 +354,6 @@ struct SqliteEventStore::Impl {
   Db writer;  // used only by the group's leader (GroupCommitQueue serializes leaders)
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
   bool syncing = true;       // used only by the leader: synchronous is FULL (durability full)
-  std::string flushFailed;   // used only by the leader: why nothing more is written (see above)
   FenceCache fences;         // used only by the leader
   StagedWrites staged;       // written with the next group (lendWriter's stage)
   GroupCommitQueue<WriteRequest> queue;

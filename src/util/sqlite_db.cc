@@ -2,8 +2,12 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "loom/util/error.h"
@@ -54,6 +58,60 @@ namespace {
       }
   }
   throw UnavailableError(message + "; " + advice);
+}
+
+// After a failed flush of a database (its WAL or its folder: SQLITE_IOERR_FSYNC, _DIR_FSYNC),
+// the kernel may have dropped pages this process wrote to it, and a later flush can succeed
+// without them: every connection of this process to that file refuses to write until the last
+// of them closes (a new open then starts afresh, as a new process would). One registry for the
+// process, keyed by the file's canonical path; `marked` keeps the write path to one load.
+class FlushFailures {
+ public:
+  static FlushFailures& instance() {
+    static FlushFailures* registry = new FlushFailures();  // outlives every static Db
+    return *registry;
+  }
+  bool anyMarked() const { return marked_.load(std::memory_order_acquire) > 0; }
+  void opened(const std::string& file) {
+    std::lock_guard lock(mu_);
+    ++files_[file].connections;
+  }
+  void closed(const std::string& file) {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(file);
+    if (it == files_.end() || --it->second.connections > 0) return;
+    if (!it->second.reason.empty()) marked_.fetch_sub(1, std::memory_order_release);
+    files_.erase(it);
+  }
+  void mark(const std::string& file, std::string reason) {
+    std::lock_guard lock(mu_);
+    Entry& e = files_[file];
+    if (!e.reason.empty()) return;
+    e.reason = std::move(reason);
+    marked_.fetch_add(1, std::memory_order_release);
+  }
+  std::string reasonFor(const std::string& file) const {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(file);
+    return it == files_.end() ? std::string() : it->second.reason;
+  }
+
+ private:
+  struct Entry {
+    int connections = 0;
+    std::string reason;  // empty: every flush of it succeeded
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, Entry> files_;
+  std::atomic<int> marked_{0};
+};
+
+// The registry's key for `path`: its canonical form when it names a file.
+std::string fileKey(const std::string& path) {
+  if (path.empty() || path == ":memory:") return path;
+  std::error_code ec;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : canonical.string();
 }
 
 }  // namespace
@@ -117,14 +175,35 @@ Db::Db(std::string path, int busyTimeoutMillis)
   for (const char* suffix : {"", "-wal", "-shm"}) restrictToOwner(path_ + suffix);
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busyTimeoutMillis);
+  fileKey_ = fileKey(path_);
+  FlushFailures::instance().opened(fileKey_);
 }
 
 Db::~Db() {
   statements_.clear();  // finalize before close, or close fails with SQLITE_BUSY
   sqlite3_close(db_);
+  FlushFailures::instance().closed(fileKey_);
+}
+
+void Db::requireNoFailedFlush() const {
+  if (!FlushFailures::instance().anyMarked()) return;
+  std::string reason = FlushFailures::instance().reasonFor(fileKey_);
+  if (!reason.empty()) throw UnavailableError(reason);
+}
+
+void Db::noteFailedFlush(int rc) const {
+  if (rc != SQLITE_IOERR_FSYNC && rc != SQLITE_IOERR_DIR_FSYNC) return;
+  FlushFailures::instance().mark(
+      fileKey_, "sqlite database '" + path_ + "': a flush of it failed earlier in this process " +
+                    "(sqlite code " + std::to_string(rc) + ", errno " +
+                    std::to_string(sqlite3_system_errno(db_)) +
+                    "), so this process writes nothing more to it (what it wrote since its last "
+                    "good flush may not be on disk): check the disk and the kernel log (dmesg), "
+                    "then restart the process; a new one reads what is on disk");
 }
 
 void Db::exec(const char* sql, std::string_view op) {
+  requireNoFailedFlush();
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) fail(rc, op);
 }
@@ -163,6 +242,9 @@ void Db::useWal() {
 }
 
 void Db::run(const char* sql, std::string_view op) {
+  if (FlushFailures::instance().anyMarked() && !sqlite3_stmt_readonly(prepare(sql).handle())) {
+    requireNoFailedFlush();
+  }
   int rc = runNoThrow(sql);
   if (rc != SQLITE_OK) fail(rc, op);
 }
@@ -205,6 +287,7 @@ int Db::truncateWal(int waitMillis) {
   sqlite3_busy_timeout(db_, waitMillis);
   int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
   sqlite3_busy_timeout(db_, busyTimeoutMillis_);
+  noteFailedFlush(rc);
   return rc;
 }
 
@@ -212,6 +295,7 @@ void Db::fail(int rc, std::string_view op) const {
   // The connection's message is about its last call, which is the failed one only when it
   // reports the same code.
   const bool last = sqlite3_extended_errcode(db_) == rc;
+  noteFailedFlush(rc);
   throwError(rc, path_, op, last ? sqlite3_errmsg(db_) : "", last ? sqlite3_system_errno(db_) : 0);
 }
 
@@ -252,6 +336,9 @@ void Statement::bind(int index, const std::optional<int64_t>& value) {
 }
 
 bool Statement::step(std::string_view op) {
+  if (FlushFailures::instance().anyMarked() && !sqlite3_stmt_readonly(stmt_)) {
+    db_.requireNoFailedFlush();
+  }
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;

@@ -5,7 +5,8 @@
 // disk, a disk I/O error: UnavailableError; corrupt, not a database, damaged data from the file
 // system: DataLossError; cannot open, no write access: FailedPreconditionError; anything
 // else: InternalError), each message naming the database
-// path and the operation that failed.
+// path and the operation that failed. After a failed flush of a database, no connection of this
+// process writes to it again until all of them are closed (Db::requireNoFailedFlush).
 // Thread-safety: a Db and its statements are used by one thread at a time (connections are
 // opened with SQLITE_OPEN_NOMUTEX); the owner serializes access.
 #pragma once
@@ -81,9 +82,19 @@ class Db {
   int truncateWal(int waitMillis);
 
   [[noreturn]] void fail(int rc, std::string_view op) const;
+  // Throws UnavailableError when a flush of this database failed earlier in this process, on
+  // any connection to it still open (see below). Every write (a statement that is not
+  // read-only, exec, run) checks it first; a rollback (runNoThrow, execNoThrow) does not.
+  void requireNoFailedFlush() const;
 
  private:
+  // Marks this database when `rc` is a failed flush (SQLITE_IOERR_FSYNC, _DIR_FSYNC): the
+  // kernel may have dropped pages this process wrote, and a later flush can succeed without
+  // them, so no connection of this process writes to the file again until all are closed.
+  void noteFailedFlush(int rc) const;
+
   std::string path_;
+  std::string fileKey_;  // the canonical path: one mark for every connection to the file
   int busyTimeoutMillis_ = 0;
   sqlite3* db_ = nullptr;
   std::map<const char*, std::unique_ptr<Statement>> statements_;
@@ -119,6 +130,7 @@ class Statement {
   // A BLOB column's bytes; valid until the next step or reset.
   std::string_view blob(int column) const;
   bool isNull(int column) const;
+  sqlite3_stmt* handle() const { return stmt_; }
 
  private:
   Db& db_;

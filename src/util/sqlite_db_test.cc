@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "loom/util/error.h"
+#include "support/sqlite_fault_vfs.h"
 #include "support/temp_dir.h"
 
 namespace loom::sqlite {
@@ -103,6 +104,41 @@ TEST_F(SqliteDbFileTest, AWriteToAFileMovedAwaySaysItWasMoved) {
         << e.what();
     EXPECT_EQ(std::string(e.what()).find("write access"), std::string::npos) << e.what();
   }
+}
+
+// After a failed flush the kernel may have dropped pages this process wrote: no connection of
+// this process writes to that file again (a key store's failure stops the log beside it in
+// loom.db too) until every one of them is closed; reading goes on.
+TEST_F(SqliteDbFileTest, AfterAFailedFlushNoConnectionOfTheProcessWritesToTheFile) {
+  loom::testing::SqliteFaultVfs vfs;  // before the connections: their files go through it
+  {
+    auto first = std::make_unique<Db>(path(), 1000);
+    Db second(path(), 1000);
+    first->useWal();
+    first->exec("CREATE TABLE t (k TEXT)", "create");
+    first->exec("PRAGMA synchronous = FULL", "flush every commit");
+    vfs.fail(loom::testing::SqliteFaultVfs::Call::kSync, "t.db-wal", SQLITE_IOERR_FSYNC, 1);
+    EXPECT_THROW(first->exec("INSERT INTO t VALUES ('a')", "insert"), UnavailableError);
+    ASSERT_EQ(1, vfs.failed());
+    for (Db* db : {first.get(), &second}) {
+      try {
+        StatementUse insert(db->prepare("INSERT INTO t VALUES ('b')"));
+        insert->step("insert");
+        ADD_FAILURE() << "wrote to a file whose flush failed";
+      } catch (const UnavailableError& e) {
+        EXPECT_NE(std::string(e.what()).find("failed earlier in this process"), std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("restart the process"), std::string::npos);
+      }
+      EXPECT_THROW(db->exec("INSERT INTO t VALUES ('c')", "insert"), UnavailableError);
+      StatementUse count(db->prepare("SELECT count(*) FROM t"));
+      EXPECT_TRUE(count->step("count")) << "reading goes on";
+    }
+    Db other(dir_ / "other.db", 1000);  // another file is not marked
+    other.exec("CREATE TABLE t (k TEXT); INSERT INTO t VALUES ('a')", "write");
+  }
+  Db reopened(path(), 1000);  // every connection closed: as a new process would
+  reopened.exec("INSERT INTO t VALUES ('d')", "insert");
 }
 
 TEST_F(SqliteDbFileTest, StatementsBindStepAndReset) {

@@ -68,10 +68,11 @@ class SqliteEventStore : public EventStore {
   // appendControl and remove go through group commit; if a group's COMMIT fails, every request
   // of the group that wrote gets that error and nothing of the group is stored, except when
   // the COMMIT's flush (fsync) failed: then the group may or may not be on disk, and this store
-  // refuses every later write with UnavailableError until the process restarts (the kernel may
-  // have dropped pages it wrote). Only a failure the COMMIT's own flush reports is seen so: not
-  // one a checkpoint's flush reported first, nor any with durability normal (no flush), nor
-  // another connection's to the same file.
+  // refuses every later write with UnavailableError while the process has the file open (the
+  // kernel may have dropped pages it wrote; sqlite::Db marks the file for every connection, so
+  // a failed flush another store of the process saw on the same file stops this one too). Not
+  // seen: a failure SQLite's background checkpoint reported first, or any with durability
+  // normal (no flush).
   int64_t append(const std::string& executionId, int64_t expectedNextSeq,
                  std::vector<Event> events) override;
   void scan(const std::string& executionId, int64_t fromSeq,
