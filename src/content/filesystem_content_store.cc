@@ -64,6 +64,21 @@ bool confirmAbsent(const std::filesystem::path& path) {
   posix::throwIoError(errno, "stat blob", path);
 }
 
+// Deleting a blob unlinks its file; through a symbolic link that would unlink the link and
+// leave the bytes where it points (an erasure reporting a blob deleted that is not), so a
+// delete refuses a link, naming it.
+void requireNotALink(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
+  std::error_code ec;
+  std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+  throw FailedPreconditionError(
+      "blob file " + path.string() + " is a symbolic link" +
+      (ec ? std::string() : " to " + target.string()) +
+      ", and deleting it would leave the blob's bytes there: move the file back in place of "
+      "the link, then run the sweep or the erasure again");
+}
+
 [[noreturn]] void throwNotAFile(const std::filesystem::path& path) {
   throw DataLossError("blob path " + path.string() +
                       " is not a regular file (a folder or a device): move it out of the "
@@ -229,6 +244,7 @@ bool FilesystemContentStore::remove(std::string_view address) {
   detail::requireAddress(address, impl_->name);
   std::filesystem::path path = impl_->blobPath(address);
   StripeLock lock(impl_->stripeOf(address));
+  requireNotALink(path);
   if (::unlink(path.c_str()) == 0) {
     posix::fsyncDirectory(path.parent_path());  // durable before it is reported
     return true;
@@ -245,6 +261,7 @@ bool FilesystemContentStore::deleteIfUntouchedSince(std::string_view address,
   StripeLock lock(impl_->stripeOf(address));
   struct stat st {};
   if (!statBlob(path, st) || posix::mtimeMillis(st) >= cutoffMillis) return false;
+  requireNotALink(path);
   if (::unlink(path.c_str()) == 0) {
     // Durable before it is reported: erasure journals ERASURE_CONTENT_DELETED and the sweep
     // counts it, so a power loss must not bring the blob back.

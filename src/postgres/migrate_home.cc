@@ -139,8 +139,11 @@ void copyControl(const HomeSource& from, PostgresEventStore& to, MigrateHomeRepo
   report.controlEvents = static_cast<int64_t>(events.size());
 }
 
-void copyBlobs(const HomeSource& from, const PostgresOptions& to, MigrateHomeReport& report) {
-  if (from.blobs == nullptr) return;
+// Returns the addresses it copied and read back.
+std::set<std::string> copyBlobs(const HomeSource& from, const PostgresOptions& to,
+                                MigrateHomeReport& report) {
+  std::set<std::string> copiedHere;
+  if (from.blobs == nullptr) return copiedHere;
   PostgresContentStore blobs(to);
   from.blobs->forEachBlob([&](const content::BlobInfo& info) {
     std::optional<std::string> bytes = from.blobs->get(info.address);
@@ -157,7 +160,9 @@ void copyBlobs(const HomeSource& from, const PostgresOptions& to, MigrateHomeRep
     }
     ++report.blobs;
     report.blobBytes += static_cast<int64_t>(bytes->size());
+    copiedHere.insert(info.address);
   });
+  return copiedHere;
 }
 
 // Feeds segment `name` of `store` to `sink` in 1 MiB pieces; returns the SHA-256 (hex) of it.
@@ -291,9 +296,13 @@ void requireNotUsedSinceCopied(const HomeSource& from, const PostgresOptions& to
                                const PostgresEventStore& events) {
   sqlite::Db db(from.database.string(), kBusyMillis);
   Connection conn(to.url, to.schema);
-  const std::string used =
-      ": the schema was used after an earlier copy (an erasure, a sweep or a run on the server), "
-      "and copying the home again would bring back what the server has since erased";
+  auto refuseUsed = [](const std::string& what) {
+    throw FailedPreconditionError(
+        "loom migrate-home: " + what +
+        ": the schema was used after an earlier copy (an erasure, a retention run or a run on "
+        "the server), and copying the home again would bring back what the server has since "
+        "erased; nothing was copied. Keep using the schema: it is the live copy now");
+  };
   std::set<std::string> shredded =
       homeRows(db, "subject_key_tombstones", "SELECT subject FROM subject_key_tombstones");
   Result tombstones =
@@ -301,7 +310,7 @@ void requireNotUsedSinceCopied(const HomeSource& from, const PostgresOptions& to
   for (int i = 0; i < tombstones.rows(); ++i) {
     std::string subject(tombstones.text(i, 0));
     if (!shredded.contains(subject)) {
-      refuse("subject '" + subject + "' is erased in the schema, not in the home" + used);
+      refuseUsed("subject '" + subject + "' is erased in the schema, not in the home");
     }
   }
   std::set<std::string> keys =
@@ -310,17 +319,29 @@ void requireNotUsedSinceCopied(const HomeSource& from, const PostgresOptions& to
       conn.execDynamic("SELECT subject, key_id FROM subject_keys", {}, "read the schema's keys");
   for (int i = 0; i < there.rows(); ++i) {
     std::string subject(there.text(i, 0));
-    if (!keys.contains(subject + '\x1f' + std::string(there.text(i, 1)))) {
-      refuse("the schema holds a key of subject '" + subject + "' that the home does not" + used);
+    if (keys.contains(subject + '\x1f' + std::string(there.text(i, 1)))) continue;
+    if (shredded.contains(subject)) {  // the home erased the subject after the copy
+      refuse("subject '" + subject +
+             "' was erased in the home after an earlier copy, and the "
+             "schema still holds its key");
     }
+    refuseUsed("the schema holds a key of subject '" + subject + "' that the home does not");
   }
+  kernel::forEachExecution(events, {}, [&](const kernel::ExecutionInfo& there) {
+    std::optional<kernel::ExecutionInfo> here = from.events.info(there.id);
+    if (here && there.nextSeq > here->nextSeq) {
+      refuseUsed("execution '" + there.id + "' has " + std::to_string(there.nextSeq - 1) +
+                 " events in the schema, more than the home's " +
+                 std::to_string(here->nextSeq - 1) + " (it went on on the server)");
+    }
+  });
   std::vector<kernel::ControlEvent> home = from.events.readControl(1);
   std::vector<kernel::ControlEvent> schema = events.readControl(1);
   if (schema.size() > home.size() ||
       digestOf(std::vector<kernel::ControlEvent>(
           home.begin(), home.begin() + static_cast<std::ptrdiff_t>(schema.size()))) !=
           digestOf(schema)) {
-    refuse("the schema's control log holds events the home's does not" + used);
+    refuseUsed("the schema's control log holds events the home's does not");
   }
 }
 
@@ -377,7 +398,7 @@ void copyKeyRows(const HomeSource& from, const PostgresOptions& to, MigrateHomeR
 // is refused here, never reported as copied. Addresses the home lacks (a look-alike in a tool's
 // output, an erased subject's blob) are not the copy's to prove.
 void requireCitedBlobsCopied(const HomeSource& from, const PostgresOptions& to,
-                             std::set<std::string> cited) {
+                             std::set<std::string> cited, const std::set<std::string>& copied) {
   if (from.blobs == nullptr) return;
   sqlite::Db db(from.database.string(), kBusyMillis);
   if (hasTable(db, "subject_blobs")) {
@@ -386,11 +407,14 @@ void requireCitedBlobsCopied(const HomeSource& from, const PostgresOptions& to,
   }
   PostgresContentStore blobs(to);
   for (const auto& address : cited) {
-    if (content::isValidAddress(address) && !blobs.has(address) && from.blobs->has(address)) {
-      refuse("blob " + address +
-             " is in the home and cited by its runs but was not copied (the "
-             "home's content store did not list it: check the disk under the home for errors, "
-             "then run `loom migrate-home` again)");
+    if (copied.contains(address) || !content::isValidAddress(address)) continue;
+    if (from.blobs->has(address) && !blobs.has(address)) {
+      throw FailedPreconditionError(
+          "loom migrate-home: blob " + address +
+          " is in the home, cited by its runs or listed "
+          "in its blob ledger, but was not copied: the home's content store did not list it "
+          "(check the disk under the home and the kernel log), then run `loom migrate-home` "
+          "again: it verifies what is copied and copies the rest");
     }
   }
 }
@@ -438,12 +462,12 @@ MigrateHomeReport migrateHome(const HomeSource& from, const PostgresOptions& to,
   progress("archive segments");
   copyArchive(from, to, report);
   progress("blobs");
-  copyBlobs(from, to, report);  // before the logs that cite them
+  std::set<std::string> copiedBlobs = copyBlobs(from, to, report);  // before the logs citing them
   progress("execution logs");
   std::set<std::string> cited;
   std::map<std::string, int64_t> copied = copyExecutions(from, ids, events, report, cited);
   copyControl(from, events, report);
-  requireCitedBlobsCopied(from, to, std::move(cited));
+  requireCitedBlobsCopied(from, to, std::move(cited), copiedBlobs);
   progress("snapshots");
   PostgresSnapshotStore snapshots(to);
   from.snapshots.forEach([&](const kernel::Snapshot& s) {

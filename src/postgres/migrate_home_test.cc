@@ -109,6 +109,22 @@ TEST_F(MigrateHomeTest, ASubjectErasedOnTheServerSinceTheCopyNeverComesBack) {
   EXPECT_TRUE(serverKeys.wasShredded("alice"));
 }
 
+TEST_F(MigrateHomeTest, ARunThatWentOnOnTheServerIsRefusedBeforeAnyWrite) {
+  migrateHome(home(blobs_), to(), [](const std::string&) {});
+  PostgresEventStore server(to());
+  server.append("run-1", 3, {kernel::stepCompleted("s2", "tool", "fetch", json::value(1), 3)});
+  std::string later = blobs_.put("put in the home after the copy");
+  try {
+    migrateHome(home(blobs_), to(), [](const std::string&) {});
+    FAIL() << "a schema whose run went on was copied over";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("it went on on the server"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("Keep using the schema"), std::string::npos);
+  }
+  EXPECT_FALSE(PostgresContentStore(to()).has(later)) << "written before the refusal";
+}
+
 TEST_F(MigrateHomeTest, AControlLogWrittenOnTheServerSinceTheCopyIsRefusedBeforeAnyWrite) {
   migrateHome(home(blobs_), to(), [](const std::string&) {});
   PostgresEventStore server(to());

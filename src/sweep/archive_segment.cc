@@ -203,7 +203,8 @@ struct ArchiveSegment::Impl {
     return raw;
   }
 
-  ArchivedExecution readBlock(const Entry& e) const {
+  // Checks the block's checksum, then parses its events one at a time into `visit`.
+  void visitBlock(const Entry& e, const std::function<void(kernel::Event&&)>& visit) const {
     const std::string& id = e.info.id;
     std::string where = "block of execution '" + id + "' at offset " + std::to_string(e.offset);
     std::string compressed = bytes->read(e.offset, static_cast<std::size_t>(e.length), where);
@@ -212,24 +213,28 @@ struct ArchiveSegment::Impl {
     if (sum.hex() != e.checksum) corrupt("has a damaged " + where + ": checksum mismatch");
     std::string raw = decompress(compressed, e.rawLength, where);
     compressed = std::string();
-    ArchivedExecution out;
-    out.info = e.info;
-    out.events.reserve(static_cast<std::size_t>(e.events));
+    int64_t seq = 0;
     std::string_view rest(raw);
     while (!rest.empty()) {
       std::size_t nl = rest.find('\n');
-      if (nl == std::string_view::npos || static_cast<int64_t>(out.events.size()) >= e.events) {
+      if (nl == std::string_view::npos || seq >= e.events) {
         corrupt("has a " + where + " with more text than its " + std::to_string(e.events) +
                 " events");
       }
-      auto seq = static_cast<int64_t>(out.events.size()) + 1;
-      out.events.push_back(kernel::eventFromText(id, seq, rest.substr(0, nl)));
+      visit(kernel::eventFromText(id, ++seq, rest.substr(0, nl)));
       rest.remove_prefix(nl + 1);
     }
-    if (static_cast<int64_t>(out.events.size()) != e.events) {
-      corrupt("has a " + where + " with " + std::to_string(out.events.size()) +
+    if (seq != e.events) {
+      corrupt("has a " + where + " with " + std::to_string(seq) +
               " events where its index counts " + std::to_string(e.events));
     }
+  }
+
+  ArchivedExecution readBlock(const Entry& e) const {
+    ArchivedExecution out;
+    out.info = e.info;
+    out.events.reserve(static_cast<std::size_t>(e.events));
+    visitBlock(e, [&](kernel::Event&& event) { out.events.push_back(std::move(event)); });
     return out;
   }
 };
@@ -274,6 +279,14 @@ std::optional<ArchivedExecution> ArchiveSegment::read(const std::string& executi
   auto it = impl_->byId.find(executionId);
   if (it == impl_->byId.end()) return std::nullopt;
   return impl_->readBlock(impl_->entries[it->second]);
+}
+
+bool ArchiveSegment::forEachEventOf(const std::string& executionId,
+                                    const std::function<void(const kernel::Event&)>& visit) const {
+  auto it = impl_->byId.find(executionId);
+  if (it == impl_->byId.end()) return false;
+  impl_->visitBlock(impl_->entries[it->second], [&](kernel::Event&& event) { visit(event); });
+  return true;
 }
 
 void ArchiveSegment::forEachExecution(

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "archive_format.h"
 #include "loom/sweep/archive.h"
 #include "loom/util/error.h"
 
@@ -69,25 +70,37 @@ std::map<std::string, ArchivedVersion> archivedVersions(const Archive& archive) 
   return out;
 }
 
-bool sameEvent(const kernel::Event& a, const kernel::Event& b) {
-  return a.seq == b.seq && a.type == b.type && a.atMillis == b.atMillis && a.data == b.data;
-}
+// The count and a digest of a log's stored events, fed one event at a time.
+class LogDigest {
+ public:
+  void add(const kernel::Event& event) {
+    ++events_;
+    sum_.update(kernel::toText(event));
+    sum_.update("\n");
+  }
+  int64_t events() const { return events_; }
+  std::string hex() { return sum_.hex(); }
 
-// A live log is removed only when its archived copy reads back (every block's checksum) and
-// holds each of its events unchanged: a segment damaged on its way to the disk, or a writer
-// that dropped an event, stops retention before anything is lost.
-void requireSameAsLive(const kernel::EventStore& store, const ArchivedExecution& copy,
-                       const std::string& location) {
-  std::size_t n = 0;
-  bool same = true;
-  store.scan(copy.info.id, 1, [&](const kernel::Event& live) {
-    same = same && n < copy.events.size() && sameEvent(live, copy.events[n]);
-    ++n;
-  });
-  if (same && n == copy.events.size()) return;
-  throw DataLossError("archive segment '" + location + "' does not hold execution '" +
-                      copy.info.id + "' as its live log does (" + std::to_string(n) +
-                      " live events, " + std::to_string(copy.events.size()) + " archived)");
+ private:
+  int64_t events_ = 0;
+  format::Checksum sum_;
+};
+
+// A live log is removed only when its copy in `segment` reads back (every block's checksum)
+// and holds each of its events unchanged: a segment damaged on its way to the disk, or a
+// writer that dropped or changed an event, stops retention before anything is lost. Both
+// sides stream: one event of each in memory.
+void requireSameAsLive(const kernel::EventStore& store, const ArchiveSegment& segment,
+                       const std::string& id) {
+  LogDigest live;
+  LogDigest copy;
+  store.scan(id, 1, [&](const kernel::Event& e) { live.add(e); });
+  bool held = segment.forEachEventOf(id, [&](const kernel::Event& e) { copy.add(e); });
+  if (held && live.events() == copy.events() && live.hex() == copy.hex()) return;
+  throw DataLossError("archive segment '" + segment.location() + "' does not hold execution '" +
+                      id + "' as its live log does (" + std::to_string(live.events()) +
+                      " live events, " + std::to_string(copy.events()) +
+                      " archived, not the same)");
 }
 
 // Whether segment `name` holds `id` as its live log is now; false when that copy is damaged
@@ -98,9 +111,7 @@ bool readsBackAsLive(const kernel::EventStore& store, const Archive& archive,
   auto it = segments.find(name);
   if (it == segments.end()) it = segments.emplace(name, archive.openSegment(name)).first;
   try {
-    std::optional<ArchivedExecution> copy = it->second.read(id);
-    if (!copy) return false;
-    requireSameAsLive(store, *copy, it->second.location());
+    requireSameAsLive(store, it->second, id);
     return true;
   } catch (const DataLossError&) {
     return false;
@@ -177,9 +188,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
       }
     }
     try {
-      segment.forEachExecution([&](const ArchivedExecution& copy) {
-        requireSameAsLive(store, copy, segment.location());
-      });
+      for (const auto& info : segment.listExecutions()) requireSameAsLive(store, segment, info.id);
     } catch (const DataLossError& e) {
       rethrowWithContext(e,
                          "retention removed nothing: the segment it wrote does not read back "

@@ -279,6 +279,13 @@ TEST_F(FilesystemContentStoreTest, ABlobFileMovedAwayBehindASymbolicLinkIsStillA
   EXPECT_TRUE(store->has(address));
   EXPECT_EQ(store->get(address), "moved to another disk");
   EXPECT_EQ(allBlobs(*store).count(address), 1u);
+  // Deleting it would unlink only the link: a delete refuses, and the bytes stay readable.
+  clock_->advance(10);
+  expectErrorNaming<FailedPreconditionError>(
+      [&] { store->deleteIfUntouchedSince(address, clock_->nowMillis()); }, "symbolic link");
+  expectErrorNaming<FailedPreconditionError>([&] { store->remove(address); }, "move the file back");
+  EXPECT_EQ(store->get(address), "moved to another disk");
+  EXPECT_TRUE(fs::exists(elsewhere));
 }
 
 // Something in a blob's way is never "no such blob": a link whose disk is gone, a folder in

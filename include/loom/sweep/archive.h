@@ -113,6 +113,10 @@ class ArchiveSegment {
   // the block's checksum (DataLossError naming the file, execution and offset on mismatch);
   // a bad row is a CorruptEventError naming the execution and seq.
   std::optional<ArchivedExecution> read(const std::string& executionId) const;
+  // read() one event at a time (one event in memory, not the whole log); false when the
+  // segment does not hold the execution. Errors as read().
+  bool forEachEventOf(const std::string& executionId,
+                      const std::function<void(const kernel::Event&)>& visit) const;
 
   // Every execution, ordered by id, one block in memory at a time. Errors as read().
   void forEachExecution(const std::function<void(const ArchivedExecution&)>& visit) const;
