@@ -8,6 +8,7 @@
 #include "erase_journal.h"
 #include "erase_parallel.h"
 #include "sweep/content_walker.h"
+#include "util/utf8.h"
 
 namespace loom::compliance {
 namespace {
@@ -24,6 +25,7 @@ std::string refusalMessage(const std::string& subject, const std::string& reason
 
 void requireSubject(const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("eraseSubject: the subject is empty");
+  requireUtf8(subject, "the data subject");
 }
 
 // Runs a planning read; a store that cannot enumerate (FailedPreconditionError) is a refusal.

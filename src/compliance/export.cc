@@ -8,6 +8,7 @@
 #include "loom/agent/agent_state.h"
 #include "loom/kernel/fold.h"
 #include "loom/util/error.h"
+#include "util/utf8.h"
 
 namespace loom::compliance {
 namespace {
@@ -87,6 +88,7 @@ json::value toJson(const ClaimCheckedBlob& blob) {
 
 json::object exportSubject(const ExportSubjectOptions& options, const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("exportSubject: the subject is empty");
+  requireUtf8(subject, "the data subject");
   if (!options.clock) throw InvalidArgumentError("ExportSubjectOptions.clock is null");
   CitationSources sources{&options.events, options.archive, options.snapshots, options.keys};
   SubjectExecutions executions = executionsOfSubject(sources, subject);

@@ -2,12 +2,14 @@
 
 #include "aead.h"
 #include "loom/util/error.h"
+#include "util/utf8.h"
 
 namespace loom::compliance {
 namespace {
 
 void requireSubject(const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("a data subject must not be empty");
+  requireUtf8(subject, "the data subject");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "key_wrapping.h"
 #include "loom/util/error.h"
 #include "util/sqlite_db.h"
+#include "util/utf8.h"
 
 namespace loom::compliance {
 namespace {
@@ -182,6 +183,7 @@ SqliteKeyStore::~SqliteKeyStore() = default;
 
 DataKey SqliteKeyStore::getOrCreate(const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("a data subject must not be empty");
+  requireUtf8(subject, "the data subject");
   std::lock_guard lock(impl_->mu);
   if (auto key = impl_->current(subject)) return std::move(*key);
   // Another process may create it between the read and the write: decide inside the write

@@ -1,6 +1,7 @@
 #include "append_plan.h"
 
 #include "loom/util/error.h"
+#include "util/utf8.h"
 
 namespace loom::kernel {
 namespace {
@@ -24,6 +25,13 @@ AppendPlan planAppend(const std::string& executionId, const std::optional<Execut
     throw InvalidArgumentError("execution '" + executionId +
                                "' must start with EXECUTION_STARTED, not " +
                                std::string(eventTypeName(events.front().type)));
+  }
+  if (!current) {  // once per execution: the names every later row and listing repeats
+    requireUtf8(executionId, "execution id");
+    const json::value* subject = events.front().data.if_contains("subject");
+    if (subject != nullptr && subject->is_string()) {
+      requireUtf8(subject->get_string(), "the data subject of execution '" + executionId + "'");
+    }
   }
   AppendPlan plan;
   plan.after = current.value_or(ExecutionInfo{});
@@ -63,6 +71,7 @@ std::vector<std::string> planControlAppend(int64_t currentNextSeq, int64_t expec
     }
     e.seq = seq++;
     texts.push_back(toText(e));
+    requireUtf8(texts.back(), "control event " + e.type);
   }
   return texts;
 }

@@ -3,6 +3,7 @@
 #include "compliance/key_wrapping.h"
 #include "pg_pool.h"
 #include "pg_schema.h"
+#include "util/utf8.h"
 
 namespace loom::postgres {
 
@@ -61,6 +62,7 @@ PostgresKeyStore::~PostgresKeyStore() = default;
 
 compliance::DataKey PostgresKeyStore::getOrCreate(const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("a data subject must not be empty");
+  requireUtf8(subject, "the data subject");
   return withConnection(impl_->pool, [&](Connection& conn) {
     if (auto key = impl_->current(conn, subject)) return std::move(*key);
     // Another process may create it at once: the first insert wins and both read it back.

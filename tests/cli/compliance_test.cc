@@ -64,6 +64,35 @@ TEST(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
   EXPECT_FALSE(folderContains(home, "alice-secret-prompt"));
 }
 
+// A subject or an id that is not UTF-8 would land in JSON rows Loom cannot read back, making
+// the control log or the run list unreadable for every later erase, sweep and retention: it is
+// refused before anything is written, and the home goes on working.
+TEST(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::vector<std::string> env{"LOOM_MASTER_KEY=" + masterKey(dir)};
+  auto loom = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home});
+    return runLoom(args, dir, env);
+  };
+  ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"erase", "\xff", "--config", kApp},
+                                             {"export", "\xff\xfe", "--config", kApp},
+                                             {"run", kApp, "--subject", "\xff\xfe", "--id", "b1"},
+                                             {"run", kApp, "--subject", "bob", "--id", "id\xff"}}) {
+    Outcome refused = loom(args);
+    EXPECT_NE(refused.exitCode, 0) << args[0] << ": " << refused.out;
+    EXPECT_NE(refused.err.find("not valid UTF-8"), std::string::npos) << refused.err;
+  }
+  Outcome ls = loom({"ls", "--json"});
+  ASSERT_EQ(ls.exitCode, 0) << ls.err;
+  EXPECT_EQ(ls.out.find("b1"), std::string::npos) << ls.out;
+  Outcome erase = loom({"erase", "alice", "--config", kApp, "--json"});
+  ASSERT_EQ(erase.exitCode, 0) << erase.err;
+  EXPECT_EQ(loom({"sweep"}).exitCode, 0);
+}
+
 TEST(ComplianceCli, AWrongMasterKeyStopsBootAndEraseNeedsKeys) {
   TempDir dir;
   std::string home = dir / "home";
