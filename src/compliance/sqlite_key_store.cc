@@ -138,13 +138,23 @@ struct SqliteKeyStore::Impl {
     return std::move(key);
   }
 
-  // Copies the WAL into the database and truncates it, so the frames of deleted rows leave the
-  // -wal file. Busy (another connection reading past the busy timeout) is not an error: the
-  // shred itself is durable, and the old frames go when the WAL is next reset (a later
-  // checkpoint with no reader, or the truncation when the key store is next opened).
+  // Copies the WAL into the database and truncates it, so neither the -wal file nor the
+  // database file keeps the old page of the deleted key row (the database file holds it until
+  // the checkpoint writes the new page over it). Until then the erasure is not done: busy
+  // (another process reading past the busy timeout) is an error that says so, and the shred
+  // of a shredded subject checkpoints again.
   void checkpoint(const std::string& subject) {
     int rc = db.truncateWal(busyTimeoutMillis);
-    if (rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return;
+    if (rc == SQLITE_OK) return;
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
+      throw UnavailableError(
+          "the key of subject '" + subject + "' is shredded, but another process kept reading " +
+          path +
+          " past the busy timeout (a `loom serve`, a worker, a backup or a query), so the "
+          "old copy of its wrapped key stays in that file and its write-ahead log until a "
+          "checkpoint runs: stop or pause those readers, then run `loom erase " +
+          subject + "` again");
+    }
     try {
       db.fail(rc, "checkpoint the WAL after a shred");
     } catch (const Error& e) {

@@ -376,6 +376,39 @@ TEST(SqliteKeyStore, AShredWhoseCheckpointFailedIsFinishedWhenItIsRunAgain) {
       << "the wrapped key of a shredded subject is still in the database files";
 }
 
+// A reader that holds the file (an inspector, a backup, a query) keeps the checkpoint from
+// writing the new page over the old one: the old wrapped key stays in keys.db. The shred says
+// so instead of reporting the erasure done; once the reader is gone, shredding again finishes.
+TEST(SqliteKeyStore, AShredWhoseCheckpointAReaderBlocksIsNotReportedDone) {
+  TempDir dir;
+  auto store = std::make_unique<SqliteKeyStore>(
+      SqliteKeyStoreOptions{.path = (dir.path() / "keys.db").string(),
+                            .masterKey = masterKey(1),
+                            .masterKeyOrigin = "the test master key",
+                            .busyTimeoutMillis = 100});
+  for (int i = 0; i < 20; ++i) store->getOrCreate("other-" + std::to_string(i));
+  store->getOrCreate("alice");
+  std::string wrapped = wrappedColumn(dir.path() / "keys.db", "alice");
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(SQLITE_OK, sqlite3_open((dir.path() / "keys.db").c_str(), &reader));
+  ASSERT_EQ(SQLITE_OK, sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM subject_keys;", nullptr,
+                                    nullptr, nullptr));
+  try {
+    store->shred("alice");
+    ADD_FAILURE() << "a shred whose old copy stays in the file reported success";
+  } catch (const UnavailableError& e) {
+    std::string m = e.what();
+    EXPECT_NE(std::string::npos, m.find("another process kept reading")) << m;
+    EXPECT_NE(std::string::npos, m.find("`loom erase alice` again")) << m;
+  }
+  EXPECT_TRUE(store->wasShredded("alice"));
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  EXPECT_FALSE(store->shred("alice"));  // shredded already; this time the checkpoint runs
+  EXPECT_EQ(std::string::npos, databaseFiles(dir.path()).find(wrapped))
+      << "the wrapped key of a shredded subject is still in the database files";
+}
+
 TEST(SqliteKeyStore, ShredsAcrossManyPagesLeaveNoWrappedKeyBehind) {
   TempDir dir;
   auto store = openSqlite(dir.path());
