@@ -1,11 +1,13 @@
 #include "maintenance.h"
 
 #include "compliance/sealing_event_store.h"
+#include "loom/sweep/retention.h"
 #include "sweep/pin_sources.h"
 
 namespace loom::app {
 
 compliance::EraseCoordinatorOptions eraseOptions(App& app, const sweep::Archive& archive) {
+  sweep::requireJournaledSegments(app.store(), archive);
   compliance::EraseCoordinatorOptions options{app.store(), *app.keys()};
   options.content = app.contentStore().get();
   options.archive = &archive;
@@ -16,6 +18,7 @@ compliance::EraseCoordinatorOptions eraseOptions(App& app, const sweep::Archive&
 }
 
 compliance::ExportSubjectOptions exportOptions(App& app, const sweep::Archive& archive) {
+  sweep::requireJournaledSegments(app.store(), archive);
   compliance::ExportSubjectOptions options{app.store()};
   options.content = app.contentStore().get();
   options.archive = &archive;
@@ -26,6 +29,7 @@ compliance::ExportSubjectOptions exportOptions(App& app, const sweep::Archive& a
 }
 
 sweep::SweepSources sweepSources(App& app, const sweep::Archive& archive) {
+  sweep::requireJournaledSegments(app.store(), archive);
   return sweep::SweepSources{&app.store(),
                              {app.keys() ? compliance::sealedArchivePins(archive, *app.keys())
                                          : sweep::archivePins(archive),

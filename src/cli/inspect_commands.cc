@@ -14,6 +14,7 @@
 #include "inspect/run_state.h"
 #include "inspect/run_status.h"
 #include "loom/sweep/archive.h"
+#include "loom/sweep/retention.h"
 #include "loom/util/clock.h"
 #include "text.h"
 
@@ -132,8 +133,12 @@ Action setupLog(CLI::App& command, Session& session) {
     // A live log, or else one that retention moved into an archive segment (ADR 0138).
     std::optional<sweep::ArchivedExecution> archived;
     if (!session.store(false).info(args->id)) {
-      archived = sweep::Archive(app::openArchiveStore(session.location())).find(args->id);
-      if (!archived) requireExecution(session, args->id);
+      sweep::Archive archive(app::openArchiveStore(session.location()));
+      archived = archive.find(args->id);
+      if (!archived) {
+        sweep::requireJournaledSegments(session.store(false), archive);  // not gone: missing
+        requireExecution(session, args->id);
+      }
     }
     std::ostream& out = session.out();
     bool first = true;

@@ -1,5 +1,6 @@
 #include "loom/sweep/retention.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -219,6 +220,23 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   }
   appendRunEvent(store, r, now);
   return r;
+}
+
+void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive) {
+  std::vector<std::string> present = archive.segmentNames();  // sorted
+  for (const auto& e : store.readControl(1)) {
+    if (e.type != "RETENTION_RUN") continue;
+    const json::value* segment = e.data.if_contains("segment");
+    if (segment == nullptr || !segment->is_string()) continue;
+    std::string name(segment->get_string());
+    if (std::binary_search(present.begin(), present.end(), name)) continue;
+    throw UnavailableError(
+        "archive segment '" + name + "', which retention wrote (control event #" +
+        std::to_string(e.seq) + "), is not in " + archive.store().describe() +
+        ": its runs' only copy is there, and without it they would read as gone and their blobs "
+        "as unneeded; mount the archive's disk or restore the segment from a backup, then run "
+        "again");
+  }
 }
 
 json::value toJson(const RetentionReport& r) {

@@ -352,6 +352,26 @@ TEST_F(RetentionTest, ACopyThatDiffersFromTheLiveLogIsNotTakenForArchived) {
   }
 }
 
+// The archive's disk not mounted, a segment moved away: the runs archived there have no other
+// copy. The sweep, erasure and export check first that every segment retention journaled is
+// there, rather than take those runs for gone and their blobs for unneeded.
+TEST_F(RetentionTest, ASegmentRetentionWroteThatIsGoneIsUnavailableNotNothing) {
+  RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
+  ASSERT_FALSE(r.segmentName.empty());
+  Archive archive(archiveDir_);
+  EXPECT_NO_THROW(requireJournaledSegments(store_, archive));
+  fs::rename(archiveDir_ / r.segmentName, scratch_.path() / r.segmentName);
+  try {
+    requireJournaledSegments(store_, archive);
+    FAIL() << "a missing segment read as no archived run";
+  } catch (const UnavailableError& e) {
+    EXPECT_NE(std::string(e.what()).find(r.segmentName), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("restore the segment"), std::string::npos);
+  }
+  fs::rename(scratch_.path() / r.segmentName, archiveDir_ / r.segmentName);
+  EXPECT_NO_THROW(requireJournaledSegments(store_, archive));
+}
+
 TEST_F(RetentionTest, AKilledRunsTempSegmentIsRemovedByTheNextRun) {
   fs::create_directories(archiveDir_);
   fs::path leftover = archiveDir_ / ".segment-20261201T000000Z-deadbeef.tmp";

@@ -23,6 +23,7 @@
 #include "loom/json/json.h"
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
+#include "loom/sweep/archive.h"
 #include "loom/sweep/archive_store.h"
 #include "loom/util/clock.h"
 
@@ -72,6 +73,11 @@ struct RetentionReport {
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
                              const std::shared_ptr<ArchiveStore>& archive,
                              const RetentionOptions& options);
+
+// Throws UnavailableError naming the first segment a RETENTION_RUN control event records that
+// `archive` does not hold (its disk not mounted, the file moved): the runs archived there have
+// no other copy, so a sweep, an erasure or an export without it would take them for gone.
+void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive);
 
 json::value toJson(const RetentionReport& report);
 // A few lines for a terminal: what was selected, archived where, removed, bytes before/after.
