@@ -52,6 +52,24 @@ TEST(ClaimCheckCli, ParkedRunResumesWithZeroContentStoreCallsAndTheSweepKeepsIts
   Outcome after = runLoom({"--home", home, "sweep", "--json"}, dir);
   EXPECT_EQ(after.json().at("kept").at("archive").as_int64(), 201);
   EXPECT_EQ(after.json().at("deleted").as_int64(), 0);
+
+  // The archive's disk is not mounted: the segment retention journaled is gone from the
+  // folder. Nothing takes the run for gone or its blobs for unneeded.
+  std::filesystem::path segment = retention.json().at("segment").as_string().c_str();
+  std::filesystem::path away = dir.path() / segment.filename();
+  std::filesystem::rename(segment, away);
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"sweep", "--grace-hours", "0"}, {"log", "cc"}}) {
+    std::vector<std::string> call{"--home", home};
+    call.insert(call.end(), args.begin(), args.end());
+    Outcome refused = runLoom(call, dir);
+    EXPECT_NE(refused.exitCode, 0) << args[0];
+    EXPECT_NE(refused.err.find(segment.filename().string()), std::string::npos) << refused.err;
+  }
+  std::filesystem::rename(away, segment);
+  Outcome back = runLoom({"--home", home, "sweep", "--grace-hours", "0", "--json"}, dir);
+  ASSERT_EQ(back.exitCode, 0) << back.err;
+  EXPECT_EQ(back.json().at("deleted").as_int64(), 0) << "the archived run's blobs were kept";
 }
 
 // Processes that open a new home at the same moment (a script starting runs in parallel) all
