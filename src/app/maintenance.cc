@@ -24,6 +24,7 @@ compliance::ExportSubjectOptions exportOptions(App& app, const sweep::Archive& a
   options.archive = &archive;
   options.snapshots = &app.snapshots();
   options.keys = app.keys();
+  options.ledger = app.blobLedger();
   options.clock = app.clock();
   return options;
 }

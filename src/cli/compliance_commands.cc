@@ -100,9 +100,11 @@ Action setupExport(CLI::App& command, Session& session) {
     sweep::Archive archive(app.archiveStore());
     json::object exported =
         compliance::exportSubject(app::exportOptions(app, archive), args->subject);
-    if (exported.at("executions").as_array().empty()) {
+    if (exported.at("executions").as_array().empty() &&
+        exported.at("claimChecked").as_array().empty()) {
       // Art. 15 allows "nothing held", but a misspelt subject must not read as that answer.
-      std::cerr << "loom export: warning: no live or archived run names subject '" << args->subject
+      std::cerr << "loom export: warning: no live or archived run and no blob names subject '"
+                << args->subject
                 << "' (an erased subject's runs are still listed): check its spelling against "
                    "`loom ls`\n";
     }

@@ -130,6 +130,16 @@ json::object exportSubject(const ExportSubjectOptions& options, const std::strin
   for (const auto& [address, ref] : refs) {
     claimChecked.emplace_back(toJson(resolveClaimCheckedBlob(*options.content, ref, subject)));
   }
+  // Blobs the subject put that no run cites any more but the store still holds (a log retention
+  // removed without archiving it): held on the subject all the same.
+  if (options.ledger != nullptr && options.content != nullptr) {
+    for (const auto& address : options.ledger->addressesOf(subject)) {
+      if (refs.contains(address) || !options.content->has(address)) continue;
+      ClaimCheckedBlob blob =
+          resolveClaimCheckedBlob(*options.content, ClaimCheckRef{address, {}, {}}, subject);
+      if (!blob.missing) claimChecked.emplace_back(toJson(blob));
+    }
+  }
 
   return json::object{{"format", kExportFormat},
                       {"subject", subject},

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "erase_test_util.h"
+#include "support/temp_dir.h"
 
 namespace loom::compliance {
 namespace {
@@ -107,6 +108,25 @@ TEST_F(ExportTest, MarksBlobsThatAreGoneAsMissing) {
   EXPECT_EQ(e.at("missing"), true);
   EXPECT_EQ(e.at("size"), 11);
   EXPECT_FALSE(e.contains("value"));
+}
+
+// Retention without archive removed the run's log: nothing cites alice's blob any more, but
+// the store still holds it, and the ledger says she put it. It is exported: it is held on her.
+TEST_F(ExportTest, ABlobTheSubjectPutThatNoRunCitesAnyMoreIsExported) {
+  loom::testing::TempDir dir;
+  BlobLedger ledger((dir.path() / "ledger.db").string());
+  std::string held = w_.content.put("\"alice's page\"");
+  ledger.add(std::string("alice"), held);
+  std::string swept = w_.content.put("\"reclaimed since\"");
+  ledger.add(std::string("alice"), swept);
+  ASSERT_TRUE(w_.content.remove(swept));
+  std::string bobs = w_.content.put("\"bob's\"");
+  ledger.add(std::string("bob"), bobs);
+  ExportSubjectOptions o = options();
+  o.ledger = &ledger;
+  json::object doc = exportSubject(o, "alice");
+  ASSERT_EQ(doc.at("claimChecked").as_array().size(), 1u) << json::toText(doc);
+  EXPECT_EQ(entry(doc, held).at("value"), "alice's page");
 }
 
 TEST_F(ExportTest, CoversNestedArchivedAndSnapshottedBlobsButNotOtherSubjects) {

@@ -48,7 +48,8 @@ TEST(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
   EXPECT_TRUE(doc.at("claimChecked").as_array()[0].as_object().contains("value"));
   Outcome misspelt = loom({"export", "alcie", "--config", kApp});
   ASSERT_EQ(misspelt.exitCode, 0) << misspelt.err;  // "nothing held" is an answer...
-  EXPECT_NE(misspelt.err.find("no live or archived run names subject 'alcie'"), std::string::npos)
+  EXPECT_NE(misspelt.err.find("no live or archived run and no blob names subject 'alcie'"),
+            std::string::npos)
       << misspelt.err;  // ...said aloud, so a typo is not taken for it
   EXPECT_EQ(loom({"export", "alice", "--config", kApp}).err, "");
 

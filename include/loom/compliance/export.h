@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "loom/compliance/blob_ledger.h"
 #include "loom/compliance/key_store.h"
 #include "loom/content/content_store.h"
 #include "loom/json/json.h"
@@ -38,6 +39,9 @@ struct ExportSubjectOptions {
   // Unseals archived events (retention copies them sealed); null = they are stored clear.
   // With sealed logs, `events` and `snapshots` are the Sealing stores.
   const KeyStore* keys = nullptr;
+  // The blobs the subject put, cited or not (a run whose log retention removed without
+  // archiving it cites nothing any more); null = only cited blobs are exported.
+  const BlobLedger* ledger = nullptr;
 };
 
 // The export document: {"format": "loom.export/1", "subject", "exportedAt", "executions": [...],
