@@ -23,14 +23,19 @@ std::string masterKey(const TempDir& dir) {
   return key;
 }
 
-TEST(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
+// A home of its own with a fresh master key; loom(args) runs the CLI on it.
+class ComplianceCli : public ::testing::Test {
+ protected:
+  Outcome loom(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home});
+    return runLoom(args, dir, env);
+  }
   TempDir dir;
   std::string home = dir / "home";
   std::vector<std::string> env{"LOOM_MASTER_KEY=" + masterKey(dir)};
-  auto loom = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--home", home});
-    return runLoom(args, dir, env);
-  };
+};
+
+TEST_F(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
   ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1", "--prompt",
                   "alice-secret-prompt"}).exitCode, 0);
   ASSERT_EQ(loom({"run", kApp, "--subject", "bob", "--id", "b1", "--prompt",
@@ -68,14 +73,7 @@ TEST(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
 // A subject or an id that is not UTF-8 would land in JSON rows Loom cannot read back, making
 // the control log or the run list unreadable for every later erase, sweep and retention: it is
 // refused before anything is written, and the home goes on working.
-TEST(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) {
-  TempDir dir;
-  std::string home = dir / "home";
-  std::vector<std::string> env{"LOOM_MASTER_KEY=" + masterKey(dir)};
-  auto loom = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--home", home});
-    return runLoom(args, dir, env);
-  };
+TEST_F(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) {
   ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1"}).exitCode, 0);
   for (const auto& args :
        std::vector<std::vector<std::string>>{{"erase", "\xff", "--config", kApp},
@@ -94,7 +92,7 @@ TEST(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) {
   EXPECT_EQ(loom({"sweep"}).exitCode, 0);
 }
 
-TEST(ComplianceCli, AWrongMasterKeyStopsBootAndEraseNeedsKeys) {
+TEST(ComplianceCliKeys, AWrongMasterKeyStopsBootAndEraseNeedsKeys) {
   TempDir dir;
   std::string home = dir / "home";
   ASSERT_EQ(runLoom({"--home", home, "run", kApp, "--subject", "a", "--id", "x"}, dir,
