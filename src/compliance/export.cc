@@ -132,9 +132,11 @@ json::object exportSubject(const ExportSubjectOptions& options, const std::strin
   }
   // Blobs the subject put that no run cites any more but the store still holds (a log retention
   // removed without archiving it): held on the subject all the same.
-  if (options.ledger != nullptr && options.content != nullptr) {
+  // Not after an erasure: the ledger rows it keeps are of blobs other runs cite too.
+  bool erased = options.keys != nullptr && options.keys->wasShredded(subject);
+  if (options.ledger != nullptr && options.content != nullptr && !erased) {
     for (const auto& address : options.ledger->addressesOf(subject)) {
-      if (refs.contains(address) || !options.content->has(address)) continue;
+      if (refs.contains(address)) continue;
       ClaimCheckedBlob blob =
           resolveClaimCheckedBlob(*options.content, ClaimCheckRef{address, {}, {}}, subject);
       if (!blob.missing) claimChecked.emplace_back(toJson(blob));

@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "key_wrapping.h"
 #include "loom/util/error.h"
@@ -144,16 +146,25 @@ struct SqliteKeyStore::Impl {
   // (another process reading past the busy timeout) is an error that says so, and the shred
   // of a shredded subject checkpoints again.
   void checkpoint(const std::string& subject) {
+    // The checkpoint lock is taken without the busy handler: another connection's checkpoint
+    // (SQLite's automatic one, a store opening) makes it busy at once, so it is tried again
+    // until the busy timeout has passed.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busyTimeoutMillis);
     int rc = db.truncateWal(busyTimeoutMillis);
+    while (((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      rc = db.truncateWal(busyTimeoutMillis);
+    }
     if (rc == SQLITE_OK) return;
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
       throw UnavailableError(
           "the key of subject '" + subject + "' is shredded, but another process kept reading " +
           path +
-          " past the busy timeout (a `loom serve`, a worker, a backup or a query), so the "
-          "old copy of its wrapped key stays in that file and its write-ahead log until a "
-          "checkpoint runs: stop or pause those readers, then run `loom erase " +
-          subject + "` again");
+          " (or checkpointing it) past the busy timeout (a `loom serve`, a worker, a "
+          "backup or a query), so the old copy of its wrapped key stays in that file and its "
+          "write-ahead log until a checkpoint runs: run `loom erase " +
+          subject + "` again, after pausing a reader that holds the home for long");
     }
     try {
       db.fail(rc, "checkpoint the WAL after a shred");

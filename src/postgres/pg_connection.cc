@@ -343,10 +343,8 @@ Connection::Connection(const std::string& url, const std::string& schema)
     conn_ = nullptr;
     std::optional<std::string> problem = urlProblem(url);
     throw UnavailableError("cannot connect to postgresql at " + redactedUrl_ + ": " +
-                           redactMessage(why, url) +
-                           (problem ? "; the url: " + *problem
-                                    : "; check the url and that the server runs and accepts "
-                                      "connections"));
+                           redactMessage(why, url) + (problem ? "; the url: " + *problem : "") +
+                           "; check the url and that the server runs and accepts connections");
   }
   // Notices (a CREATE ... IF NOT EXISTS that skipped, a server shutting down) are not errors
   // and go nowhere: every failure reaches the caller as an error.

@@ -106,6 +106,21 @@ class FlushFailures {
   std::atomic<int> marked_{0};
 };
 
+// Whether every statement of `sql` only reads (BEGIN, SELECT, a PRAGMA that reads; SQLite's
+// sqlite3_stmt_readonly). Prepares them, so it is called only once a flush failed.
+bool readOnly(sqlite3* db, const char* sql) {
+  while (sql != nullptr && *sql != '\0') {
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, &tail) != SQLITE_OK) return false;
+    bool readOnly = stmt == nullptr || sqlite3_stmt_readonly(stmt) != 0;
+    sqlite3_finalize(stmt);
+    if (!readOnly) return false;
+    sql = tail;
+  }
+  return true;
+}
+
 // The registry's key for `path`: its canonical form when it names a file.
 std::string fileKey(const std::string& path) {
   if (path.empty() || path == ":memory:") return path;
@@ -203,7 +218,7 @@ void Db::noteFailedFlush(int rc) const {
 }
 
 void Db::exec(const char* sql, std::string_view op) {
-  requireNoFailedFlush();
+  if (FlushFailures::instance().anyMarked() && !readOnly(db_, sql)) requireNoFailedFlush();
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) fail(rc, op);
 }

@@ -131,9 +131,17 @@ TEST_F(SqliteDbFileTest, AfterAFailedFlushNoConnectionOfTheProcessWritesToTheFil
         EXPECT_NE(std::string(e.what()).find("restart the process"), std::string::npos);
       }
       EXPECT_THROW(db->exec("INSERT INTO t VALUES ('c')", "insert"), UnavailableError);
-      StatementUse count(db->prepare("SELECT count(*) FROM t"));
-      EXPECT_TRUE(count->step("count")) << "reading goes on";
+      {
+        ReadTransaction read(*db);  // BEGIN ... COMMIT through exec: reading goes on
+        StatementUse count(db->prepare("SELECT count(*) FROM t"));
+        EXPECT_TRUE(count->step("count"));
+      }
+      db->exec("PRAGMA query_only = 1; PRAGMA query_only = 0", "as a reader pool does");
     }
+    ReaderPool pool(path(), 1000, 1);
+    auto reader = pool.acquire();  // a new reader connection opens
+    StatementUse count(reader->prepare("SELECT count(*) FROM t"));
+    EXPECT_TRUE(count->step("count"));
     Db other(dir_ / "other.db", 1000);  // another file is not marked
     other.exec("CREATE TABLE t (k TEXT); INSERT INTO t VALUES ('a')", "write");
   }
