@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "loom/content/filesystem_content_store.h"
 #include "loom/postgres/postgres_admin.h"
 #include "loom/util/error.h"
 #include "util/host.h"
@@ -228,6 +229,66 @@ void recordHome(const Config& config) {
     }
     writeRow(where, "keys", json::toText(json::value(std::move(switches))), true);
   }
+}
+
+namespace {
+
+constexpr std::string_view kOpenedRow = "contentStoreOpened";
+
+// The recorded store `config` wires, when it is on disk and the home's log keeps a record.
+std::optional<ContentStoreIdentity> recordedStoreWired(const Config& config,
+                                                       const StorageLocation& where) {
+  if (config.storage.eventStore.kind != "sqlite" || where.onPostgres()) return std::nullopt;
+  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
+  if (!store || store->kind == "postgresql") return std::nullopt;
+  HomeRecord recorded = readHomeRecord(where);
+  if (!recorded.contentStore || !(*recorded.contentStore == *store)) return std::nullopt;
+  return store;
+}
+
+// What exists once a store was created: a folder's LAYOUT file, a SQLite store's database.
+std::filesystem::path storeMarker(const ContentStoreIdentity& store) {
+  std::filesystem::path path(store.path);
+  return store.kind == "sqlite" ? path : path / "LAYOUT";
+}
+
+std::string recreateAdvice(const ContentStoreIdentity& store) {
+  if (store.kind == "sqlite") return "create an empty file there (touch " + store.path + ")";
+  return "write the line 'loom filesystem content store, layout " +
+         std::to_string(content::kFilesystemLayoutVersion) + "' into " +
+         storeMarker(store).string();
+}
+
+}  // namespace
+
+void requireRecordedContentStore(const Config& config) {
+  StorageLocation where = storageLocation(config);
+  std::optional<ContentStoreIdentity> store = recordedStoreWired(config, where);
+  if (!store) return;
+  RecordRows rows(where);
+  auto opened = rows.read(kOpenedRow);
+  if (!opened) return;
+  json::object o = rowObject(where, kOpenedRow, *opened);
+  if (stringMember(o, "kind") != store->kind || stringMember(o, "path") != store->path) return;
+  std::filesystem::path marker = storeMarker(*store);
+  if (posix::pathExists(marker)) return;
+  throw FailedPreconditionError(
+      "the runs of " + where.describe() + " stored blobs in " + describe(*store) +
+      " (its home record), but " + marker.string() +
+      " does not exist: is its disk mounted, or was it moved? Mount or restore it and run "
+      "again. Loom does not start a new, empty store there: erasure and export would take the "
+      "blobs they cannot see for gone. If they are lost for good, start an empty store on "
+      "purpose: " +
+      recreateAdvice(*store));
+}
+
+void recordContentStoreOpened(const Config& config) {
+  StorageLocation where = storageLocation(config);
+  std::optional<ContentStoreIdentity> store = recordedStoreWired(config, where);
+  if (!store) return;
+  if (RecordRows(where).read(kOpenedRow)) return;
+  json::object o{{"kind", store->kind}, {"path", store->path}};
+  writeRow(where, kOpenedRow, json::toText(json::value(std::move(o))), false);
 }
 
 void applyHomeRecord(const HomeRecord& record, Config& config) {

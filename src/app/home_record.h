@@ -57,6 +57,17 @@ HomeRecord readHomeRecord(const StorageLocation& where);
 // nothing, when the config can offload and wires another content store than the recorded one.
 void recordHome(const Config& config);
 
+// Refuses (FailedPreconditionError) to open `config`'s content store when the home record says
+// the runs stored blobs there (row contentStoreOpened) and the store's own file is gone: the
+// LAYOUT of a filesystem store, the database of a SQLite one (an unmounted disk, a moved
+// folder). Opening would create a new, empty store, and erasure and export would take every
+// blob they cannot see there for absent.
+void requireRecordedContentStore(const Config& config);
+
+// Records that `config`'s content store, the one the home record names, now exists (row
+// contentStoreOpened), once; called after it opened.
+void recordContentStoreOpened(const Config& config);
+
 // Fills `config` (a default one, for a command given no --config) from `record`: the recorded
 // content store, security.keys, compliance.erase and security.crypto.
 void applyHomeRecord(const HomeRecord& record, Config& config);

@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include "home_record.h"
 #include "loom/compliance/sqlite_key_store.h"
 #include "loom/content/filesystem_content_store.h"
 #include "loom/content/memory_content_store.h"
@@ -81,7 +82,9 @@ std::shared_ptr<sweep::ArchiveStore> openArchiveStore(const StorageLocation& whe
   return sweep::folderArchiveStore(where.home / "archive");
 }
 
-std::shared_ptr<content::ContentStore> openContentStore(
+namespace {
+
+std::shared_ptr<content::ContentStore> openStore(
     const Config& config, std::shared_ptr<const Clock> clock,
     std::shared_ptr<const Clock> postgresClock, std::shared_ptr<sqlite::BorrowedWriter> logWriter) {
   const ContentStoreConfig& c = config.storage.contentStore;
@@ -115,6 +118,17 @@ std::shared_ptr<content::ContentStore> openContentStore(
                                                             std::move(logWriter));
   return std::make_shared<content::PackedContentStore>(std::move(pack), std::move(files),
                                                        c.packBelowBytes);
+}
+
+}  // namespace
+
+std::shared_ptr<content::ContentStore> openContentStore(
+    const Config& config, std::shared_ptr<const Clock> clock,
+    std::shared_ptr<const Clock> postgresClock, std::shared_ptr<sqlite::BorrowedWriter> logWriter) {
+  requireRecordedContentStore(config);  // never a new, empty store where the blobs were
+  auto store = openStore(config, std::move(clock), std::move(postgresClock), std::move(logWriter));
+  recordContentStoreOpened(config);
+  return store;
 }
 
 std::unique_ptr<compliance::KeyStore> openKeyStore(const StorageLocation& where,

@@ -58,6 +58,8 @@ std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& 
 // under storage.home); without the sealing or ledger layers boot adds.
 // `postgresClock`: StorageLocation::postgresClock. `logWriter`: the writer the home's SQLite log
 // lends (SqliteEventStore::lendWriter), for the blobs packed in its file (ADR 0017).
+// Refuses, creating nothing, to open anew a store the home record says the runs stored blobs
+// in whose folder or file is gone (requireRecordedContentStore).
 std::shared_ptr<content::ContentStore> openContentStore(
     const Config& config, std::shared_ptr<const Clock> clock,
     std::shared_ptr<const Clock> postgresClock = nullptr,

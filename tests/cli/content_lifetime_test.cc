@@ -339,5 +339,54 @@ TEST_F(ContentLifetimeCli, AnEraseDuringARunStopsItAndARepeatedEraseDeletesWhatI
   EXPECT_TRUE(blobs(home_).empty()) << "a blob alice's run wrote after the first erase is left";
 }
 
+// The blobs on a disk of their own that is not mounted: the mount point is an empty folder.
+TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedStopsEraseAndExportInsteadOfLookingEmpty) {
+  std::filesystem::create_directories(dir_ / "disk");
+  std::string store = dir_ / "disk/blobs";
+  std::string app =
+      writeApp(dir_, "a.toml", writeScript(dir_, "s.json", fetchTurns(1)), fetchTool(),
+               "\n[storage.contentStore]\nkind = \"filesystem\"\npath = \"" + store + "\"\n");
+  ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  std::filesystem::rename(store, dir_ / "disk/elsewhere");
+  std::filesystem::create_directory(store);  // the bare mount point
+
+  for (std::vector<std::string> command : {std::vector<std::string>{"erase", "alice", "--json"},
+                                           {"export", "alice"},
+                                           {"sweep"},
+                                           {"run", app, "--subject", "bob", "--id", "b1"}}) {
+    Outcome refused = loom(command);
+    EXPECT_EQ(refused.exitCode, 1) << command[0] << ": " << refused.out;
+    EXPECT_NE(refused.err.find("is its disk mounted"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(store + "/LAYOUT"), std::string::npos) << refused.err;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(store)) << "a new store was started on the mount point";
+  Outcome log = loom({"log", "a1", "--json"});
+  EXPECT_EQ(log.exitCode, 0) << "alice's run is not erased: " << log.err;
+
+  std::filesystem::remove(store);  // mounted again
+  std::filesystem::rename(dir_ / "disk/elsewhere", store);
+  Outcome erased = loom({"erase", "alice", "--json"});
+  ASSERT_EQ(erased.exitCode, 0) << erased.err;
+  EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 1) << erased.out;
+}
+
+TEST_F(ContentLifetimeCli, AStoreLostForGoodIsStartedAgainOnlyOnPurpose) {
+  std::string store = dir_ / "content.db";
+  std::string app =
+      writeApp(dir_, "a.toml", writeScript(dir_, "s.json", fetchTurns(1)), fetchTool(),
+               "\n[storage.contentStore]\nkind = \"sqlite\"\npath = \"" + store + "\"\n");
+  ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  std::filesystem::remove(store);
+  Outcome refused = loom({"erase", "alice", "--json"});
+  EXPECT_EQ(refused.exitCode, 1) << refused.out;
+  EXPECT_NE(refused.err.find("touch " + store), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(store));
+
+  std::ofstream{store};  // what the message says to do
+  Outcome erased = loom({"erase", "alice", "--json"});
+  ASSERT_EQ(erased.exitCode, 0) << erased.err;
+  EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 0) << erased.out;
+}
+
 }  // namespace
 }  // namespace loom::testing
