@@ -170,9 +170,7 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
   return [&session, args] {
     std::string schema = schemaFor(session, args->schema);
     app::StorageLocation home = embeddedHome(session);
-    HomeLock sweep(home, "sweep");
-    HomeLock erase(home, "erase");
-    HomeLock retention(home, "retention");
+    HomeLock maintenance(home, "migrate-home");
     std::unique_ptr<kernel::EventStore> events = app::openEventStore(home);
     requireNothingRunning(*events);
     std::unique_ptr<kernel::SnapshotStore> snapshots = app::openSnapshotStore(home);

@@ -39,16 +39,17 @@ struct MaintenanceLock::Impl {
   const std::string schema;
 };
 
-MaintenanceLock::MaintenanceLock(const PostgresOptions& options, const std::string& name)
-    : impl_(std::make_unique<Impl>(options, name)) {
+MaintenanceLock::MaintenanceLock(const PostgresOptions& options, const std::string& command)
+    : impl_(std::make_unique<Impl>(options, command)) {
   Result r = impl_->conn.execDynamic("SELECT pg_try_advisory_lock(hashtext($1))",
-                                     {Param::text("loom " + options.schema + " " + name)},
+                                     {Param::text("loom " + options.schema + " maintenance")},
                                      "take the maintenance lock");
   if (!r.boolean(0, 0)) {
-    throw FailedPreconditionError("another `loom " + name +
-                                  "` is running on the postgresql schema '" + options.schema +
-                                  "' (its advisory lock is held); wait for it to finish, then "
-                                  "run again");
+    throw FailedPreconditionError(
+        "`loom " + command + "` did not start: another maintenance command (`loom sweep`, " +
+        "`loom erase`, `loom retention run` or `loom migrate-home`) is running on the " +
+        "postgresql schema '" + options.schema +
+        "' (its advisory lock is held); wait for it to finish, then run again");
   }
 }
 
@@ -66,8 +67,9 @@ void MaintenanceLock::check() const {
                    {}, "check the maintenance lock")
                .int64(0, 0);
   } catch (const UnavailableError& e) {
-    throw UnavailableError(lost + " (" + e.what() + "), so another `loom " + impl_->name +
-                           "` may be running now; this one stopped: run it again");
+    throw UnavailableError(lost + " (" + e.what() +
+                           "), so another maintenance command may be running now; this one "
+                           "stopped: run it again");
   }
   if (held == 0) {
     throw UnavailableError(lost + "; this one stopped: run it again");

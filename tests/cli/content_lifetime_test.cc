@@ -4,8 +4,11 @@
 // SIGKILLed sealed run resumes; a sweep without keys deletes nothing; an erase wired to another
 // store refuses before the shred; a forged envelope from an unlisted tool pins, keeps and
 // exports nothing.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -386,6 +389,37 @@ TEST_F(ContentLifetimeCli, AStoreLostForGoodIsStartedAgainOnlyOnPurpose) {
   Outcome erased = loom({"erase", "alice", "--json"});
   ASSERT_EQ(erased.exitCode, 0) << erased.err;
   EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 0) << erased.out;
+}
+
+// The maintenance commands share one lock: while any of them holds it (here a stand-in that
+// flocks the file as `loom erase` does), every other one is refused at once, naming the holder,
+// and changes nothing.
+TEST_F(ContentLifetimeCli, SweepEraseRetentionAndMigrateHomeShareOneLockNamingItsHolder) {
+  std::string app =
+      writeApp(dir_, "a.toml", writeScript(dir_, "s.json", fetchTurns(1)), fetchTool());
+  ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  std::string retention = dir_ / "retention.toml";
+  { std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n"; }
+  int fd = ::open((home_ + "/maintenance.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  ASSERT_EQ(::pwrite(fd, "erase", 5, 0), 5);
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"sweep", "--grace-hours", "0"},
+        {"erase", "alice"},
+        {"retention", "run", "--config", retention},
+        {"migrate-home", "--to", "postgresql://127.0.0.1:1/none"}}) {
+    Outcome refused = loom(command);
+    EXPECT_EQ(refused.exitCode, 1) << command[0] << ": " << refused.out;
+    EXPECT_NE(refused.err.find("`loom erase` is running on this home"), std::string::npos)
+        << command[0] << ": " << refused.err;
+  }
+  ::close(fd);
+  Outcome log = loom({"log", "a1", "--json"});
+  EXPECT_NE(log.out.find("fetch_report"), std::string::npos)
+      << "neither erased nor archived meanwhile: " << log.err;
+  Outcome erased = loom({"erase", "alice", "--json"});
+  EXPECT_EQ(erased.exitCode, 0) << "the lock is free again: " << erased.err;
 }
 
 }  // namespace

@@ -407,19 +407,20 @@ TEST_F(PostgresEventStoreTest, ARowChangedBehindLoomsBackIsCorruptNamingItsSeq) 
   EXPECT_THROW(store.scan("e1", 3, [](const Event&) {}), CorruptEventError);
 }
 
-// A maintenance lock (`loom sweep`, `loom erase`, `loom retention run` on a shared schema) whose
-// connection ends is released by the server; the holder finds out at its next check instead of
-// going on beside the next holder.
+// The maintenance lock (`loom sweep`, `loom erase`, `loom retention run` on a shared schema: one
+// for all of them) whose connection ends is released by the server; the holder finds out at its
+// next check instead of going on beside the next holder.
 TEST_F(PostgresEventStoreTest, AMaintenanceLockWhoseConnectionEndsIsKnownLostAtItsNextCheck) {
   postgres::migrate(options());
   postgres::MaintenanceLock first(options(), "sweep");
   first.check();
   EXPECT_THROW(postgres::MaintenanceLock(options(), "sweep"), FailedPreconditionError);
-  // The backend holding this schema's sweep lock (the key is hashtext of the lock's name).
+  EXPECT_THROW(postgres::MaintenanceLock(options(), "erase"), FailedPreconditionError);
+  // The backend holding this schema's maintenance lock (the key is hashtext of the lock's name).
   const std::string held =
       "FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = "
       "(hashtext($1)::bigint & 4294967295)::oid";
-  postgres::Param name = postgres::Param::text("loom " + options().schema + " sweep");
+  postgres::Param name = postgres::Param::text("loom " + options().schema + " maintenance");
   auto conn = admin();
   conn.execDynamic("SELECT pg_terminate_backend(pid) " + held, {name}, "test");
   for (int i = 0; i < 500; ++i) {

@@ -20,12 +20,14 @@ std::optional<std::string> readHomeRecordRow(const PostgresOptions& options, std
 void writeHomeRecordRow(const PostgresOptions& options, std::string_view name,
                         std::string_view value, bool replace);
 
-// A session-level advisory lock named `name` in the schema, held on its own connection until
+// The schema's maintenance lock, one session-level advisory lock that `loom sweep`, `loom erase`,
+// `loom retention run` and `loom migrate-home` share, held on its own connection until
 // destroyed (or until the process or its connection ends: the server releases it).
 class MaintenanceLock {
  public:
-  // Throws FailedPreconditionError naming `name` when another session holds it.
-  MaintenanceLock(const PostgresOptions& options, const std::string& name);
+  // `command` (e.g. "sweep") names the holder in messages. Throws FailedPreconditionError when
+  // another session holds the lock.
+  MaintenanceLock(const PostgresOptions& options, const std::string& command);
   ~MaintenanceLock();
   MaintenanceLock(const MaintenanceLock&) = delete;
   MaintenanceLock& operator=(const MaintenanceLock&) = delete;
