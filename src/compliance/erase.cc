@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <thread>
 
 #include "compliance/claim_check_refs.h"
@@ -246,7 +247,16 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
         detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());
   }
 
-  bool destroyed = options_.keys.shred(subject);
+  std::exception_ptr shredUnfinished;  // the key is gone, its old bytes may not be yet
+  bool destroyed = false;
+  try {
+    destroyed = options_.keys.shred(subject);
+  } catch (const Error&) {
+    if (!options_.keys.wasShredded(subject)) throw;
+    // Finish deleting the blobs first: until the erasure is run again, only the wrapped key's
+    // old bytes are left, not the subject's readable blobs.
+    shredUnfinished = std::current_exception();
+  }
   result.shredded = destroyed || options_.keys.wasShredded(subject);
   bool shredJournaled = plan.resumesIntent && last && last->shredJournaled;
   if (result.shredded && !shredJournaled) {
@@ -289,6 +299,17 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
       if (deletedHere[i]) forgotten.push_back(*order[i]);
     }
     options_.ledger->forget(subject, forgotten);
+  }
+  if (shredUnfinished) {
+    // Not journaled as finished: running it again resumes this intent and shreds again.
+    try {
+      std::rethrow_exception(shredUnfinished);
+    } catch (const Error& e) {
+      rethrowWithContext(e, "erasure of subject '" + subject + "' deleted its blobs (" +
+                                std::to_string(result.contentDeleted.deleted) + " deleted, " +
+                                std::to_string(result.contentDeleted.retained) +
+                                " retained), but is not finished");
+    }
   }
 
   detail::journal(options_.events, detail::kDeletedType,

@@ -37,6 +37,64 @@ TEST_F(EraseTest, DeletesBlobsOnlyTheSubjectCitesAndShredsItsKeys) {
                                       "ERASURE_CONTENT_DELETED"}));
 }
 
+// A key store whose shred removes the key, then fails to flush its old bytes away (a SQLite
+// checkpoint a reader blocks), as SqliteKeyStore does.
+class UnfinishedShredKeyStore : public KeyStore {
+ public:
+  explicit UnfinishedShredKeyStore(KeyStore& inner) : inner_(inner) {}
+  DataKey getOrCreate(const std::string& s) override { return inner_.getOrCreate(s); }
+  std::optional<DataKey> find(const std::string& s, const std::string& id) const override {
+    return inner_.find(s, id);
+  }
+  bool shred(const std::string& s) override {
+    ++shreds;
+    bool destroyed = inner_.shred(s);
+    if (fail) throw UnavailableError("the checkpoint after the shred was kept busy");
+    return destroyed;
+  }
+  bool wasShredded(const std::string& s) const override { return inner_.wasShredded(s); }
+  std::vector<std::string> subjects() const override { return inner_.subjects(); }
+  bool fail = true;
+  int shreds = 0;
+
+ private:
+  KeyStore& inner_;
+};
+
+// A shred whose key is gone but whose flush failed still deletes the subject's blobs before it
+// fails, and is not journaled as finished: running it again shreds (flushes) again and ends it.
+TEST_F(EraseTest, AShredLeftUnfinishedStillDeletesTheBlobsAndARepeatFinishesIt) {
+  auto mine = w_.offload("alice's report");
+  auto mine2 = w_.offload("alice's second report");
+  w_.run("a1", "alice", {mine, mine2});
+  UnfinishedShredKeyStore keys(w_.keys);
+  EraseCoordinatorOptions options = w_.options();
+  EraseCoordinatorOptions failing{options.events,    keys,         options.content, options.archive,
+                                  options.snapshots, options.clock};
+  try {
+    eraseSubject(failing, "alice");
+    ADD_FAILURE() << "an unfinished shred reported the erasure done";
+  } catch (const UnavailableError& e) {
+    EXPECT_NE(std::string(e.what()).find("deleted its blobs (2 deleted, 0 retained), but is not "
+                                         "finished: the checkpoint"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(w_.content.has(addressOf(mine)));
+  EXPECT_FALSE(w_.content.has(addressOf(mine2)));
+  EXPECT_EQ(w_.controlTypes(),
+            (std::vector<std::string>{"ERASURE_CONTENT_DELETE_INTENDED", "SUBJECT_SHREDDED"}));
+
+  keys.fail = false;
+  auto r = eraseSubject(failing, "alice");
+  EXPECT_EQ(keys.shreds, 2) << "the repeat shreds (flushes) again";
+  EXPECT_TRUE(r.shredded);
+  EXPECT_EQ(r.contentDeleted, (ContentDeleted{2, 0}));
+  EXPECT_EQ(w_.controlTypes(),
+            (std::vector<std::string>{"ERASURE_CONTENT_DELETE_INTENDED", "SUBJECT_SHREDDED",
+                                      "ERASURE_CONTENT_DELETED"}));
+}
+
 TEST_F(EraseTest, JournalsTheIntentWithAddressesAndCutoffAndTheResultNamingIt) {
   auto mine = w_.offload("alice's report");
   w_.run("a1", "alice", {mine});
