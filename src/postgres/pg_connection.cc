@@ -245,6 +245,10 @@ std::optional<std::string> urlProblem(std::string_view url) {
   if (span && original.find('@', span->first) < span->second) {
     return "its password holds a raw '@', which libpq reads as the end of the password" + advice;
   }
+  if (span && original.find('/', span->first) < span->second) {
+    return "its password holds a raw '/', which libpq reads as the end of the host and port" +
+           advice;
+  }
   return std::nullopt;
 }
 

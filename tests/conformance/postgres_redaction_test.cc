@@ -47,5 +47,26 @@ TEST(PostgresRedaction, NoPieceOfAMistypedPasswordReachesAMessage) {
   EXPECT_EQ("(a connection string libpq cannot parse)", redactUrl("host=h PASSWORD=pw user=u"));
 }
 
+// `loom config check` refuses a URL libpq would read otherwise than written, naming why, and
+// never quotes the password doing so.
+TEST(PostgresRedaction, AUrlLibpqWouldMisreadIsNamedWithoutItsPassword) {
+  EXPECT_EQ(urlProblem("postgresql://loom:pw@127.0.0.1:5432/x"), std::nullopt);
+  EXPECT_EQ(urlProblem("postgresql://loom:p%40w%2F@127.0.0.1:5432/x?sslmode=disable"),
+            std::nullopt);
+  EXPECT_EQ(urlProblem("postgresql://127.0.0.1:5432/x"), std::nullopt);
+  EXPECT_EQ(urlProblem("host=127.0.0.1 password=a/b@c"), std::nullopt);
+  for (const auto& [url, why] : std::vector<std::pair<std::string, std::string>>{
+           {"postgresql://loom:SECRET/half@127.0.0.1:5432/x", "raw '/'"},
+           {"postgresql://loom:half@SECRET@127.0.0.1:5432/x", "raw '@'"},
+           {"postgresql://loom:SECRET%zz@127.0.0.1:5432/x", "cannot parse"},
+       }) {
+    SCOPED_TRACE(url);
+    std::optional<std::string> problem = urlProblem(url);
+    ASSERT_TRUE(problem.has_value());
+    EXPECT_THAT(*problem, HasSubstr(why));
+    EXPECT_THAT(*problem, Not(HasSubstr("SECRET")));
+  }
+}
+
 }  // namespace
 }  // namespace loom::postgres
