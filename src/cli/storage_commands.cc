@@ -130,11 +130,14 @@ Action setupRetention(CLI::App& command, Session& session) {
       "<home>/archive (with storage.url: in the server's archive tables, which every machine\n"
       "reads) unless archive = false, and only then removed from the live log. Archived\n"
       "executions stay readable (`loom log`) and keep pinning their blobs for `loom sweep`.\n"
-      "A crash in the middle loses nothing: run it again.");
+      "A crash in the middle loses nothing: run it again. An earlier segment that does not read\n"
+      "back as the live logs it holds is left as it is and its logs archived anew; the run then\n"
+      "exits 1 naming it, since the sweep, erasure and export refuse it: restore it from a "
+      "backup.");
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
-    HomeLock lock(app::storageLocation(app.config()), "retention");
+    HomeLock lock(app::storageLocation(app.config()), "retention run");
     const auto& retention = app.config().storage.retention;
     if (!retention) {
       throw FailedPreconditionError(
@@ -148,7 +151,16 @@ Action setupRetention(CLI::App& command, Session& session) {
     auto report = app.runRetention(options);
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));
-    return kExitOk;
+    if (report.damagedSegments.empty()) return kExitOk;
+    // Done, but the sweep, erasure and export now refuse the damaged segments: say so by the
+    // exit status too, for a cron job or a script.
+    std::cerr << "loom retention run: finished, but " << report.damagedSegments.size()
+              << " archive segment(s) did not read back as the logs they hold ("
+              << *report.damagedSegments.begin()
+              << (report.damagedSegments.size() > 1 ? ", ..." : "")
+              << "); the sweep, erasure and export refuse them: restore them from a backup "
+                 "(docs/spec/archive-segment.md)\n";
+    return kExitFailure;
   };
 }
 

@@ -25,6 +25,10 @@ void appendRunEvent(kernel::EventStore& store, const RetentionReport& r, int64_t
       {"archived", r.archived},
       {"removed", r.removed},
       {"segment", r.segmentName.empty() ? json::value() : json::value(r.segmentName)}};
+  // Segments that did not read back as the live logs they hold (their runs archived again).
+  if (!r.damagedSegments.empty()) {
+    data["damagedSegments"] = json::array(r.damagedSegments.begin(), r.damagedSegments.end());
+  }
   kernel::appendControlAtEnd(store,
                              kernel::ControlEvent{0, "RETENTION_RUN", atMillis, std::move(data)});
 }

@@ -318,6 +318,11 @@ TEST_F(RetentionTest, ASegmentThatDoesNotReadBackRemovesNothingAndTheNextRunArch
   EXPECT_EQ(r.removed, 2);
   EXPECT_EQ(r.damagedSegments, std::set<std::string>{damaged[0]});
   EXPECT_NE(describe(r).find("restore it from a backup"), std::string::npos) << describe(r);
+  std::vector<kernel::ControlEvent> control = store_.readControl(1);
+  ASSERT_FALSE(control.empty());
+  EXPECT_EQ(control.back().type, "RETENTION_RUN");
+  EXPECT_EQ(json::value(control.back().data.at("damagedSegments")), json::array{damaged[0]})
+      << "the control log names the damaged segment";
   for (const char* id : {"old-completed", "old-failed"}) {
     auto copy = Archive(archiveDir_).find(id);  // the newest segment's, whole
     ASSERT_TRUE(copy.has_value()) << id;

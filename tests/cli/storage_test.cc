@@ -5,6 +5,7 @@
 // bench claim-check` prints its rows.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "support/loom_process.h"
@@ -103,6 +104,43 @@ TEST(ClaimCheckCli, RetentionWithoutConfigSaysWhatToAdd) {
   Outcome r = runLoom({"--home", home, "retention", "run"}, dir);
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.err.find("[storage.retention]"), std::string::npos) << r.err;
+}
+
+// A retention run killed after its segment landed, before it removed the live log (loom.db as
+// it was then), whose segment was then damaged on disk: the next run archives the log anew,
+// removes it, names the damaged segment and exits 1, since the sweep now refuses that segment.
+TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})", "--id", "r1"},
+              dir)
+          .exitCode,
+      0);
+  std::string config = dir / "retention.toml";
+  { std::ofstream(config) << "[storage.retention]\nafterDays = 0\n"; }
+  std::filesystem::copy_file(home + "/loom.db", dir / "before.db");
+  ASSERT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
+  std::filesystem::copy_file(dir / "before.db", home + "/loom.db",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const char* f : {"/loom.db-wal", "/loom.db-shm"}) std::filesystem::remove(home + f);
+  std::vector<std::filesystem::path> segments;
+  for (const auto& e : std::filesystem::directory_iterator(home + "/archive")) {
+    segments.push_back(e.path());
+  }
+  ASSERT_EQ(segments.size(), 1u);
+  {
+    std::fstream damage(segments[0], std::ios::in | std::ios::out | std::ios::binary);
+    damage.seekp(48);  // inside the execution's block, after the file header
+    damage.put('\xff');
+  }
+  Outcome again = runLoom({"--home", home, "retention", "run", "--config", config, "--json"}, dir);
+  EXPECT_EQ(again.exitCode, 1) << again.out;
+  EXPECT_EQ(again.json().at("removed").as_int64(), 1) << "it finished";
+  EXPECT_EQ(again.json().at("damagedSegments").at(0).as_string(), segments[0].filename().string());
+  EXPECT_NE(again.err.find("restore them from a backup"), std::string::npos) << again.err;
+  Outcome log = runLoom({"--home", home, "log", "r1", "--json"}, dir);
+  EXPECT_EQ(log.exitCode, 0) << "archived anew, whole: " << log.err;
 }
 
 TEST(ClaimCheckCli, BenchPrintsOneRowPerSetting) {
