@@ -16,7 +16,9 @@
 #include "loom/kernel/lease.h"
 #include "loom/kernel/version.h"
 #include "loom/postgres/postgres_event_store.h"
+#include "loom/sweep/archive.h"
 #include "loom/sweep/archive_store.h"
+#include "loom/sweep/retention.h"
 #include "postgres/migrate_home.h"
 #include "postgres/pg_connection.h"
 #include "util/posix_file.h"
@@ -177,6 +179,9 @@ Action setupMigrateHome(CLI::App& command, Session& session) {
     std::shared_ptr<content::ContentStore> blobs = recordedBlobs(home);
     postgres::PostgresOptions to{.url = args->to, .schema = schema};
     std::shared_ptr<sweep::ArchiveStore> archive = app::openArchiveStore(home);
+    // A segment retention journaled but the archive lacks (a disk not mounted) would be left
+    // out of the copy, and its runs with it.
+    sweep::requireJournaledSegments(*events, sweep::Archive(archive));
     auto report = postgres::migrateHome(
         {home.database(), *events, *snapshots, blobs.get(), archive.get()}, to,
         [](const std::string& phase) {

@@ -143,6 +143,34 @@ TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
   EXPECT_EQ(log.exitCode, 0) << "archived anew, whole: " << log.err;
 }
 
+// The archive's disk not mounted (its segment gone from where retention wrote it): the commands
+// that would take its runs for absent refuse, naming the segment; migrate-home before it
+// connects, so the copy never leaves them out.
+TEST(ClaimCheckCli, ASegmentRetentionJournaledButTheArchiveLacksStopsEveryReader) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})", "--id", "r1"},
+              dir)
+          .exitCode,
+      0);
+  std::string config = dir / "retention.toml";
+  { std::ofstream(config) << "[storage.retention]\nafterDays = 0\n"; }
+  ASSERT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
+  std::filesystem::rename(home + "/archive", dir / "unmounted");
+  std::filesystem::create_directory(home + "/archive");
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"log", "r1"},
+        {"sweep"},
+        {"migrate-home", "--to", "postgresql://127.0.0.1:1/none"}}) {
+    command.insert(command.begin(), {"--home", home});
+    Outcome refused = runLoom(command, dir);
+    EXPECT_EQ(refused.exitCode, 1) << command[2];
+    EXPECT_NE(refused.err.find("which retention wrote"), std::string::npos)
+        << command[2] << ": " << refused.err;
+  }
+}
+
 TEST(ClaimCheckCli, BenchPrintsOneRowPerSetting) {
   TempDir dir;
   Outcome bench =
