@@ -1,0 +1,6 @@
+-- The shape of a leased append (kOneSql in src/postgres/pg_append_group.cc) with literals: the
+-- lease read FOR SHARE, the execution's row rewritten under a guard of its columns, the event
+-- inserted. next_seq + 1 stands in for the values the client computes.
+WITH fence AS (SELECT 1 FROM loom_statement_bench.leases WHERE execution_id = 'e1' AND token = 1 AND owner_id = 'o' AND NOT released FOR SHARE),
+upd AS (UPDATE loom_statement_bench.executions SET status = 'running', ended_at = NULL, next_seq = next_seq + 1, steps = steps + 1, log_bytes = log_bytes + 100, state_bytes = 5, header_bytes = 1, steps_bytes = steps_bytes + 100, steps_count = steps_count + 1, signals_bytes = 0, signals_count = 0, input_bytes = 0, result_bytes = 0 WHERE id = 'e1' AND (workflow, subject, status, started_at, ended_at, signals_bytes, signals_count, input_bytes, result_bytes) IS NOT DISTINCT FROM ('w', NULL::text, 'running', 1::bigint, NULL::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint) AND EXISTS (SELECT 1 FROM fence) RETURNING id, next_seq)
+INSERT INTO loom_statement_bench.events (execution_id, seq, body, checksum) SELECT id, next_seq - 1, convert_to(repeat('x', 100), 'UTF8'), 7 FROM upd RETURNING execution_id;
