@@ -235,17 +235,6 @@ namespace {
 
 constexpr std::string_view kOpenedRow = "contentStoreOpened";
 
-// The recorded store `config` wires, when it is on disk and the home's log keeps a record.
-std::optional<ContentStoreIdentity> recordedStoreWired(const Config& config,
-                                                       const StorageLocation& where) {
-  if (config.storage.eventStore.kind != "sqlite" || where.onPostgres()) return std::nullopt;
-  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
-  if (!store || store->kind == "postgresql") return std::nullopt;
-  HomeRecord recorded = readHomeRecord(where);
-  if (!recorded.contentStore || !(*recorded.contentStore == *store)) return std::nullopt;
-  return store;
-}
-
 // What exists once a store was created: a folder's LAYOUT file, a SQLite store's database.
 std::filesystem::path storeMarker(const ContentStoreIdentity& store) {
   std::filesystem::path path(store.path);
@@ -261,17 +250,25 @@ std::string recreateAdvice(const ContentStoreIdentity& store) {
 
 }  // namespace
 
-void requireRecordedContentStore(const Config& config) {
+std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& config) {
+  if (config.storage.eventStore.kind != "sqlite" || !config.storage.url.empty()) return {};
   StorageLocation where = storageLocation(config);
-  std::optional<ContentStoreIdentity> store = recordedStoreWired(config, where);
-  if (!store) return;
-  RecordRows rows(where);
+  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
+  if (!store) return {};
+  RecordRows rows(where);  // one read of loom.db for both rows
+  auto recordedText = rows.read("contentStore");
+  if (!recordedText) return {};
+  json::object recorded = rowObject(where, "contentStore", *recordedText);
+  if (stringMember(recorded, "kind") != store->kind ||
+      stringMember(recorded, "path") != store->path) {
+    return {};  // not the recorded store (recordHome refuses that when the config offloads)
+  }
   auto opened = rows.read(kOpenedRow);
-  if (!opened) return;
+  if (!opened) return store;  // to record once it opened
   json::object o = rowObject(where, kOpenedRow, *opened);
-  if (stringMember(o, "kind") != store->kind || stringMember(o, "path") != store->path) return;
+  if (stringMember(o, "kind") != store->kind || stringMember(o, "path") != store->path) return {};
   std::filesystem::path marker = storeMarker(*store);
-  if (posix::pathExists(marker)) return;
+  if (posix::pathExists(marker)) return {};
   throw FailedPreconditionError(
       "the runs of " + where.describe() + " stored blobs in " + describe(*store) +
       " (its home record), but " + marker.string() +
@@ -282,13 +279,9 @@ void requireRecordedContentStore(const Config& config) {
       recreateAdvice(*store));
 }
 
-void recordContentStoreOpened(const Config& config) {
-  StorageLocation where = storageLocation(config);
-  std::optional<ContentStoreIdentity> store = recordedStoreWired(config, where);
-  if (!store) return;
-  if (RecordRows(where).read(kOpenedRow)) return;
-  json::object o{{"kind", store->kind}, {"path", store->path}};
-  writeRow(where, kOpenedRow, json::toText(json::value(std::move(o))), false);
+void recordContentStoreOpened(const Config& config, const ContentStoreIdentity& store) {
+  json::object o{{"kind", store.kind}, {"path", store.path}};
+  writeRow(storageLocation(config), kOpenedRow, json::toText(json::value(std::move(o))), false);
 }
 
 void applyHomeRecord(const HomeRecord& record, Config& config) {

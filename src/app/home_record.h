@@ -61,12 +61,12 @@ void recordHome(const Config& config);
 // the runs stored blobs there (row contentStoreOpened) and the store's own file is gone: the
 // LAYOUT of a filesystem store, the database of a SQLite one (an unmounted disk, a moved
 // folder). Opening would create a new, empty store, and erasure and export would take every
-// blob they cannot see there for absent.
-void requireRecordedContentStore(const Config& config);
+// blob they cannot see there for absent. Returns the store to record with
+// recordContentStoreOpened once it opened: the recorded one, when no row says it was opened.
+std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& config);
 
-// Records that `config`'s content store, the one the home record names, now exists (row
-// contentStoreOpened), once; called after it opened.
-void recordContentStoreOpened(const Config& config);
+// Records (row contentStoreOpened, once) that `store`, the home's recorded store, exists.
+void recordContentStoreOpened(const Config& config, const ContentStoreIdentity& store);
 
 // Fills `config` (a default one, for a command given no --config) from `record`: the recorded
 // content store, security.keys, compliance.erase and security.crypto.

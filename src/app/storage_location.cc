@@ -125,9 +125,10 @@ std::shared_ptr<content::ContentStore> openStore(
 std::shared_ptr<content::ContentStore> openContentStore(
     const Config& config, std::shared_ptr<const Clock> clock,
     std::shared_ptr<const Clock> postgresClock, std::shared_ptr<sqlite::BorrowedWriter> logWriter) {
-  requireRecordedContentStore(config);  // never a new, empty store where the blobs were
+  // Never a new, empty store where the runs' blobs were.
+  std::optional<ContentStoreIdentity> toRecord = requireRecordedContentStore(config);
   auto store = openStore(config, std::move(clock), std::move(postgresClock), std::move(logWriter));
-  recordContentStoreOpened(config);
+  if (toRecord) recordContentStoreOpened(config, *toRecord);
   return store;
 }
 
