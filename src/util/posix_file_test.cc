@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "loom/util/error.h"
 #include "support/temp_dir.h"
+#include "util/private_files.h"
 
 namespace loom::posix {
 namespace {
@@ -53,6 +55,28 @@ TEST(PosixFile, PathExistsTellsAbsentFromCannotLook) {
   EXPECT_FALSE(pathExists(dir.path() / "a" / "under-a-file"));   // ENOTDIR: not there either
   std::filesystem::create_symlink("loop", dir.path() / "loop");  // ELOOP: cannot tell
   EXPECT_THROW(pathExists(dir.path() / "loop"), Error);
+}
+
+// A path given to Loom that leads to a device or a pipe (a store's path set to /dev/null, or a
+// link to it) keeps its mode: making it owner-only would break it for every other user.
+TEST(PrivateFiles, RestrictToOwnerChangesOnlyRegularFilesAndFolders) {
+  loom::testing::TempDir dir;
+  auto mode = [](const std::filesystem::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+  };
+  std::filesystem::path file = dir.path() / "file", pipe = dir.path() / "pipe";
+  std::ofstream(file) << "1";
+  ASSERT_EQ(::chmod(file.c_str(), 0644), 0);
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(pipe.c_str(), 0644), 0);
+  std::filesystem::create_symlink(pipe, dir.path() / "link");
+  restrictToOwner(pipe);
+  restrictToOwner(dir.path() / "link");
+  EXPECT_EQ(mode(pipe), 0644u);
+  restrictToOwner(file);
+  EXPECT_EQ(mode(file), 0600u);
 }
 
 }  // namespace

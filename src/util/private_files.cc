@@ -24,6 +24,9 @@ void createPrivateDirectories(const std::filesystem::path& dir) {
 void restrictToOwner(const std::filesystem::path& file) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return;
+  // Only Loom's own kinds of file: a path that leads to a device (/dev/null given as a store's
+  // path, or a link to it) or a pipe is never Loom's to change, whoever runs it.
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return;
   if ((st.st_mode & 077) != 0) ::chmod(file.c_str(), st.st_mode & 0700 & ~S_IFMT);
 }
 

@@ -14,7 +14,8 @@ inline constexpr unsigned kPrivateDirectoryMode = 0700;
 // FailedPreconditionError naming the folder and what to do when it cannot.
 void createPrivateDirectories(const std::filesystem::path& dir);
 
-// chmod 0600 on `file` when it exists and has any group or other bit; best effort for a file
+// chmod 0600 on `file` when it is a regular file or folder (through links) with any group or
+// other bit; never on a device or a pipe (/dev/null given as a path). Best effort for a file
 // Loom did not create (another owner): errors are ignored, as the open that follows reports
 // what matters.
 void restrictToOwner(const std::filesystem::path& file);
