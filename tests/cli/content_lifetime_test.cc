@@ -422,5 +422,29 @@ TEST_F(ContentLifetimeCli, SweepEraseRetentionAndMigrateHomeShareOneLockNamingIt
   EXPECT_EQ(erased.exitCode, 0) << "the lock is free again: " << erased.err;
 }
 
+// The lock file's content is overwritten with the holder's name, so a maintenance.lock that is a
+// link to loom.db, or a second name of it, is refused and loom.db left whole.
+TEST_F(ContentLifetimeCli, AMaintenanceLockThatIsALinkOrASecondNameOfLoomDbIsRefused) {
+  std::string app =
+      writeApp(dir_, "a.toml", writeScript(dir_, "s.json", fetchTurns(1)), fetchTool());
+  ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  std::string lock = home_ + "/maintenance.lock", db = home_ + "/loom.db";
+  std::filesystem::remove(lock);
+  auto size = std::filesystem::file_size(db);
+  std::filesystem::create_symlink(db, lock);
+  Outcome linked = loom({"sweep"});
+  EXPECT_EQ(linked.exitCode, 1);
+  EXPECT_NE(linked.err.find("is a link or a folder"), std::string::npos) << linked.err;
+  std::filesystem::remove(lock);
+  std::filesystem::create_hard_link(db, lock);
+  Outcome named = loom({"erase", "alice"});
+  EXPECT_EQ(named.exitCode, 1);
+  EXPECT_NE(named.err.find("a second name of another file"), std::string::npos) << named.err;
+  EXPECT_EQ(std::filesystem::file_size(db), size);
+  std::filesystem::remove(lock);
+  Outcome log = loom({"log", "a1", "--json"});
+  EXPECT_EQ(log.exitCode, 0) << "loom.db is whole: " << log.err;
+}
+
 }  // namespace
 }  // namespace loom::testing
