@@ -49,6 +49,24 @@ class RecordRows {
     if (!db_) return std::nullopt;
     return readRow(*db_, name);
   }
+  // True when the home's log holds an execution or a control event (embedded homes only).
+  bool holdsRuns() {
+    if (!db_) return false;
+    struct Table {
+      const char* name;
+      const char* anyRow;
+    };
+    for (const Table& t : {Table{"executions", "SELECT 1 FROM executions LIMIT 1"},
+                           Table{"control", "SELECT 1 FROM control LIMIT 1"}}) {
+      sqlite::StatementUse exists(
+          db_->prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1"));
+      exists->bind(1, std::string_view(t.name));
+      if (!exists->step("read the home's tables")) continue;
+      sqlite::StatementUse any(db_->prepare(t.anyRow));
+      if (any->step("look for runs in the home")) return true;
+    }
+    return false;
+  }
 
  private:
   const StorageLocation& where_;
@@ -131,7 +149,9 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   if (ec) absolute = path;
-  return ContentStoreIdentity{c.kind, absolute.lexically_normal().string(), c.sealed};
+  std::string text = absolute.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();  // "blobs/" is "blobs"
+  return ContentStoreIdentity{c.kind, std::move(text), c.sealed};
 }
 
 std::string describe(const ContentStoreIdentity& s) {
@@ -197,15 +217,18 @@ void recordHome(const Config& config) {
   bool offloads = store && canOffload(config);
   if (!offloads && !config.security.keys) return;
   HomeRecord recorded = readHomeRecord(where);
+  if (offloads && !recorded.contentStore) {
+    // Only when there is none: another process booting the new home at once with another store
+    // may have written its own first, which then stands (read back below).
+    writeRow(where, "contentStore", json::toText(toJson(*store)), false);
+    recorded = readHomeRecord(where);
+  }
   if (offloads && recorded.contentStore && !(*recorded.contentStore == *store)) {
     throw FailedPreconditionError(
         "storage.contentStore wires " + describe(*store) + ", but the runs of " + where.describe() +
         " offload to " + describe(*recorded.contentStore) +
         " (its home record); point storage.contentStore at that store, or use another " +
         (where.onPostgres() ? "storage.schema" : "--home") + " for this config");
-  }
-  if (offloads && !recorded.contentStore) {
-    writeRow(where, "contentStore", json::toText(toJson(*store)), false);
   }
   if (config.security.keys) {
     json::object switches{{"erase", config.compliance.erase}, {"crypto", config.security.crypto}};
@@ -235,6 +258,19 @@ namespace {
 
 constexpr std::string_view kOpenedRow = "contentStoreOpened";
 
+// Whether two paths name the same place: links resolved as far as the path exists, and no
+// trailing separator.
+bool sameLocation(const std::string& a, const std::string& b) {
+  auto resolved = [](const std::string& p) {
+    std::error_code ec;
+    std::filesystem::path r = std::filesystem::weakly_canonical(p, ec);
+    std::string text = (ec ? std::filesystem::path(p) : r).lexically_normal().string();
+    while (text.size() > 1 && text.back() == '/') text.pop_back();
+    return text;
+  };
+  return a == b || resolved(a) == resolved(b);
+}
+
 // What exists once a store was created: a folder's LAYOUT file, a SQLite store's database.
 std::filesystem::path storeMarker(const ContentStoreIdentity& store) {
   std::filesystem::path path(store.path);
@@ -253,30 +289,38 @@ std::string recreateAdvice(const ContentStoreIdentity& store) {
 std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& config) {
   if (config.storage.eventStore.kind != "sqlite" || !config.storage.url.empty()) return {};
   StorageLocation where = storageLocation(config);
-  std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
-  if (!store) return {};
-  RecordRows rows(where);  // one read of loom.db for both rows
+  std::optional<ContentStoreIdentity> wired = contentStoreIdentity(config, where.home);
+  if (!wired) return {};
+  RecordRows rows(where);  // one read of loom.db for every row
   auto recordedText = rows.read("contentStore");
   if (!recordedText) return {};
-  json::object recorded = rowObject(where, "contentStore", *recordedText);
-  if (stringMember(recorded, "kind") != store->kind ||
-      stringMember(recorded, "path") != store->path) {
-    return {};  // not the recorded store (recordHome refuses that when the config offloads)
+  json::object o = rowObject(where, "contentStore", *recordedText);
+  ContentStoreIdentity store{stringMember(o, "kind"), stringMember(o, "path"), false};
+  // The same place however it is spelled (a home reached through a link, a trailing slash):
+  // another store is recordHome's and contentStoreMismatch's to refuse.
+  if (store.kind != wired->kind || !sameLocation(store.path, wired->path)) return {};
+  auto row = rows.read(kOpenedRow);
+  bool opened = false;
+  if (row) {
+    json::object r = rowObject(where, kOpenedRow, *row);
+    opened = stringMember(r, "kind") == store.kind && stringMember(r, "path") == store.path;
+  } else {
+    // A home from before the row: the boot that records the store creates it, before any run,
+    // so a home with runs (or control events) had its store.
+    opened = rows.holdsRuns();
   }
-  auto opened = rows.read(kOpenedRow);
-  if (!opened) return store;  // to record once it opened
-  json::object o = rowObject(where, kOpenedRow, *opened);
-  if (stringMember(o, "kind") != store->kind || stringMember(o, "path") != store->path) return {};
-  std::filesystem::path marker = storeMarker(*store);
-  if (posix::pathExists(marker)) return {};
+  std::filesystem::path marker = storeMarker(store);
+  if (!opened || posix::pathExists(marker)) {
+    return row ? std::nullopt : std::optional(store);  // to record once it opened
+  }
   throw FailedPreconditionError(
-      "the runs of " + where.describe() + " stored blobs in " + describe(*store) +
+      "the runs of " + where.describe() + " stored blobs in " + describe(store) +
       " (its home record), but " + marker.string() +
       " does not exist: is its disk mounted, or was it moved? Mount or restore it and run "
       "again. Loom does not start a new, empty store there: erasure and export would take the "
       "blobs they cannot see for gone. If they are lost for good, start an empty store on "
       "purpose: " +
-      recreateAdvice(*store));
+      recreateAdvice(store));
 }
 
 void recordContentStoreOpened(const Config& config, const ContentStoreIdentity& store) {

@@ -373,6 +373,38 @@ TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedStopsEraseAndExportInstead
   EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 1) << erased.out;
 }
 
+// The same disk not mounted, reached otherwise: through a link to the home, with the path
+// spelled with a trailing slash, and in a home from before the contentStoreOpened row.
+TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedIsFoundHoweverItIsReached) {
+  std::filesystem::create_directories(dir_ / "disk");
+  std::string store = dir_ / "disk/blobs";
+  auto appWith = [&](const std::string& name, const std::string& path) {
+    return writeApp(dir_, name, writeScript(dir_, "s.json", fetchTurns(1)), fetchTool(),
+                    "\n[storage.contentStore]\nkind = \"filesystem\"\npath = \"" + path + "\"\n");
+  };
+  std::string app = appWith("a.toml", store), slash = appWith("slash.toml", store + "/");
+  ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  std::filesystem::rename(store, dir_ / "disk/elsewhere");
+  std::filesystem::create_directory(store);
+  std::string link = dir_ / "link";
+  std::filesystem::create_directory_symlink(home_, link);
+  std::string sql = "DELETE FROM home_record WHERE name = 'contentStoreOpened'";
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    std::vector<std::string> args{"--home",    variant == 1 ? link : home_,
+                                  "run",       variant == 2 ? slash : app,
+                                  "--subject", "bob",
+                                  "--id",      "b1"};
+    if (variant == 0) {  // a home from before the row
+      ASSERT_EQ(std::system(("sqlite3 " + home_ + "/loom.db \"" + sql + "\"").c_str()), 0);
+    }
+    Outcome refused = runLoom(args, dir_, env_);
+    EXPECT_EQ(refused.exitCode, 1) << refused.out;
+    EXPECT_NE(refused.err.find("is its disk mounted"), std::string::npos) << refused.err;
+    EXPECT_TRUE(std::filesystem::is_empty(store)) << "a new store was started on the mount point";
+  }
+}
+
 TEST_F(ContentLifetimeCli, AStoreLostForGoodIsStartedAgainOnlyOnPurpose) {
   std::string store = dir_ / "content.db";
   std::string app =
