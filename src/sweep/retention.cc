@@ -29,6 +29,10 @@ void appendRunEvent(kernel::EventStore& store, const RetentionReport& r, int64_t
   if (!r.damagedSegments.empty()) {
     data["damagedSegments"] = json::array(r.damagedSegments.begin(), r.damagedSegments.end());
   }
+  // The segments that hold the only copies of the logs removed without archiving them again.
+  if (!r.alreadyArchivedIn.empty()) {
+    data["alreadyArchivedIn"] = json::array(r.alreadyArchivedIn.begin(), r.alreadyArchivedIn.end());
+  }
   kernel::appendControlAtEnd(store,
                              kernel::ControlEvent{0, "RETENTION_RUN", atMillis, std::move(data)});
 }
@@ -151,6 +155,16 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   // 1. Select, and stream each selected log into the segment (nothing is removed yet).
   std::vector<std::string> ids;
   std::unique_ptr<ArchiveWriter> writer;
+  auto archiveAnew = [&](const kernel::ExecutionInfo& info) {
+    if (!writer) {
+      writer = std::make_unique<ArchiveWriter>(
+          archiveStore, ArchiveWriterOptions{options.clock, options.compressionLevel});
+    }
+    writer->add(info, [&](const std::function<void(const kernel::Event&)>& sink) {
+      store.scan(info.id, 1, sink);
+    });
+  };
+  std::vector<std::pair<kernel::ExecutionInfo, std::string>> foundArchived;  // and its segment
   kernel::ExecutionFilter filter;
   filter.endedBeforeMillis = r.cutoffMillis;
   filter.limit = options.pageSize;
@@ -166,20 +180,25 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     auto copy = archived.find(info.id);
     if (copy != archived.end() && copy->second.matches(info)) {
       if (readsBackAsLive(store, archive, copy->second.segment, info.id, segments)) {
-        ++r.alreadyArchived;  // this very log is in a segment already
+        foundArchived.emplace_back(info, copy->second.segment);  // in a segment already
         return;
       }
       ++r.rearchived;  // that copy is damaged: the new segment holds it again
       r.damagedSegments.insert(copy->second.segment);
     }
-    if (!writer) {
-      writer = std::make_unique<ArchiveWriter>(
-          archiveStore, ArchiveWriterOptions{options.clock, options.compressionLevel});
-    }
-    writer->add(info, [&](const std::function<void(const kernel::Event&)>& sink) {
-      store.scan(info.id, 1, sink);
-    });
+    archiveAnew(info);
   });
+  // A whole copy in a damaged segment is archived again too: that segment is refused by the
+  // sweep, erasure and export, so it must not be any removed log's only copy.
+  for (const auto& [info, segment] : foundArchived) {
+    if (r.damagedSegments.contains(segment)) {
+      ++r.rearchived;
+      archiveAnew(info);
+    } else {
+      ++r.alreadyArchived;
+      r.alreadyArchivedIn.insert(segment);
+    }
+  }
   if (options.dryRun || ids.empty()) return r;
 
   // 2. Make the segment durable, and check it reads back, before anything is removed.
@@ -230,16 +249,24 @@ void requireJournaledSegments(const kernel::EventStore& store, const Archive& ar
   std::vector<std::string> present = archive.segmentNames();  // sorted
   for (const auto& e : store.readControl(1)) {
     if (e.type != "RETENTION_RUN") continue;
+    std::vector<std::string> names;
     const json::value* segment = e.data.if_contains("segment");
-    if (segment == nullptr || !segment->is_string()) continue;
-    std::string name(segment->get_string());
-    if (std::binary_search(present.begin(), present.end(), name)) continue;
-    throw UnavailableError(
-        "archive segment '" + name + "', which retention wrote (control event #" +
-        std::to_string(e.seq) + "), is not in " + archive.store().describe() +
-        ": its runs' only copy is there, and without it they would read as gone and their blobs "
-        "as unneeded; mount the archive's disk or restore the segment from a backup, then run "
-        "again");
+    if (segment != nullptr && segment->is_string()) names.emplace_back(segment->get_string());
+    const json::value* relied = e.data.if_contains("alreadyArchivedIn");
+    if (relied != nullptr && relied->is_array()) {
+      for (const auto& n : relied->get_array()) {
+        if (n.is_string()) names.emplace_back(n.get_string());
+      }
+    }
+    for (const auto& name : names) {
+      if (std::binary_search(present.begin(), present.end(), name)) continue;
+      throw UnavailableError(
+          "archive segment '" + name + "', which retention wrote or relied on (control event #" +
+          std::to_string(e.seq) + "), is not in " + archive.store().describe() +
+          ": its runs' only copy is there, and without it they would read as gone and their "
+          "blobs as unneeded; mount the archive's disk or restore the segment from a backup, "
+          "then run again");
+    }
   }
 }
 
@@ -250,6 +277,7 @@ json::value toJson(const RetentionReport& r) {
       {"alreadyArchived", r.alreadyArchived},
       {"rearchived", r.rearchived},
       {"damagedSegments", json::array(r.damagedSegments.begin(), r.damagedSegments.end())},
+      {"alreadyArchivedIn", json::array(r.alreadyArchivedIn.begin(), r.alreadyArchivedIn.end())},
       {"archived", r.archived},
       {"removed", r.removed},
       {"snapshotsRemoved", r.snapshotsRemoved},

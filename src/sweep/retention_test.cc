@@ -264,6 +264,13 @@ TEST_F(RetentionTest, AFailureWhileRemovingLosesNothingAndARerunFinishes) {
             (std::set<std::string>{"recent-completed", "old-parked", "old-running"}));
   EXPECT_EQ(archive.segmentNames().size(), 1u);
   for (const auto& id : selected) EXPECT_TRUE(archive.find(id).has_value()) << id;
+  // The killed run journaled nothing; this one journals the segment those logs' only copy is in.
+  ASSERT_EQ(r.alreadyArchivedIn, std::set<std::string>{archive.segmentNames()[0]});
+  std::string name = archive.segmentNames()[0];
+  fs::rename(archiveDir_ / name, scratch_.path() / name);
+  EXPECT_THROW(requireJournaledSegments(store_, Archive(archiveDir_)), UnavailableError);
+  fs::rename(scratch_.path() / name, archiveDir_ / name);
+  EXPECT_NO_THROW(requireJournaledSegments(store_, Archive(archiveDir_)));
 }
 
 TEST_F(RetentionTest, APublishWhoseOutcomeIsUnknownRemovesNothingAndARerunFinishes) {
@@ -312,10 +319,13 @@ TEST_F(RetentionTest, ASegmentThatDoesNotReadBackRemovesNothingAndTheNextRunArch
   // The next run does not take the damaged copy for archived: it archives it anew.
   clock_->advance(1000);  // a later segment, read first
   RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
-  EXPECT_EQ(r.alreadyArchived, 1);  // only the first execution's block was damaged
-  EXPECT_EQ(r.rearchived, 1);
-  EXPECT_EQ(r.archived, 1);
+  // Only the first execution's block was damaged, but the segment is refused as a whole by the
+  // sweep, erasure and export: the second one's whole copy there is not its only one either.
+  EXPECT_EQ(r.alreadyArchived, 0);
+  EXPECT_EQ(r.rearchived, 2);
+  EXPECT_EQ(r.archived, 2);
   EXPECT_EQ(r.removed, 2);
+  EXPECT_TRUE(r.alreadyArchivedIn.empty());
   EXPECT_EQ(r.damagedSegments, std::set<std::string>{damaged[0]});
   EXPECT_NE(describe(r).find("restore it from a backup"), std::string::npos) << describe(r);
   std::vector<kernel::ControlEvent> control = store_.readControl(1);
@@ -344,8 +354,8 @@ TEST_F(RetentionTest, ACopyThatDiffersFromTheLiveLogIsNotTakenForArchived) {
   clock_->advance(1000);
   std::vector<kernel::Event> liveEvents = store_.read("old-completed");
   RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
-  EXPECT_EQ(r.alreadyArchived, 1);  // old-failed's copy is whole
-  EXPECT_EQ(r.rearchived, 1);
+  EXPECT_EQ(r.alreadyArchived, 0);  // old-failed's copy is whole, but in that segment
+  EXPECT_EQ(r.rearchived, 2);
   EXPECT_EQ(r.removed, 2);
   auto copy = Archive(archiveDir_).find("old-completed");  // the newest segment's
   ASSERT_TRUE(copy.has_value());

@@ -49,8 +49,13 @@ struct RetentionReport {
   // Selected logs whose copy in an earlier segment did not read back as the live log (a
   // damaged block, a missing event): archived again into the new segment, which `loom log`
   // reads first. The damaged segments are named in damagedSegments and left as they are.
+  // A damaged segment's other selected logs are archived again too (counted here, not in
+  // alreadyArchived), so no live log is removed whose only copy is in a damaged segment.
   int64_t rearchived = 0;
   std::set<std::string> damagedSegments;
+  // The earlier segments the alreadyArchived logs' only copies are in: journaled with the run,
+  // so a sweep, an erasure or an export refuses when one of them is missing.
+  std::set<std::string> alreadyArchivedIn;
   int64_t removed = 0;       // live logs removed
   int64_t snapshotsRemoved = 0;
   std::string segmentName;  // the new segment's name; empty when none was written
@@ -69,12 +74,14 @@ struct RetentionReport {
 // negative age or a zero page size. On a failure before the segment is durable, nothing is removed
 // and no segment is left; on a failure while removing, the error says how far it got and that the
 // rest is both live and archived (run again). Appends RETENTION_RUN {cutoff, archived, removed,
-// segment} to the control log when it selected anything; a dry run changes nothing at all.
+// segment, and when there are any damagedSegments and alreadyArchivedIn} to the control log
+// when it selected anything; a dry run changes nothing at all.
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
                              const std::shared_ptr<ArchiveStore>& archive,
                              const RetentionOptions& options);
 
-// Throws UnavailableError naming the first segment a RETENTION_RUN control event records that
+// Throws UnavailableError naming the first segment a RETENTION_RUN control event records
+// (segment, alreadyArchivedIn) that
 // `archive` does not hold (its disk not mounted, the file moved): the runs archived there have
 // no other copy, so a sweep, an erasure or an export without it would take them for gone.
 void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive);
