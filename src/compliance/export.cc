@@ -5,6 +5,7 @@
 
 #include "aead.h"
 #include "compliance/claim_check_refs.h"
+#include "erase_journal.h"
 #include "loom/agent/agent_state.h"
 #include "loom/kernel/fold.h"
 #include "loom/util/error.h"
@@ -84,12 +85,27 @@ json::value toJson(const ClaimCheckedBlob& blob) {
   return out;
 }
 
+// An erasure stopped between its intent and its result (killed, or its shred's flush kept
+// busy) may have left some of the subject's blobs and shredded the key that reads the rest: an
+// export then would show less than is held, so it waits for the erasure to finish.
+void requireNoUnfinishedErasure(const kernel::EventStore& events, const std::string& subject) {
+  auto erasure = detail::latestErasure(events, subject);
+  if (!erasure || erasure->finished) return;
+  throw FailedPreconditionError(
+      "an erasure of subject '" + subject + "' is unfinished (its intent is control event #" +
+      std::to_string(erasure->intent) +
+      ", with no result after it): some of the subject's blobs may still be held while the key "
+      "that reads the rest is gone. Run `loom erase " +
+      subject + "` again to finish it; nothing is held on the subject afterwards");
+}
+
 }  // namespace
 
 json::object exportSubject(const ExportSubjectOptions& options, const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("exportSubject: the subject is empty");
   requireUtf8(subject, "the data subject");
   if (!options.clock) throw InvalidArgumentError("ExportSubjectOptions.clock is null");
+  requireNoUnfinishedErasure(options.events, subject);
   CitationSources sources{&options.events, options.archive, options.snapshots, options.keys};
   SubjectExecutions executions = executionsOfSubject(sources, subject);
 

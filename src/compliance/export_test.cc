@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "erase_journal.h"
 #include "erase_test_util.h"
 #include "support/temp_dir.h"
 
@@ -157,4 +158,27 @@ TEST_F(ExportTest, AnUnknownSubjectExportsNothing) {
 }
 
 }  // namespace
+// An erasure stopped after its intent (killed, or its shred's flush kept busy): the export
+// refuses until it is finished instead of showing less than is held.
+TEST_F(ExportTest, AnUnfinishedErasureOfTheSubjectStopsTheExportUntilItIsFinished) {
+  w_.run("a1", "alice", {w_.offload("alice's report")});
+  json::object intent{{"subject", "alice"},
+                      {"addresses", json::array{}},
+                      {"kept", json::array{}},
+                      {"touchCutoff", 1}};
+  int64_t seq = detail::journal(w_.events, detail::kIntendedType, intent, 1);
+  try {
+    exportAlice();
+    ADD_FAILURE() << "an export beside an unfinished erasure";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("`loom erase alice` again"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(exportSubject(options(), "bob")) << "another subject's export goes on";
+  detail::journal(
+      w_.events, detail::kDeletedType,
+      json::object{{"subject", "alice"}, {"deleted", 0}, {"retained", 0}, {"intent", seq}}, 2);
+  EXPECT_NO_THROW(exportAlice());
+}
+
 }  // namespace loom::compliance
