@@ -308,7 +308,9 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
       rethrowWithContext(e, "erasure of subject '" + subject + "' deleted its blobs (" +
                                 std::to_string(result.contentDeleted.deleted) + " deleted, " +
                                 std::to_string(result.contentDeleted.retained) +
-                                " retained), but is not finished");
+                                " retained), but is not finished (the old bytes of those "
+                                "packed in a database file, like the key's, stay in it until "
+                                "the next checkpoint; run it again)");
     }
   }
 
