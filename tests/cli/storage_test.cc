@@ -106,19 +106,22 @@ TEST(ClaimCheckCli, RetentionWithoutConfigSaysWhatToAdd) {
   EXPECT_NE(r.err.find("[storage.retention]"), std::string::npos) << r.err;
 }
 
+// A home (under `dir`) with one ended run, r1, and a config whose retention selects it.
+std::pair<std::string, std::string> retentionHome(const TempDir& dir) {
+  std::string home = dir / "home", config = dir / "retention.toml";
+  Outcome run = runLoom(
+      {"--home", home, "run", "example.steps", "--input", R"({"steps": 1})", "--id", "r1"}, dir);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  std::ofstream(config) << "[storage.retention]\nafterDays = 0\n";
+  return {home, config};
+}
+
 // A retention run killed after its segment landed, before it removed the live log (loom.db as
 // it was then), whose segment was then damaged on disk: the next run archives the log anew,
 // removes it, names the damaged segment and exits 1, since the sweep now refuses that segment.
 TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
   TempDir dir;
-  std::string home = dir / "home";
-  ASSERT_EQ(
-      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})", "--id", "r1"},
-              dir)
-          .exitCode,
-      0);
-  std::string config = dir / "retention.toml";
-  { std::ofstream(config) << "[storage.retention]\nafterDays = 0\n"; }
+  auto [home, config] = retentionHome(dir);
   std::filesystem::copy_file(home + "/loom.db", dir / "before.db");
   ASSERT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
   std::filesystem::copy_file(dir / "before.db", home + "/loom.db",
@@ -148,14 +151,7 @@ TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
 // connects, so the copy never leaves them out.
 TEST(ClaimCheckCli, ASegmentRetentionJournaledButTheArchiveLacksStopsEveryReader) {
   TempDir dir;
-  std::string home = dir / "home";
-  ASSERT_EQ(
-      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})", "--id", "r1"},
-              dir)
-          .exitCode,
-      0);
-  std::string config = dir / "retention.toml";
-  { std::ofstream(config) << "[storage.retention]\nafterDays = 0\n"; }
+  auto [home, config] = retentionHome(dir);
   ASSERT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
   std::filesystem::rename(home + "/archive", dir / "unmounted");
   std::filesystem::create_directory(home + "/archive");
