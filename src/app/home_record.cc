@@ -111,6 +111,12 @@ bool boolMember(const json::object& o, std::string_view key) {
   return v != nullptr && v->is_bool() && v->get_bool();
 }
 
+// One store: the same kind and sealing, at the same place however its path is spelled (a home
+// reached through a link).
+bool sameStore(const ContentStoreIdentity& a, const ContentStoreIdentity& b) {
+  return a.kind == b.kind && a.sealed == b.sealed && (a.path == b.path || sameFile(a.path, b.path));
+}
+
 json::object toJson(const ContentStoreIdentity& s) {
   return json::object{{"kind", s.kind}, {"path", s.path}, {"sealed", s.sealed}};
 }
@@ -220,10 +226,14 @@ void recordHome(const Config& config) {
   if (offloads && !recorded.contentStore) {
     // Only when there is none: another process booting the new home at once with another store
     // may have written its own first, which then stands (read back below).
-    writeRow(where, "contentStore", json::toText(toJson(*store)), false);
+    // "v": 2 marks a row whose store is recorded as opened by its own row (contentStoreOpened)
+    // once it exists; older rows have none (requireRecordedContentStore).
+    json::object row = toJson(*store);
+    row["v"] = 2;
+    writeRow(where, "contentStore", json::toText(json::value(std::move(row))), false);
     recorded = readHomeRecord(where);
   }
-  if (offloads && recorded.contentStore && !(*recorded.contentStore == *store)) {
+  if (offloads && recorded.contentStore && !sameStore(*recorded.contentStore, *store)) {
     throw FailedPreconditionError(
         "storage.contentStore wires " + describe(*store) + ", but the runs of " + where.describe() +
         " offload to " + describe(*recorded.contentStore) +
@@ -258,19 +268,6 @@ namespace {
 
 constexpr std::string_view kOpenedRow = "contentStoreOpened";
 
-// Whether two paths name the same place: links resolved as far as the path exists, and no
-// trailing separator.
-bool sameLocation(const std::string& a, const std::string& b) {
-  auto resolved = [](const std::string& p) {
-    std::error_code ec;
-    std::filesystem::path r = std::filesystem::weakly_canonical(p, ec);
-    std::string text = (ec ? std::filesystem::path(p) : r).lexically_normal().string();
-    while (text.size() > 1 && text.back() == '/') text.pop_back();
-    return text;
-  };
-  return a == b || resolved(a) == resolved(b);
-}
-
 // What exists once a store was created: a folder's LAYOUT file, a SQLite store's database.
 std::filesystem::path storeMarker(const ContentStoreIdentity& store) {
   std::filesystem::path path(store.path);
@@ -298,15 +295,16 @@ std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& co
   ContentStoreIdentity store{stringMember(o, "kind"), stringMember(o, "path"), false};
   // The same place however it is spelled (a home reached through a link, a trailing slash):
   // another store is recordHome's and contentStoreMismatch's to refuse.
-  if (store.kind != wired->kind || !sameLocation(store.path, wired->path)) return {};
+  if (store.kind != wired->kind || !sameFile(store.path, wired->path)) return {};
   auto row = rows.read(kOpenedRow);
   bool opened = false;
   if (row) {
-    json::object r = rowObject(where, kOpenedRow, *row);
-    opened = stringMember(r, "kind") == store.kind && stringMember(r, "path") == store.path;
-  } else {
-    // A home from before the row: the boot that records the store creates it, before any run,
-    // so a home with runs (or control events) had its store.
+    rowObject(where, kOpenedRow, *row);  // a row that is not Loom's is DataLoss
+    opened = true;                       // whatever it names: the check is never turned off by it
+  } else if (!o.contains("v")) {
+    // A record from before the row: the boot that records the store creates it, before any
+    // run, so a home with runs (or control events) had its store. (A home that offloads only
+    // since this build has a row with "v", and no contentStoreOpened until its store exists.)
     opened = rows.holdsRuns();
   }
   std::filesystem::path marker = storeMarker(store);
@@ -356,7 +354,7 @@ std::optional<std::string> contentStoreMismatch(const Config& config,
            ", which holds blobs: pass --config with the app or loom.toml the runs were made "
            "with (its first boot records the store)";
   }
-  if (store && *store == *recorded.contentStore) return std::nullopt;
+  if (store && sameStore(*store, *recorded.contentStore)) return std::nullopt;
   return "the wired content store is " +
          (store ? describe(*store) : std::string("not one on disk")) + ", but the runs of " +
          where.describe() + " offloaded to " + describe(*recorded.contentStore) +

@@ -21,10 +21,6 @@
 
 namespace loom::app {
 
-namespace {
-
-// True when both paths name one location: the same file when both exist (through symlinks
-// and bind mounts), else the same path once symlinks of its existing part are resolved.
 bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
   std::error_code ec;
   if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
@@ -36,8 +32,6 @@ bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
   };
   return normal(a) == normal(b);
 }
-
-}  // namespace
 
 std::string StorageLocation::describe() const {
   if (!onPostgres()) return "the home " + home.string();

@@ -53,6 +53,10 @@ StorageLocation storageLocation(const Config& config);
 std::unique_ptr<kernel::EventStore> openEventStore(
     const StorageLocation& where, std::shared_ptr<const Clock> clock = systemClock());
 std::unique_ptr<kernel::SnapshotStore> openSnapshotStore(const StorageLocation& where);
+// True when both paths name one location: the same file when both exist (through symlinks
+// and bind mounts), else the same path once symlinks of its existing part are resolved.
+bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b);
+
 // The default content store `config` wires (storage.contentStore: its C++ instance, the
 // schema's with storage.url, or the filesystem, SQLite or memory store at its path, by default
 // under storage.home); without the sealing or ledger layers boot adds.

@@ -48,6 +48,7 @@ class UnfinishedShredKeyStore : public KeyStore {
   }
   bool shred(const std::string& s) override {
     ++shreds;
+    if (failBeforeDelete) throw UnavailableError("the key store is locked");
     bool destroyed = inner_.shred(s);
     if (fail) throw UnavailableError("the checkpoint after the shred was kept busy");
     return destroyed;
@@ -55,6 +56,7 @@ class UnfinishedShredKeyStore : public KeyStore {
   bool wasShredded(const std::string& s) const override { return inner_.wasShredded(s); }
   std::vector<std::string> subjects() const override { return inner_.subjects(); }
   bool fail = true;
+  bool failBeforeDelete = false;
   int shreds = 0;
 
  private:
@@ -96,6 +98,24 @@ TEST_F(EraseTest, AShredLeftUnfinishedStillDeletesTheBlobsAndARepeatFinishesIt) 
   EXPECT_EQ(w_.controlTypes(),
             (std::vector<std::string>{"ERASURE_CONTENT_DELETE_INTENDED", "SUBJECT_SHREDDED",
                                       "ERASURE_CONTENT_DELETED"}));
+}
+
+// A shred that failed before it deleted the key is no unfinished flush, even when an earlier
+// erasure left the subject a tombstone: the erasure stops there, deleting nothing.
+TEST_F(EraseTest, AShredThatFailedBeforeDeletingTheKeyDeletesNothingThoughATombstoneExists) {
+  w_.run("a0", "alice", {w_.offload("alice's first report")});
+  eraseSubject(w_.options(), "alice");  // a tombstone; her next run gets a new key
+  auto mine = w_.offload("alice's report");
+  w_.run("a1", "alice", {mine});
+  ASSERT_TRUE(w_.hasKey("alice"));
+  UnfinishedShredKeyStore keys(w_.keys);
+  keys.failBeforeDelete = true;
+  EraseCoordinatorOptions options = w_.options();
+  EraseCoordinatorOptions failing{options.events,    keys,         options.content, options.archive,
+                                  options.snapshots, options.clock};
+  EXPECT_THROW(eraseSubject(failing, "alice"), UnavailableError);
+  EXPECT_TRUE(w_.content.has(addressOf(mine))) << "deleted with the key still there";
+  EXPECT_TRUE(w_.hasKey("alice"));
 }
 
 TEST_F(EraseTest, JournalsTheIntentWithAddressesAndCutoffAndTheResultNamingIt) {

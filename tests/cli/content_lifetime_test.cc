@@ -373,36 +373,55 @@ TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedStopsEraseAndExportInstead
   EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 1) << erased.out;
 }
 
-// The same disk not mounted, reached otherwise: through a link to the home, with the path
-// spelled with a trailing slash, and in a home from before the contentStoreOpened row.
+// The same vanished store, reached otherwise: the home's own blobs folder through a link to the
+// home, a store path spelled with a trailing slash, and a home whose record is from before the
+// contentStoreOpened row.
 TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedIsFoundHoweverItIsReached) {
-  std::filesystem::create_directories(dir_ / "disk");
-  std::string store = dir_ / "disk/blobs";
-  auto appWith = [&](const std::string& name, const std::string& path) {
-    return writeApp(dir_, name, writeScript(dir_, "s.json", fetchTurns(1)), fetchTool(),
-                    "\n[storage.contentStore]\nkind = \"filesystem\"\npath = \"" + path + "\"\n");
-  };
-  std::string app = appWith("a.toml", store), slash = appWith("slash.toml", store + "/");
+  std::string script = writeScript(dir_, "s.json", fetchTurns(1));
+  std::string app = writeApp(dir_, "a.toml", script, fetchTool());  // <home>/blobs
+  std::string slash = writeApp(
+      dir_, "slash.toml", script, fetchTool(),
+      "\n[storage.contentStore]\nkind = \"filesystem\"\npath = \"" + home_ + "/blobs/\"\n");
   ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
-  std::filesystem::rename(store, dir_ / "disk/elsewhere");
-  std::filesystem::create_directory(store);
+  std::filesystem::rename(home_ + "/blobs", dir_ / "elsewhere");
+  std::filesystem::create_directory(home_ + "/blobs");
   std::string link = dir_ / "link";
   std::filesystem::create_directory_symlink(home_, link);
-  std::string sql = "DELETE FROM home_record WHERE name = 'contentStoreOpened'";
+  std::string legacy =
+      "UPDATE home_record SET value = json_remove(value, '$.v') WHERE name = 'contentStore'; "
+      "DELETE FROM home_record WHERE name = 'contentStoreOpened'";
   for (int variant = 0; variant < 3; ++variant) {
     SCOPED_TRACE(variant);
-    std::vector<std::string> args{"--home",    variant == 1 ? link : home_,
-                                  "run",       variant == 2 ? slash : app,
+    if (variant == 2) {  // a record from before the row, in a home with runs
+      ASSERT_EQ(std::system(("sqlite3 " + home_ + "/loom.db \"" + legacy + "\"").c_str()), 0);
+    }
+    std::vector<std::string> args{"--home",    variant == 0 ? link : home_,
+                                  "run",       variant == 1 ? slash : app,
                                   "--subject", "bob",
                                   "--id",      "b1"};
-    if (variant == 0) {  // a home from before the row
-      ASSERT_EQ(std::system(("sqlite3 " + home_ + "/loom.db \"" + sql + "\"").c_str()), 0);
-    }
     Outcome refused = runLoom(args, dir_, env_);
     EXPECT_EQ(refused.exitCode, 1) << refused.out;
     EXPECT_NE(refused.err.find("is its disk mounted"), std::string::npos) << refused.err;
-    EXPECT_TRUE(std::filesystem::is_empty(store)) << "a new store was started on the mount point";
+    EXPECT_TRUE(std::filesystem::is_empty(home_ + "/blobs")) << "a new store was started";
   }
+}
+
+// A home whose runs never offloaded starts to, into a store of its own: not a vanished store.
+TEST_F(ContentLifetimeCli, AHomeWithRunsThatStartsToOffloadCreatesItsStore) {
+  std::string store = dir_ / "content.db";
+  std::string script = writeScript(dir_, "s.json", fetchTurns(1));
+  std::string plain = dir_ / "plain.toml";
+  std::ofstream(plain) << "[agent]\nname = \"plain\"\nprompt = \"read\"\n\n[model]\nkind = "
+                          "\"scripted\"\nscript = \""
+                       << script << "\"\n\n"
+                       << fetchTool();
+  ASSERT_EQ(loom({"run", plain, "--id", "p1"}).exitCode, 0);
+  std::string app =
+      writeApp(dir_, "a.toml", script, fetchTool(),
+               "\n[storage.contentStore]\nkind = \"sqlite\"\npath = \"" + store + "\"\n");
+  Outcome run = loom({"run", app, "--subject", "alice", "--id", "a1"});
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_TRUE(std::filesystem::exists(store));
 }
 
 TEST_F(ContentLifetimeCli, AStoreLostForGoodIsStartedAgainOnlyOnPurpose) {
