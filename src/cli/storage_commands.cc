@@ -131,9 +131,9 @@ Action setupRetention(CLI::App& command, Session& session) {
       "reads) unless archive = false, and only then removed from the live log. Archived\n"
       "executions stay readable (`loom log`) and keep pinning their blobs for `loom sweep`.\n"
       "A crash in the middle loses nothing: run it again. An earlier segment that does not read\n"
-      "back as the live logs it holds is left as it is and its logs archived anew; the run then\n"
-      "exits 1 naming it, since the sweep, erasure and export refuse it: restore it from a "
-      "backup.");
+      "back whole is kept as it is (it may hold the only copies of runs removed before) and the\n"
+      "selected logs it held are archived anew; the run then exits 1 naming it, since the sweep,\n"
+      "erasure and export refuse it: restore it from a backup.");
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
@@ -155,8 +155,7 @@ Action setupRetention(CLI::App& command, Session& session) {
     // Done, but the sweep, erasure and export now refuse the damaged segments: say so by the
     // exit status too, for a cron job or a script.
     std::cerr << "loom retention run: finished, but " << report.damagedSegments.size()
-              << " archive segment(s) did not read back as the logs they hold ("
-              << *report.damagedSegments.begin()
+              << " archive segment(s) did not read back whole (" << *report.damagedSegments.begin()
               << (report.damagedSegments.size() > 1 ? ", ..." : "")
               << "); the sweep, erasure and export refuse them: restore them from a backup "
                  "(docs/spec/archive-segment.md)\n";

@@ -20,11 +20,12 @@ constexpr std::array<std::pair<EventType, std::string_view>, 8> kTypeNames{{
     {EventType::kExecutionCancelled, "EXECUTION_CANCELLED"},
 }};
 
-constexpr std::array<std::string_view, 5> kControlEventTypes{
+constexpr std::array<std::string_view, 6> kControlEventTypes{
     "BLOB_READ",
     "ERASURE_CONTENT_DELETE_INTENDED",
     "ERASURE_CONTENT_DELETED",
     "SUBJECT_SHREDDED",
+    "RETENTION_ARCHIVED",
     "RETENTION_RUN",
 };
 

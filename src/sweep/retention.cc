@@ -127,6 +127,31 @@ bool readsBackAsLive(const kernel::EventStore& store, const Archive& archive,
   }
 }
 
+// Whether every execution `segment` lists reads back whole (each block's checksum): a segment
+// refused as a whole by the sweep, erasure and export may hold no removed log's only copy.
+bool readsWhole(const ArchiveSegment& segment) {
+  try {
+    for (const auto& info : segment.listExecutions()) {
+      segment.forEachEventOf(info.id, [](const kernel::Event&) {});
+    }
+    return true;
+  } catch (const DataLossError&) {
+    return false;
+  }
+}
+
+// Journals the segments the logs about to be removed rely on: the one just written and those
+// holding the only copies of logs removed without archiving them again. Before any remove, so
+// a run killed while removing leaves them named (RETENTION_RUN comes only at the end).
+void appendArchivedEvent(kernel::EventStore& store, const RetentionReport& r, int64_t atMillis) {
+  if (r.segmentName.empty() && r.alreadyArchivedIn.empty()) return;
+  json::object data{
+      {"segment", r.segmentName.empty() ? json::value() : json::value(r.segmentName)},
+      {"alreadyArchivedIn", json::array(r.alreadyArchivedIn.begin(), r.alreadyArchivedIn.end())}};
+  kernel::appendControlAtEnd(
+      store, kernel::ControlEvent{0, "RETENTION_ARCHIVED", atMillis, std::move(data)});
+}
+
 }  // namespace
 
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
@@ -189,14 +214,24 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     archiveAnew(info);
   });
   // A whole copy in a damaged segment is archived again too: that segment is refused by the
-  // sweep, erasure and export, so it must not be any removed log's only copy.
+  // sweep, erasure and export as a whole, so it must not be any removed log's only copy. A
+  // segment relied on is read whole first (its other blocks too).
+  std::set<std::string> removedAsArchived, whole;
   for (const auto& [info, segment] : foundArchived) {
+    if (!r.damagedSegments.contains(segment) && !whole.contains(segment)) {
+      if (readsWhole(segments.at(segment))) {
+        whole.insert(segment);
+      } else {
+        r.damagedSegments.insert(segment);
+      }
+    }
     if (r.damagedSegments.contains(segment)) {
       ++r.rearchived;
       archiveAnew(info);
     } else {
       ++r.alreadyArchived;
       r.alreadyArchivedIn.insert(segment);
+      removedAsArchived.insert(info.id);
     }
   }
   if (options.dryRun || ids.empty()) return r;
@@ -206,7 +241,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     std::string name = writer->finish();
     ArchiveSegment segment = archive.openSegment(name);
     for (const auto& id : ids) {
-      if (!segment.contains(id) && !archived.contains(id)) {
+      if (!segment.contains(id) && !removedAsArchived.contains(id)) {
         throw DataLossError("archive segment '" + segment.location() + "' lacks execution '" + id +
                             "' right after it was written; nothing was removed");
       }
@@ -226,6 +261,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   }
 
   // 3. Remove: snapshots first, so no snapshot outlives its log.
+  appendArchivedEvent(store, r, now);
   for (const auto& id : ids) {
     try {
       if (snapshots != nullptr) r.snapshotsRemoved += snapshots->remove(id);
@@ -248,7 +284,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
 void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive) {
   std::vector<std::string> present = archive.segmentNames();  // sorted
   for (const auto& e : store.readControl(1)) {
-    if (e.type != "RETENTION_RUN") continue;
+    if (e.type != "RETENTION_RUN" && e.type != "RETENTION_ARCHIVED") continue;
     std::vector<std::string> names;
     const json::value* segment = e.data.if_contains("segment");
     if (segment != nullptr && segment->is_string()) names.emplace_back(segment->get_string());
@@ -303,9 +339,10 @@ std::string describe(const RetentionReport& r) {
            humanBytes(r.bytesAfter) + ")\n";
     for (const auto& damaged : r.damagedSegments) {
       out += "  segment " + damaged +
-             " did not read back as the live logs it holds, which are archived again; it is left "
-             "as it is: check the archive's disk and restore it from a backup (the sweep, "
-             "erasure and export refuse to read a damaged segment)\n";
+             " did not read back whole: the selected logs it held are archived again, but it may "
+             "hold the only copies of runs removed before, so it is left as it is; keep it, check "
+             "the archive's disk and restore it from a backup (the sweep, erasure and export "
+             "refuse a damaged segment)\n";
     }
   } else if (r.scanned > 0 && !r.archive) {
     out += "  not archived (storage.retention.archive = false)\n";

@@ -156,13 +156,16 @@ TEST_F(RetentionTest, ArchivesThenRemovesOnlyEndedExecutionsPastTheCutoff) {
     EXPECT_EQ(archived, texts);
   }
 
+  // The segment is journaled before any log is removed, then the run's result.
   auto control = store_.readControl(1);
-  ASSERT_EQ(control.size(), 1u);
-  EXPECT_EQ(control[0].type, "RETENTION_RUN");
-  EXPECT_EQ(control[0].data.at("archived").as_int64(), 2);
-  EXPECT_EQ(control[0].data.at("removed").as_int64(), 2);
-  EXPECT_EQ(control[0].data.at("cutoff").as_string(), formatTimestamp(kT0 + 70 * kDay));
-  EXPECT_EQ(control[0].data.at("segment").as_string(), fs::path(r.segmentPath).filename().string());
+  ASSERT_EQ(control.size(), 2u);
+  EXPECT_EQ(control[0].type, "RETENTION_ARCHIVED");
+  EXPECT_EQ(control[0].data.at("segment").as_string(), r.segmentName);
+  EXPECT_EQ(control[1].type, "RETENTION_RUN");
+  EXPECT_EQ(control[1].data.at("archived").as_int64(), 2);
+  EXPECT_EQ(control[1].data.at("removed").as_int64(), 2);
+  EXPECT_EQ(control[1].data.at("cutoff").as_string(), formatTimestamp(kT0 + 70 * kDay));
+  EXPECT_EQ(control[1].data.at("segment").as_string(), fs::path(r.segmentPath).filename().string());
   EXPECT_NE(describe(r).find("archived 2 into " + r.segmentPath), std::string::npos) << describe(r);
   EXPECT_EQ(toJson(r).at("removed").as_int64(), 2);
 
@@ -171,7 +174,7 @@ TEST_F(RetentionTest, ArchivesThenRemovesOnlyEndedExecutionsPastTheCutoff) {
       runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
   EXPECT_EQ(again.scanned, 0);
   EXPECT_TRUE(again.segmentPath.empty());
-  EXPECT_EQ(store_.readControl(1).size(), 1u);
+  EXPECT_EQ(store_.readControl(1).size(), 2u);
   EXPECT_EQ(archive.segmentNames().size(), 1u);
 }
 
@@ -255,6 +258,13 @@ TEST_F(RetentionTest, AFailureWhileRemovingLosesNothingAndARerunFinishes) {
     EXPECT_TRUE(archive.find(id).has_value()) << id;  // the segment was durable first
   }
   EXPECT_EQ(live.size(), 3u + 5u);  // 3 kept + the 5 not removed yet
+  // The segment holds the only copies of the 3 removed logs: journaled before the first remove,
+  // so its absence stops the sweep, erasure and export though the run never finished.
+  ASSERT_EQ(archive.segmentNames().size(), 1u);
+  std::string written = archive.segmentNames()[0];
+  fs::rename(archiveDir_ / written, scratch_.path() / written);
+  EXPECT_THROW(requireJournaledSegments(store_, Archive(archiveDir_)), UnavailableError);
+  fs::rename(scratch_.path() / written, archiveDir_ / written);
 
   RetentionReport r = runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options());
   EXPECT_EQ(r.removed, 5);
