@@ -14,7 +14,7 @@ pgbench=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)/pgb
 [ -x "$pgbench" ] || pgbench=/usr/lib/postgresql/15/bin/pgbench
 bench=../../build/release/bench/loom_postgres_bench
 rounds=${ROUNDS:-5} seconds=${SECONDS_EACH:-4}
-psql "$url" -q -f schema.sql >/dev/null 2>&1
+psql "$url" -q -v ON_ERROR_STOP=1 -f schema.sql >/dev/null
 
 pgbenchMicros() {  # the average latency of script $1, in µs
   "$pgbench" -n -M prepared -c 1 -T "$seconds" -f "$1" "$url" 2>/dev/null |

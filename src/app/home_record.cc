@@ -229,7 +229,7 @@ void recordHome(const Config& config) {
     // "v": 2 marks a row whose store is recorded as opened by its own row (contentStoreOpened)
     // once it exists; older rows have none (requireRecordedContentStore).
     json::object row = toJson(*store);
-    row["v"] = 2;
+    if (!where.onPostgres()) row["v"] = 2;  // the schema's store never vanishes from under it
     writeRow(where, "contentStore", json::toText(json::value(std::move(row))), false);
     recorded = readHomeRecord(where);
   }
@@ -293,9 +293,12 @@ std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& co
   if (!recordedText) return {};
   json::object o = rowObject(where, "contentStore", *recordedText);
   ContentStoreIdentity store{stringMember(o, "kind"), stringMember(o, "path"), false};
-  // The same place however it is spelled (a home reached through a link, a trailing slash):
-  // another store is recordHome's and contentStoreMismatch's to refuse.
-  if (store.kind != wired->kind || !sameFile(store.path, wired->path)) return {};
+  if (store.kind == "postgresql") return {};
+  // The same place however it is spelled (a home reached through a link, a trailing slash).
+  // Another store is recordHome's and contentStoreMismatch's to refuse, but the recorded one
+  // is checked all the same: a path to it that does not resolve (a link to an unmounted disk)
+  // looks like another store and would start an empty one there.
+  bool same = store.kind == wired->kind && sameFile(store.path, wired->path);
   auto row = rows.read(kOpenedRow);
   bool opened = false;
   if (row) {
@@ -309,7 +312,8 @@ std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& co
   }
   std::filesystem::path marker = storeMarker(store);
   if (!opened || posix::pathExists(marker)) {
-    return row ? std::nullopt : std::optional(store);  // to record once it opened
+    if (row || !same) return std::nullopt;
+    return store;  // to record once it opened
   }
   throw FailedPreconditionError(
       "the runs of " + where.describe() + " stored blobs in " + describe(store) +

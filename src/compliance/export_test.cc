@@ -157,7 +157,6 @@ TEST_F(ExportTest, AnUnknownSubjectExportsNothing) {
   EXPECT_THROW(exportSubject(options(), ""), InvalidArgumentError);
 }
 
-}  // namespace
 // An erasure stopped after its intent (killed, or its shred's flush kept busy): the export
 // refuses until it is finished instead of showing less than is held.
 TEST_F(ExportTest, AnUnfinishedErasureOfTheSubjectStopsTheExportUntilItIsFinished) {
@@ -181,4 +180,5 @@ TEST_F(ExportTest, AnUnfinishedErasureOfTheSubjectStopsTheExportUntilItIsFinishe
   EXPECT_NO_THROW(exportAlice());
 }
 
+}  // namespace
 }  // namespace loom::compliance

@@ -427,6 +427,7 @@ void copyHomeRecord(const HomeSource& from, const PostgresOptions& to) {
   while (rows->step("read the home record")) {
     std::string name(rows->text(0));
     std::string value(rows->text(1));
+    if (name == "contentStoreOpened") continue;  // of the home's own store, not the schema's
     if (name == "contentStore") {
       json::value recorded = json::parse(value, "home_record row contentStore");
       const auto* sealed = recorded.is_object() ? recorded.get_object().if_contains("sealed")

@@ -242,11 +242,19 @@ std::optional<std::string> urlProblem(std::string_view url) {
   if (options == nullptr) return "libpq cannot parse it: " + redactMessage(why, url) + advice;
   PQconninfoFree(options);
   auto span = urlPasswordSpan(original);
+  // No password when the user part (up to the first '@') has no ':' ("u@h:5432/db@x").
+  auto scheme = original.find("://");
+  auto firstAt = original.find('@', scheme == std::string::npos ? 0 : scheme + 3);
+  if (scheme == std::string::npos || firstAt == std::string::npos ||
+      original.substr(scheme + 3, firstAt - scheme - 3).find(':') == std::string::npos) {
+    span.reset();
+  }
   if (span && original.find('@', span->first) < span->second) {
     return "its password holds a raw '@', which libpq reads as the end of the password" + advice;
   }
   if (span && original.find('/', span->first) < span->second) {
-    return "its password holds a raw '/', which libpq reads as the end of the host and port" +
+    return "its password holds a raw '/', where libpq ends the server's address (it would take "
+           "the user name for the host and the password's start for the port)" +
            advice;
   }
   return std::nullopt;

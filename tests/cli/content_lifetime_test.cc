@@ -406,6 +406,29 @@ TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedIsFoundHoweverItIsReached)
   }
 }
 
+// The home's blobs folder is a link to a disk that is not mounted: the link dangles, so a config
+// naming the disk's folder directly looks like another store. It is refused all the same, and
+// nothing is created on the mount point.
+TEST_F(ContentLifetimeCli, AStoreBehindALinkToAnUnmountedDiskIsRefusedToAnyConfig) {
+  std::filesystem::create_directories(dir_ / "disk/blobs");
+  std::filesystem::create_directories(home_);
+  std::filesystem::create_directory_symlink(dir_ / "disk/blobs", home_ + "/blobs");
+  std::string script = writeScript(dir_, "s.json", fetchTurns(1));
+  std::string app = writeApp(dir_, "a.toml", script, fetchTool());
+  std::string direct = dir_ / "direct.toml";  // no offloading: the home record is not consulted
+  std::ofstream(direct) << "[storage.contentStore]\nkind = \"filesystem\"\npath = \""
+                        << dir_ / "disk/blobs"
+                        << "\"\n";
+  ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  std::filesystem::rename(dir_ / "disk/blobs", dir_ / "unmounted");
+  for (const std::string& config : {app, direct}) {
+    Outcome refused = loom({"sweep", "--config", config});
+    EXPECT_EQ(refused.exitCode, 1) << refused.out;
+    EXPECT_NE(refused.err.find("is its disk mounted"), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "disk/blobs")) << "a store was started there";
+  }
+}
+
 // A home whose runs never offloaded starts to, into a store of its own: not a vanished store.
 TEST_F(ContentLifetimeCli, AHomeWithRunsThatStartsToOffloadCreatesItsStore) {
   std::string store = dir_ / "content.db";

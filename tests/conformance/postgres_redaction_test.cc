@@ -55,6 +55,7 @@ TEST(PostgresRedaction, AUrlLibpqWouldMisreadIsNamedWithoutItsPassword) {
             std::nullopt);
   EXPECT_EQ(urlProblem("postgresql://127.0.0.1:5432/x"), std::nullopt);
   EXPECT_EQ(urlProblem("host=127.0.0.1 password=a/b@c"), std::nullopt);
+  EXPECT_EQ(urlProblem("postgresql://loom@127.0.0.1:5432/team@x"), std::nullopt);  // no password
   for (const auto& [url, why] : std::vector<std::pair<std::string, std::string>>{
            {"postgresql://loom:SECRET/half@127.0.0.1:5432/x", "raw '/'"},
            {"postgresql://loom:half@SECRET@127.0.0.1:5432/x", "raw '@'"},

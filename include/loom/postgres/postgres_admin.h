@@ -20,8 +20,8 @@ std::optional<std::string> readHomeRecordRow(const PostgresOptions& options, std
 void writeHomeRecordRow(const PostgresOptions& options, std::string_view name,
                         std::string_view value, bool replace);
 
-// The schema's maintenance lock, one session-level advisory lock that `loom sweep`, `loom erase`,
-// `loom retention run` and `loom migrate-home` share, held on its own connection until
+// The schema's maintenance lock, one session-level advisory lock that `loom sweep`, `loom erase`
+// and `loom retention run` share, held on its own connection until
 // destroyed (or until the process or its connection ends: the server releases it).
 class MaintenanceLock {
  public:
