@@ -1,5 +1,11 @@
 #include "home_record.h"
 
+#include <fcntl.h>
+#include <sodium.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
 #include <system_error>
 
 #include "loom/content/filesystem_content_store.h"
@@ -283,7 +289,7 @@ std::string recreateAdvice(const ContentStoreIdentity& store) {
 
 }  // namespace
 
-std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& config) {
+std::optional<RecordedStore> requireRecordedContentStore(const Config& config) {
   if (config.storage.eventStore.kind != "sqlite" || !config.storage.url.empty()) return {};
   StorageLocation where = storageLocation(config);
   std::optional<ContentStoreIdentity> wired = contentStoreIdentity(config, where.home);
@@ -301,9 +307,11 @@ std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& co
   bool same = store.kind == wired->kind && sameFile(store.path, wired->path);
   auto row = rows.read(kOpenedRow);
   bool opened = false;
+  std::optional<std::string> storeId;
   if (row) {
-    rowObject(where, kOpenedRow, *row);  // a row that is not Loom's is DataLoss
-    opened = true;                       // whatever it names: the check is never turned off by it
+    json::object r = rowObject(where, kOpenedRow, *row);  // not Loom's: DataLoss
+    opened = true;  // whatever it names: the check is never turned off by it
+    if (r.contains("storeId")) storeId = stringMember(r, "storeId");
   } else if (!o.contains("v")) {
     // A record from before the row: the boot that records the store creates it, before any
     // run, so a home with runs (or control events) had its store. (A home that offloads only
@@ -312,8 +320,8 @@ std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& co
   }
   std::filesystem::path marker = storeMarker(store);
   if (!opened || posix::pathExists(marker)) {
-    if (row || !same) return std::nullopt;
-    return store;  // to record once it opened
+    if (!same) return std::nullopt;
+    return RecordedStore{store, row.has_value(), storeId};
   }
   throw FailedPreconditionError(
       "the runs of " + where.describe() + " stored blobs in " + describe(store) +
@@ -325,9 +333,69 @@ std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& co
       recreateAdvice(store));
 }
 
-void recordContentStoreOpened(const Config& config, const ContentStoreIdentity& store) {
-  json::object o{{"kind", store.kind}, {"path", store.path}};
-  writeRow(storageLocation(config), kOpenedRow, json::toText(json::value(std::move(o))), false);
+namespace {
+
+constexpr std::string_view kStoreIdPrefix = "loom content store ";
+
+// The id in <folder>/STORE_ID; nullopt when there is none. Throws when it cannot be read.
+std::optional<std::string> readStoreId(const std::filesystem::path& file) {
+  if (!posix::pathExists(file)) return std::nullopt;
+  posix::UniqueFd in = posix::openOrThrow(file, O_RDONLY | O_NOFOLLOW, "open");
+  std::string text = posix::readAll(in.get(), file);
+  if (!text.starts_with(kStoreIdPrefix) || !text.ends_with("\n")) {
+    throw DataLossError(file.string() + " holds '" + text.substr(0, 80) +
+                        "', not what Loom writes; restore that file");
+  }
+  return text.substr(kStoreIdPrefix.size(), text.size() - kStoreIdPrefix.size() - 1);
+}
+
+// Writes a new random id into <folder>/STORE_ID unless one is there (another process's, if it
+// won the race); returns the id the file holds. Durable before it is recorded.
+std::string createStoreId(const std::filesystem::path& file) {
+  std::array<unsigned char, 16> bytes{};
+  randombytes_buf(bytes.data(), bytes.size());
+  std::array<char, 2 * 16 + 1> hex{};
+  sodium_bin2hex(hex.data(), hex.size(), bytes.data(), bytes.size());
+  std::string id(hex.data());
+  std::filesystem::path temp = file.string() + "." + id + ".tmp";
+  {
+    posix::UniqueFd out =
+        posix::openOrThrow(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, "create");
+    posix::writeAll(out.get(), std::string(kStoreIdPrefix) + id + "\n", temp);
+    posix::syncFile(out.get(), temp);
+  }
+  int linked = ::link(temp.c_str(), file.c_str());
+  int linkErr = errno;
+  ::unlink(temp.c_str());
+  if (linked != 0 && linkErr != EEXIST) posix::throwIoError(linkErr, "create", file);
+  posix::fsyncDirectory(file.parent_path());
+  return readStoreId(file).value_or("");
+}
+
+}  // namespace
+
+void confirmRecordedContentStore(const Config& config, const RecordedStore& recorded) {
+  const ContentStoreIdentity& store = recorded.store;
+  StorageLocation where = storageLocation(config);
+  json::object row{{"kind", store.kind}, {"path", store.path}};
+  if (store.kind == "filesystem") {
+    std::filesystem::path file = std::filesystem::path(store.path) / "STORE_ID";
+    std::optional<std::string> id = readStoreId(file);
+    if (recorded.storeId && id != recorded.storeId) {
+      throw FailedPreconditionError(
+          "the " + describe(store) + " is not the store the runs of " + where.describe() +
+          " stored blobs in: its " + file.string() + " " +
+          (id ? "names store " + *id : std::string("is missing")) + ", the home recorded " +
+          *recorded.storeId +
+          ". Is another disk (another home's store) mounted there? Mount the right one and run "
+          "again; the sweep would take every blob of another store for unneeded");
+    }
+    if (recorded.storeId) return;
+    row["storeId"] = id ? *id : createStoreId(file);  // a store from before ids: adopted
+  } else if (recorded.openedRow) {
+    return;
+  }
+  writeRow(where, kOpenedRow, json::toText(json::value(std::move(row))), true);
 }
 
 void applyHomeRecord(const HomeRecord& record, Config& config) {

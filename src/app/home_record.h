@@ -57,16 +57,27 @@ HomeRecord readHomeRecord(const StorageLocation& where);
 // nothing, when the config can offload and wires another content store than the recorded one.
 void recordHome(const Config& config);
 
-// Refuses (FailedPreconditionError) to open `config`'s content store when the home record says
-// the runs stored blobs there (row contentStoreOpened) and the store's own file is gone: the
-// LAYOUT of a filesystem store, the database of a SQLite one (an unmounted disk, a moved
-// folder). Opening would create a new, empty store, and erasure and export would take every
-// blob they cannot see there for absent. Returns the store to record with
-// recordContentStoreOpened once it opened: the recorded one, when no row says it was opened.
-std::optional<ContentStoreIdentity> requireRecordedContentStore(const Config& config);
+// What requireRecordedContentStore found of the home's recorded store, for
+// confirmRecordedContentStore once it is open.
+struct RecordedStore {
+  ContentStoreIdentity store;
+  bool openedRow = false;              // row contentStoreOpened is there
+  std::optional<std::string> storeId;  // its storeId: the id in the store's STORE_ID file
+};
 
-// Records (row contentStoreOpened, once) that `store`, the home's recorded store, exists.
-void recordContentStoreOpened(const Config& config, const ContentStoreIdentity& store);
+// Refuses (FailedPreconditionError) to open `config`'s content store, whichever it is, when the
+// home record says the runs stored blobs in a store (row contentStoreOpened) whose own file is
+// gone: the LAYOUT of a filesystem store, the database of a SQLite one (an unmounted disk, a
+// moved folder). Opening would create a new, empty store, and erasure and export would take
+// every blob they cannot see there for absent. Returns the recorded store when `config` wires
+// it (the same place however spelled), for confirmRecordedContentStore.
+std::optional<RecordedStore> requireRecordedContentStore(const Config& config);
+
+// Once the recorded store is open: a filesystem store names itself in <folder>/STORE_ID
+// (written at its first open, recorded in row contentStoreOpened), and another store mounted
+// in its place (another home's) is refused (FailedPreconditionError), since the sweep would
+// take all its blobs for unneeded. Records the row (and the id) when missing.
+void confirmRecordedContentStore(const Config& config, const RecordedStore& recorded);
 
 // Fills `config` (a default one, for a command given no --config) from `record`: the recorded
 // content store, security.keys, compliance.erase and security.crypto.

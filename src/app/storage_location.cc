@@ -120,9 +120,9 @@ std::shared_ptr<content::ContentStore> openContentStore(
     const Config& config, std::shared_ptr<const Clock> clock,
     std::shared_ptr<const Clock> postgresClock, std::shared_ptr<sqlite::BorrowedWriter> logWriter) {
   // Never a new, empty store where the runs' blobs were.
-  std::optional<ContentStoreIdentity> toRecord = requireRecordedContentStore(config);
+  std::optional<RecordedStore> recorded = requireRecordedContentStore(config);
   auto store = openStore(config, std::move(clock), std::move(postgresClock), std::move(logWriter));
-  if (toRecord) recordContentStoreOpened(config, *toRecord);
+  if (recorded) confirmRecordedContentStore(config, *recorded);
   return store;
 }
 

@@ -429,6 +429,50 @@ TEST_F(ContentLifetimeCli, AStoreBehindALinkToAnUnmountedDiskIsRefusedToAnyConfi
   }
 }
 
+// Another home's store mounted where this home's was: each names itself (STORE_ID), so the
+// sweep, which would take all its blobs for unneeded, and the erasure refuse it. A store from
+// before ids is adopted at its next open.
+TEST_F(ContentLifetimeCli, AnotherHomesStoreMountedInPlaceIsRefused) {
+  std::string script = writeScript(dir_, "s.json", fetchTurns(1));
+  auto appAt = [&](const std::string& name, const std::string& path) {
+    return writeApp(dir_, name, script, fetchTool(),
+                    "\n[storage.contentStore]\nkind = \"filesystem\"\npath = \"" + path + "\"\n");
+  };
+  std::string mine = dir_ / "diskA/blobs", theirs = dir_ / "diskB/blobs";
+  std::string other = dir_ / "other";
+  ASSERT_EQ(loom({"run", appAt("a.toml", mine), "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  ASSERT_EQ(
+      runLoom({"--home", other, "run", appAt("b.toml", theirs), "--subject", "bob", "--id", "b1"},
+              dir_, env_)
+          .exitCode,
+      0);
+  std::filesystem::rename(mine, dir_ / "diskA/away");
+  std::filesystem::rename(theirs, mine);  // the wrong disk mounted
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"sweep", "--grace-hours", "0"}, {"erase", "alice"}}) {
+    Outcome refused = loom(command);
+    EXPECT_EQ(refused.exitCode, 1) << command[0] << ": " << refused.out;
+    EXPECT_NE(refused.err.find("is not the store the runs of"), std::string::npos) << refused.err;
+  }
+  std::size_t files = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(mine)) {
+    files += f.is_regular_file() && f.path().parent_path().filename().string().size() == 2;
+  }
+  EXPECT_EQ(files, 1u) << "bob's blob is still there";
+
+  std::filesystem::rename(mine, theirs);
+  std::filesystem::rename(dir_ / "diskA/away", mine);
+  std::filesystem::remove(mine + "/STORE_ID");  // a store from before ids, and its row
+  std::string sql =
+      "UPDATE home_record SET value = json_remove(value, '$.storeId') "
+      "WHERE name = 'contentStoreOpened'";
+  ASSERT_EQ(std::system(("sqlite3 " + home_ + "/loom.db \"" + sql + "\"").c_str()), 0);
+  Outcome adopted = loom({"erase", "alice", "--json"});
+  ASSERT_EQ(adopted.exitCode, 0) << adopted.err;
+  EXPECT_EQ(adopted.json().at("contentDeleted").at("deleted"), 1) << adopted.out;
+  EXPECT_TRUE(std::filesystem::exists(mine + "/STORE_ID"));
+}
+
 // A home whose runs never offloaded starts to, into a store of its own: not a vanished store.
 TEST_F(ContentLifetimeCli, AHomeWithRunsThatStartsToOffloadCreatesItsStore) {
   std::string store = dir_ / "content.db";
