@@ -5,8 +5,10 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "effects/step_ids.h"
 #include "loom/app/app.h"
@@ -305,6 +307,12 @@ TEST(Boot, ALostBlobInParallelCallsRunsOnlyItsOwnCallAgain) {
   tasks.add({.id = "lost", .kind = "tool", .description = "a result whose blob is refused"},
             [&](const effects::EffectContext&, json::value) -> json::value {
               ++lostCalls;
+              // Both calls in flight when this one's result is refused, however the threads are
+              // scheduled (a call not started by then is not started: the run stops).
+              auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+              while (keptCalls.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+              }
               return json::value(std::string(3000, 'x'));
             });
   tasks.add({.id = "kept", .kind = "tool", .description = "a result whose blob is stored"},
