@@ -383,7 +383,7 @@ void confirmRecordedContentStore(const Config& config, const RecordedStore& reco
     std::optional<std::string> id = readStoreId(file);
     if (recorded.storeId && id != recorded.storeId) {
       throw FailedPreconditionError(
-          "the " + describe(store) + " is not the store the runs of " + where.describe() +
+          describe(store) + " is not the store the runs of " + where.describe() +
           " stored blobs in: its " + file.string() + " " +
           (id ? "names store " + *id : std::string("is missing")) + ", the home recorded " +
           *recorded.storeId +
