@@ -388,7 +388,9 @@ void confirmRecordedContentStore(const Config& config, const RecordedStore& reco
           (id ? "names store " + *id : std::string("is missing")) + ", the home recorded " +
           *recorded.storeId +
           ". Is another disk (another home's store) mounted there? Mount the right one and run "
-          "again; the sweep would take every blob of another store for unneeded");
+          "again; the sweep would take every blob of another store for unneeded. If it is this "
+          "home's store (restored from a backup made before it had an id), write the line '" +
+          std::string(kStoreIdPrefix) + *recorded.storeId + "' into " + file.string());
     }
     if (recorded.storeId) return;
     row["storeId"] = id ? *id : createStoreId(file);  // a store from before ids: adopted

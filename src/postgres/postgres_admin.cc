@@ -47,7 +47,7 @@ MaintenanceLock::MaintenanceLock(const PostgresOptions& options, const std::stri
   if (!r.boolean(0, 0)) {
     throw FailedPreconditionError(
         "`loom " + command + "` did not start: another maintenance command (`loom sweep`, " +
-        "`loom erase` or `loom retention run`) is running on the " + "postgresql schema '" +
+        "`loom erase` or `loom retention run`) is running on the postgresql schema '" +
         options.schema + "' (its advisory lock is held); wait for it to finish, then run again");
   }
 }

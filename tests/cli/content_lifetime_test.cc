@@ -462,7 +462,18 @@ TEST_F(ContentLifetimeCli, AnotherHomesStoreMountedInPlaceIsRefused) {
 
   std::filesystem::rename(mine, theirs);
   std::filesystem::rename(dir_ / "diskA/away", mine);
-  std::filesystem::remove(mine + "/STORE_ID");  // a store from before ids, and its row
+  std::string id = fileText(mine + "/STORE_ID");
+  std::ofstream(mine + "/STORE_ID") << "not an id";  // a file Loom did not write
+  Outcome junk = loom({"erase", "alice"});
+  EXPECT_EQ(junk.exitCode, 1) << junk.out;
+  EXPECT_NE(junk.err.find("not what Loom writes"), std::string::npos) << junk.err;
+  std::filesystem::remove(mine + "/STORE_ID");  // a store restored from before ids: refused
+  Outcome restored = loom({"erase", "alice"});
+  EXPECT_EQ(restored.exitCode, 1) << restored.out;
+  EXPECT_NE(restored.err.find("write the line '" + id.substr(0, id.size() - 1) + "'"),
+            std::string::npos)
+      << restored.err;
+  // A store from before ids, and a row from before them: adopted.
   std::string sql =
       "UPDATE home_record SET value = json_remove(value, '$.storeId') "
       "WHERE name = 'contentStoreOpened'";

@@ -73,17 +73,19 @@ struct RetentionReport {
 // `archive` (<home>/archive, or the server's archive tables). Throws InvalidArgumentError for a
 // negative age or a zero page size. On a failure before the segment is durable, nothing is removed
 // and no segment is left; on a failure while removing, the error says how far it got and that the
-// rest is both live and archived (run again). Appends RETENTION_RUN {cutoff, archived, removed,
-// segment, and when there are any damagedSegments and alreadyArchivedIn} to the control log
-// when it selected anything; a dry run changes nothing at all.
+// rest is both live and archived (run again). Before its first remove it appends
+// RETENTION_ARCHIVED {segment, alreadyArchivedIn} (the segments the removed logs rely on), and
+// when it is done RETENTION_RUN {cutoff, archived, removed, segment, and when there are any
+// damagedSegments and alreadyArchivedIn}, both only when it selected anything; a dry run changes
+// nothing at all.
 RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* snapshots,
                              const std::shared_ptr<ArchiveStore>& archive,
                              const RetentionOptions& options);
 
-// Throws UnavailableError naming the first segment a RETENTION_RUN control event records
-// (segment, alreadyArchivedIn) that
-// `archive` does not hold (its disk not mounted, the file moved): the runs archived there have
-// no other copy, so a sweep, an erasure or an export without it would take them for gone.
+// Throws UnavailableError naming the first segment a RETENTION_ARCHIVED or RETENTION_RUN control
+// event records (segment, alreadyArchivedIn) that `archive` does not hold (its disk not mounted,
+// the file moved): the runs archived there have no other copy, so a sweep, an erasure or an
+// export without it would take them for gone.
 void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive);
 
 json::value toJson(const RetentionReport& report);
