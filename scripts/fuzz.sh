@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the `asan` preset: clang, ASan + UBSan) and runs each for a fixed
-# budget over its corpus in fuzz/corpus/<target>/ (fuzz/README.md). New inputs go to a scratch
-# folder, never into the repository; a crash, an untyped exception or a leak fails the script
-# and leaves the input in build/asan/artifacts/. LOOM_FUZZ_SECONDS sets the budget per target
-# (default 20). Assumes scripts/bootstrap.sh has run.
+# The test command's fuzzing, deterministic: builds the libFuzzer targets (the `asan` preset:
+# clang, ASan + UBSan), replays every input of each target's corpus in fuzz/corpus/<target>/
+# (every past finding is one), then fuzzes from a fixed seed for a fixed number of runs, so one
+# commit passes or fails the same way every time. New inputs go to a scratch folder, never into
+# the repository; a crash, an untyped exception or a leak fails the script and leaves the input
+# in build/asan/artifacts/. LOOM_FUZZ_RUNS sets the runs per target (default 20000),
+# LOOM_FUZZ_SEED the seed (default 1). Exploring with fresh seeds is scripts/fuzz-explore.sh,
+# which a developer runs; it is not part of the test command. Assumes scripts/bootstrap.sh ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds="${LOOM_FUZZ_SECONDS:-20}"
+runs="${LOOM_FUZZ_RUNS:-20000}"
+seed="${LOOM_FUZZ_SEED:-1}"
 cmake --preset asan >/dev/null
 cmake --build --preset asan --target fuzz_targets --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
 artifacts="$PWD/build/asan/artifacts"
 mkdir -p "$artifacts"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-for target in event_row config_toml envelope wire; do
-  mkdir -p "$scratch/$target"
-  echo "fuzz: ${target}_fuzz for ${seconds} s"
-  if ! ./build/asan/fuzz/"${target}_fuzz" -max_total_time="$seconds" -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=0 -artifact_prefix="$artifacts/${target}-" \
-      "$scratch/$target" "fuzz/corpus/$target" >"$scratch/$target.log" 2>&1; then
+
+# Runs one libFuzzer command; on failure prints its log's tail and how to replay, and exits 1.
+fuzz_or_fail() {
+  local target=$1 what=$2
+  shift 2
+  if ! ./build/asan/fuzz/"${target}_fuzz" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
+      -artifact_prefix="$artifacts/${target}-" "$@" >"$scratch/$target.log" 2>&1; then
     tail -n 60 "$scratch/$target.log"
-    echo "fuzz: ${target}_fuzz found a failing input; it is in $artifacts (replay it with" \
-         "./build/asan/fuzz/${target}_fuzz <file>)" >&2
+    echo "fuzz: ${target}_fuzz failed on $what; the input is in $artifacts (replay it with" \
+         "./build/asan/fuzz/${target}_fuzz <file>, fix the parser, then add the file to" \
+         "fuzz/corpus/$target/)" >&2
     exit 1
   fi
+}
+
+for target in event_row config_toml envelope wire; do
+  corpus="fuzz/corpus/$target"
+  echo "fuzz: ${target}_fuzz replays $(find "$corpus" -type f | wc -l) corpus inputs"
+  fuzz_or_fail "$target" "a corpus input" -runs=0 "$corpus"
+  echo "fuzz: ${target}_fuzz fuzzes $runs runs from seed $seed"
+  mkdir -p "$scratch/$target"
+  fuzz_or_fail "$target" "seed $seed" -seed="$seed" -runs="$runs" "$scratch/$target" "$corpus"
   grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "$scratch/$target.log" | tail -n 1 || true
 done

@@ -10,7 +10,6 @@ cd "$(dirname "$0")/.."
 prefix="$PWD/build/embed-prefix"
 rm -rf "$prefix" build/embed build/embed-pc build/embed-sub build/embed-headers
 cmake --install build/release --prefix "$prefix" >/dev/null
-libdir="$(dirname "$(find "$prefix" -name loom.pc -print -quit)")/.."
 [[ -x "$prefix/libexec/loom/loom-guard" ]] || {
   echo "test-embed: the install holds no libexec/loom/loom-guard (the tool processes' guard)" >&2
   exit 1
@@ -62,13 +61,23 @@ grep -q '"effectsRun":2' "$home/done.json" || {
   exit 1
 }
 
-mkdir -p build/embed-pc
-export PKG_CONFIG_PATH="$libdir/pkgconfig"
-# shellcheck disable=SC2046  # pkg-config's words are separate arguments
-g++ -o build/embed-pc/embed examples/embed/embed.cc $(pkg-config --cflags --libs loom)
-echo "embed (pkg-config, libloom.so):"
-LD_LIBRARY_PATH="$libdir" ./build/embed-pc/embed "$home/shared"
-linked="$(ldd build/embed-pc/embed)"
+# The README's pkg-config lines exactly as written, with HOME a fresh folder the release build
+# is installed into as the README says: the program must start with no LD_LIBRARY_PATH.
+readme_home="$PWD/build/embed-pc/home"
+rm -rf build/embed-pc && mkdir -p "$readme_home"
+pc_lines="$(awk '/^```sh$/ {block=""; inside=1; next} /^```$/ {if (block ~ /pkg-config --cflags --libs loom/) print block; inside=0; next} inside {block = block $0 "\n"}' README.md)"
+[[ -n "$pc_lines" ]] || { echo "test-embed: no pkg-config block found in README.md" >&2; exit 1; }
+cp examples/embed/embed.cc build/embed-pc/my_program.cc
+echo "embed (pkg-config, libloom.so, the README's lines):"
+(
+  cd build/embed-pc
+  export HOME="$readme_home"
+  unset LD_LIBRARY_PATH PKG_CONFIG_PATH
+  cmake --install "$OLDPWD/build/release" --prefix "$HOME/.local" >/dev/null
+  eval "$pc_lines"
+  ./my_program "$home/shared"
+)
+linked="$(ldd build/embed-pc/my_program)"
 grep -q "libloom.so" <<<"$linked" || {
   echo "test-embed: the pkg-config build did not link libloom.so" >&2
   exit 1

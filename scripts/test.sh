@@ -2,7 +2,8 @@
 # Installs what the build needs (scripts/bootstrap.sh), configures and builds everything with
 # the release preset (warnings are errors) and runs every test; then builds the asan preset
 # (AddressSanitizer + UndefinedBehaviorSanitizer) and runs every test again there; then runs
-# the libFuzzer targets for a fixed budget (scripts/fuzz.sh). Exits non-zero on the first
+# the libFuzzer targets deterministically: corpus, then fixed runs from a fixed seed
+# (scripts/fuzz.sh). Exits non-zero on the first
 # failure. LOOM_BUILD_JOBS caps the parallel compile jobs (default: the number of CPUs).
 # The PostgreSQL stores' tests run against a private cluster this script starts
 # (scripts/postgres-test-cluster.sh: a temporary folder, 127.0.0.1, a free port) and stops at

@@ -5,6 +5,7 @@
 #include "agent/transcript.h"
 #include "content/claim_check_envelope.h"
 #include "effects/step_ids.h"
+#include "loom/agent/approval.h"
 #include "loom/agent/model.h"
 #include "loom/util/error.h"
 #include "loom/workflow/errors.h"
@@ -34,7 +35,6 @@ json::array toolSpecs(const std::vector<ToolDefinition>& tools) {
 }
 
 constexpr int64_t kCheckpointVersion = 1;
-const std::string kApprovalSignalPrefix = "approve:";
 
 class Loop {
  public:
@@ -88,7 +88,8 @@ class Loop {
                        {"bytes", transcript_.bytes()},
                        {"pending", journal_.pending()}};
     std::string previous = effects::turnStepPrefix(name_, turn - 1);
-    ctx_.setCheckpoint(name_, std::move(state), {previous, kApprovalSignalPrefix + previous});
+    ctx_.setCheckpoint(name_, std::move(state),
+                       {previous, std::string(kApprovalSignalPrefix) + previous});
   }
 
   // Goes on from checkpoint `saved`; returns its turn. UnusableCheckpoint when it does not
@@ -248,7 +249,7 @@ class Loop {
   // back as the tool's result.
   // With def.approvalTimeoutMillis, a call nobody decided on in time gets onApprovalTimeout.
   bool approved(const std::string& stepId, const std::string& callId, const ToolDefinition& def) {
-    std::string signal = kApprovalSignalPrefix + stepId;
+    std::string signal = std::string(kApprovalSignalPrefix) + stepId;
     json::value decision;
     if (def.approvalTimeoutMillis > 0) {
       auto given = ctx_.parkUntil("approval", stepId, signal, stepId + ":approvalDeadline",
@@ -258,6 +259,9 @@ class Loop {
     } else {
       decision = ctx_.park("approval", stepId, signal);
     }
+    // Every door checks a decision's shape before recording it (readApprovalDecision). What
+    // is recorded is read as it always was, so a decision recorded before that check, or by a
+    // program calling the runtime directly, replays to the same outcome.
     const auto* o = decision.if_object();
     const auto* ok = o ? o->if_contains("approved") : nullptr;
     if (ok && ok->is_bool() && ok->get_bool()) return true;

@@ -18,15 +18,16 @@ namespace {
 namespace fs = std::filesystem;
 using app::ConfigIssues;
 
-// The app's model as registered: the configured model, counting its completions.
+// The app's model as registered: the configured model, counting the completions it returned.
 class CountingModel : public agent::Model {
  public:
   explicit CountingModel(std::shared_ptr<agent::Model> inner) : inner_(std::move(inner)) {}
   const std::string& id() const override { return inner_->id(); }
   json::value complete(const effects::EffectContext& ctx,
                        const agent::ModelRequest& request) override {
-    count_->fetch_add(1);
-    return inner_->complete(ctx, request);
+    json::value answer = inner_->complete(ctx, request);
+    count_->fetch_add(1);  // completions, not attempts: a failed call counts nothing
+    return answer;
   }
   std::shared_ptr<const std::atomic<int64_t>> counter() const { return count_; }
 
@@ -250,8 +251,8 @@ app::ConfigCheck checkAgainstTasks(const AgentApp& loaded) {
   bool moreToolsAtRun = !loaded.config->mcpServers.empty();
   ConfigIssues issues = app::validateConfig(*loaded.config, {&tasks, moreToolsAtRun});
   if (!issues.empty()) {
-    return {false, app::ConfigValidationError(loaded.file.string(), std::move(issues)).what() +
-                       std::string("\n")};
+    return app::ConfigCheck::failed(
+        app::ConfigValidationError(loaded.file.string(), std::move(issues)));
   }
   std::string notes;
   if (moreToolsAtRun && loaded.config->execution.claimCheck) {
@@ -261,7 +262,7 @@ app::ConfigCheck checkAgainstTasks(const AgentApp& loaded) {
                "' is no [[tools]] entry; `loom run` refuses it unless an MCP server lists it\n";
     }
   }
-  return {true, notes};
+  return {true, notes, {}};
 }
 
 }  // namespace
@@ -324,7 +325,7 @@ app::ConfigCheck checkAppConfigFile(const fs::path& file) {
                   " MCP server(s) (started by a run); run it with `loom run " + file.string() +
                   "`\n";
   } catch (const ConfigError& e) {
-    return {false, std::string(e.what()) + "\n"};  // the problems are the answer
+    return app::ConfigCheck::failed(e);  // the problems are the answer
   }
   return check;
 }

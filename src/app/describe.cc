@@ -34,8 +34,18 @@ ConfigCheck checkConfigFile(const std::filesystem::path& path) {
     auto config = loadConfigFile(path);
     return {true, path.string() + ": valid\n" + describeConfig(*config)};
   } catch (const ConfigError& e) {
-    return {false, std::string(e.what()) + "\n"};  // the problems are the answer
+    return ConfigCheck::failed(e);  // the problems are the answer
   }
+}
+
+ConfigCheck ConfigCheck::failed(const ConfigError& e) {
+  ConfigCheck check{false, std::string(e.what()) + "\n", {}};
+  if (const auto* v = dynamic_cast<const ConfigValidationError*>(&e)) {
+    check.problems = v->issues();
+  } else {
+    check.problems.push_back({"", e.what()});
+  }
+  return check;
 }
 
 }  // namespace loom::app

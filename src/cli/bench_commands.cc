@@ -7,6 +7,7 @@
 #include "claim_check_bench/claim_check_bench.h"
 #include "command.h"
 #include "long_run_bench/long_run_bench.h"
+#include "text.h"
 
 namespace loom::cli {
 namespace {
@@ -55,7 +56,7 @@ int runLongRun(Session& session, const std::string& turns, const std::string& to
   options.claimChecks = parseList(claimChecks, "--claim-check", {"off", "on"});
   options.snapshots = parseList(snapshots, "--snapshots", {"on", "off"});
   auto rows = long_run_bench::runLongRunBench(options);
-  session.out() << (asJson ? json::toText(long_run_bench::toJson(rows)) + "\n"
+  session.out() << (asJson ? readableJson(long_run_bench::toJson(rows)) + "\n"
                            : long_run_bench::formatLongRunTable(rows));
   return kExitOk;
 }
@@ -133,7 +134,7 @@ Action setupBench(CLI::App& command, Session& session) {
       options.stores.push_back(s);
     }
     auto rows = claim_check_bench::runClaimCheckBench(options);
-    session.out() << (args->json ? json::toText(claim_check_bench::toJson(rows)) + "\n"
+    session.out() << (args->json ? readableJson(claim_check_bench::toJson(rows)) + "\n"
                                  : claim_check_bench::formatClaimCheckTable(rows));
     return kExitOk;
   };

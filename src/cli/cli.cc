@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "command.h"
+#include "loom/app/config.h"
+#include "loom/kernel/version.h"
 #include "loom/util/error.h"
 #include "serve.h"
-#include "loom/kernel/version.h"
 
 #ifndef LOOM_VERSION
 #error "LOOM_VERSION must be defined by the build (src/cli/CMakeLists.txt)"
@@ -105,13 +106,59 @@ void buildProgram(Program& program, Session& session) {
 
 }  // namespace
 
-void printError(std::string_view message) {
+namespace {
+// Set once the command line is read: the line asked for --json, so an error is one JSON value
+// on stdout, {"error": {"code", "message"}}, instead of a line on stderr.
+bool errorsAsJson = false;
+}  // namespace
+
+namespace {
+std::string oneLine(std::string_view message) {
   std::string line(message);
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';  // one line per error, whatever the message holds
   }
-  std::cerr << "loom: " << line << std::endl;
+  return line;
 }
+
+// The error that ends the command: under --json one JSON value on stdout, else printError.
+void printFailure(std::string_view message, ErrorCode code) {
+  if (!errorsAsJson) return printError(message);
+  json::object error{{"code", errorCodeName(code)}, {"message", oneLine(message)}};
+  std::cout << json::toText(json::object{{"error", std::move(error)}}) << std::endl;
+}
+}  // namespace
+
+void printError(std::string_view message) {
+  std::cerr << "loom: " << oneLine(message) << std::endl;
+}
+
+namespace {
+// An invalid config: its headline, then each problem on a line of its own (as `loom config
+// check` prints them); under --json one value whose error lists them as "problems".
+void printConfigProblems(const app::ConfigValidationError& e) {
+  std::string_view text = e.what();
+  std::string headline(text.substr(0, text.find('\n')));
+  if (errorsAsJson) {
+    json::array problems;
+    for (const auto& issue : e.issues()) {
+      problems.push_back(json::object{{"path", issue.path}, {"message", issue.message}});
+    }
+    json::object error{{"code", errorCodeName(e.code())},
+                       {"message", oneLine(text)},
+                       {"problems", std::move(problems)}};
+    std::cout << json::toText(json::object{{"error", std::move(error)}}) << std::endl;
+    return;
+  }
+  std::cerr << "loom: " << oneLine(headline) << '\n';
+  for (const auto& issue : e.issues()) {
+    std::cerr << "  "
+              << oneLine(issue.path.empty() ? issue.message : issue.path + ": " + issue.message)
+              << '\n';
+  }
+  std::cerr.flush();
+}
+}  // namespace
 
 // For a parent that runs this command (`loom serve`'s operations): the error's code, on a line
 // of its own after the message, when kErrorCodeLineEnv is set.
@@ -161,6 +208,15 @@ std::size_t subcommandIndex(const std::vector<std::string>& args) {
   return args.size();
 }
 
+// True when `--json` stands among the options (before a `--`, after which words are values).
+bool asksForJson(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") return false;
+    if (args[i] == "--json") return true;
+  }
+  return false;
+}
+
 // `loom help [command]` becomes `loom [command] --help`; an unknown subcommand is a usage
 // error naming the closest one. Returns false (after printing) when the line is refused.
 bool rewriteHelpAndCheckName(std::vector<std::string>& args) {
@@ -179,9 +235,11 @@ bool rewriteHelpAndCheckName(std::vector<std::string>& args) {
     std::size_t d = editDistance(args[at], c.name);
     if (d < bestDistance) bestDistance = d, best = c.name;
   }
-  printError("unknown subcommand '" + args[at] + "'" +
-             (best.empty() ? std::string() : "; did you mean `loom " + std::string(best) + "`?") +
-             " See `loom --help` for the list");
+  printFailure(
+      "unknown subcommand '" + args[at] + "'" +
+          (best.empty() ? std::string() : "; did you mean `loom " + std::string(best) + "`?") +
+          " See `loom --help` for the list",
+      ErrorCode::kInvalidArgument);
   return false;
 }
 
@@ -205,6 +263,7 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
     Program program;
     buildProgram(program, session);
     std::vector<std::string> args(argv, argv + argc);
+    errorsAsJson = asksForJson(args);
     if (!rewriteHelpAndCheckName(args)) return kExitUsage;
     std::vector<char*> line;
     for (auto& a : args) line.push_back(a.data());
@@ -217,7 +276,8 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
     } catch (const CLI::CallForVersion& e) {
       return program.app.exit(e, std::cout, std::cerr);
     } catch (const CLI::ParseError& e) {
-      printError(std::string(e.what()) + "; see " + helpHint(program));
+      printFailure(std::string(e.what()) + "; see " + helpHint(program),
+                   ErrorCode::kInvalidArgument);
       return kExitUsage;
     }
     session.options().homeGiven = program.home->count() > 0;
@@ -229,19 +289,25 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
     for (auto& [command, action] : program.actions) {
       if (command->parsed()) return action();
     }
-    printError("no subcommand given; see `loom --help`");  // require_subcommand prevents this
+    printFailure("no subcommand given; see `loom --help`",  // require_subcommand prevents this
+                 ErrorCode::kInvalidArgument);
     return kExitUsage;
   } catch (const UsageError& e) {
-    printError(e.what());
+    printFailure(e.what(), e.code());
     printErrorCode(e.code());
     return kExitUsage;
+  } catch (const app::ConfigValidationError& e) {
+    printConfigProblems(e);
+    printErrorCode(e.code());
+    return kExitFailure;
   } catch (const Error& e) {
-    printError(e.what());
+    printFailure(e.what(), e.code());
     printErrorCode(e.code());
     return kExitFailure;
   } catch (const std::exception& e) {
-    printError(std::string("internal error: ") + e.what() +
-               "; this is a bug in Loom, please report it with the command you ran");
+    printFailure(std::string("internal error: ") + e.what() +
+                     "; this is a bug in Loom, please report it with the command you ran",
+                 ErrorCode::kInternal);
     return kExitFailure;
   }
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/home_record.h"
 #include "app/storage_location.h"
 #include "compliance/event_sealing.h"
 #include "content/counting_content_store.h"
@@ -122,6 +123,15 @@ class Session {
   // For commands that refuse sealed events themselves (the sweep): when the home's recorded
   // keys cannot be loaded, boot without them instead of failing; keysUnavailable() says why.
   void setKeysOptional() { keysOptional_ = true; }
+  // For commands that write to one run (run, --submit; resume, signal, cancel and retry
+  // through loadWhatExecutionRan): `subject` is that run's data subject, `run` names it in
+  // messages. With the home's recorded keys, the master key is then needed only when the run
+  // is sealed (a subject under compliance.erase), the home seals every run (security.crypto)
+  // or its content store (storage.contentStore.sealed); then a missing key is refused saying
+  // which. Otherwise boot goes on without keys: the run writes nothing that would be sealed.
+  void setWritesTo(std::string run, std::optional<std::string> subject) {
+    writesTo_ = WritesTo{std::move(run), std::move(subject)};
+  }
   const std::optional<std::string>& keysUnavailable() const { return keysUnavailable_; }
 
   // Content-store calls the last resume or signal made while it replayed recorded steps
@@ -154,10 +164,23 @@ class Session {
   std::unique_ptr<compliance::EventUnsealer> archiveUnsealer_;  // openArchived's
   std::unique_ptr<middleware::KillSwitchStore> killSwitch_;
   std::unique_ptr<app::App> booted_;
+  // booted_'s store refusing sealed events, when it booted without the home's keys
+  std::unique_ptr<kernel::EventStore> bootedReader_;
   std::shared_ptr<content::CountingContentStore> counting_;  // wraps the booted content store
   std::optional<int64_t> callsAtReplayEnd_;
   bool keysOptional_ = false;
   std::optional<std::string> keysUnavailable_;
+  struct WritesTo {
+    std::string run;
+    std::optional<std::string> subject;
+  };
+  std::optional<WritesTo> writesTo_;  // see setWritesTo
+  // Why the run writesTo_ (set) names needs the master key under these settings; nullopt
+  // when it does not.
+  std::optional<std::string> whyKeysAreNeeded(bool crypto, bool sealedStore, bool erase) const;
+  // Before boot, for a command that writes to a run: a master key `config` names but that
+  // cannot be loaded is a ConfigError saying why this command needs it.
+  void requireMasterKey(const app::Config& config) const;
 };
 
 // What runs when a subcommand is chosen; returns the exit code.
@@ -212,6 +235,8 @@ json::object stopsJson(const std::vector<middleware::KillSwitchEntry>& stops,
                        std::optional<bool> changed);
 
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
+// A command that fails throws; loom::cli::main prints its error (under --json as one JSON
+// value {"error": {"code", "message"}} on stdout).
 void printError(std::string_view message);
 
 // Parses the JSON text given to `flag`; malformed text is a UsageError naming the flag.

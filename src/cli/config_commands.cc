@@ -15,9 +15,14 @@ Action setupConfig(CLI::App& command, Session& session) {
   CLI::App* check = command.add_subcommand(
       "check", "Validate a config file and print it, or print every problem at once");
   auto file = std::make_shared<std::string>();
+  auto asJson = std::make_shared<bool>(false);
   check->add_option("FILE", *file, "The loom.toml or agent app file to check")
       ->required()
       ->type_name("");
+  check->add_flag("--json", *asJson,
+                  "Print exactly one JSON object instead of text: {\"file\", \"valid\", "
+                  "\"problems\": [{\"path\", \"message\"}], "
+                  "\"report\"} (report: the text printed without --json)");
   check->footer(
       "Prints \"<file>: valid\", then one \"path = value\" line per option (defaults filled\n"
       "in, literal secrets hidden) and the middleware chain boot would build; for an agent\n"
@@ -28,9 +33,21 @@ Action setupConfig(CLI::App& command, Session& session) {
       "its model (an MCP server's tools are known once `loom run` starts it, so an id that\n"
       "may be one of them is printed as a note). Opens, creates and runs nothing.\n"
       "docs/config.md lists every option.");
-  return [&session, check, file] {
+  return [&session, check, file, asJson] {
     if (check->parsed()) {
       app::ConfigCheck result = agent_app::checkAppConfigFile(*file);
+      if (*asJson) {
+        json::array problems;
+        for (const auto& p : result.problems) {
+          problems.push_back(json::object{{"path", p.path}, {"message", p.message}});
+        }
+        session.out() << json::toText(json::object{{"file", *file},
+                                                   {"valid", result.ok},
+                                                   {"problems", std::move(problems)},
+                                                   {"report", result.text}})
+                      << std::endl;
+        return result.ok ? kExitOk : kExitFailure;
+      }
       session.out() << result.text << std::flush;
       if (result.ok) return kExitOk;
       printError(*file +

@@ -1,6 +1,8 @@
 // The subcommands that read the home's event store without running anything: ls, log, state.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +54,23 @@ void addConfigOption(CLI::App& command, Session& session) {
       ->type_name("FILE");
 }
 
+// nullopt for a live run; else its archived copy (ADR 0138: retention moved its log into an
+// archive segment), its events unsealed as live ones are (erased subjects read as erased).
+// NotFoundError when neither holds it (after checking that no journaled segment is missing).
+std::optional<sweep::ArchivedExecution> archivedUnlessLive(Session& session,
+                                                           const std::string& id) {
+  if (session.store(false).info(id)) return std::nullopt;
+  sweep::Archive archive(app::openArchiveStore(session.location()));
+  std::optional<sweep::ArchivedExecution> archived = archive.find(id);
+  if (!archived) {
+    sweep::requireJournaledSegments(session.store(false), archive);  // not gone: missing
+    requireExecution(session, id);  // throws: neither live nor archived
+    return std::nullopt;
+  }
+  for (auto& e : archived->events) e = session.openArchived(id, e);
+  return archived;
+}
+
 std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, Session& session, std::string_view jsonHelp) {
   auto args = std::make_shared<IdArgs>();
   command.add_option("ID", args->id, "The execution's id (see `loom ls`)")
@@ -64,58 +83,180 @@ std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, Session& session, std::stri
 
 }  // namespace
 
+namespace {
+
+constexpr std::string_view kStatuses[] = {"running",  "orphaned",  "submitted", "parked",
+                                          "retrying", "completed", "failed",    "cancelled",
+                                          "erased",   "archived"};
+
+struct LsArgs {
+  bool json = false;
+  std::string status;
+  std::string workflow;
+  std::string subject;
+};
+
+// `text` cut to at most `width` bytes, ending in "~" when cut: a table cell that fits.
+std::string fit(const std::string& text, std::size_t width) {
+  return text.size() <= width ? text : truncateUtf8(text, width - 1, "~");
+}
+
+// "812", "4.1k", "12M": a size in a few characters (k = 1000 bytes).
+std::string shortBytes(int64_t bytes) {
+  if (bytes < 1000) return std::to_string(bytes);
+  const char* units = "kMGT";
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1000 && unit < 3) {
+    value /= 1000;
+    ++unit;
+  }
+  char text[16];
+  std::snprintf(text, sizeof text, value < 10 ? "%.1f%c" : "%.0f%c", value, units[unit]);
+  return text;
+}
+
+// One row of `loom ls`, each cell cut so that a row fits 120 columns.
+std::vector<std::string> lsRow(const inspect::RunStatus& run, int64_t now) {
+  const kernel::ExecutionInfo& info = run.info;
+  std::string sizes = shortBytes(info.logBytes) + "/" +
+                      (run.erased ? std::string("-") : shortBytes(info.stateBytes));
+  int64_t time = info.endedAtMillis.value_or(info.startedAtMillis);
+  return {info.id,
+          fit(info.workflow, 16),
+          fit(inspect::statusText(run, now), 29),
+          fit(info.subject.value_or("-"), 8),
+          run.erased ? "-" : std::to_string(info.steps),
+          sizes,
+          inspect::shortTime(time, now)};
+}
+
+bool matches(const kernel::ExecutionInfo& info, const kernel::ExecutionFilter& filter) {
+  return (!filter.workflow || info.workflow == *filter.workflow) &&
+         (!filter.subject || info.subject == filter.subject);
+}
+
+// The runs retention archived whose live log is gone (the newest copy of each), by id. A
+// segment that cannot be read is named on stderr, not skipped silently: its runs are missing
+// from the list.
+std::vector<inspect::RunStatus> archivedRuns(Session& session,
+                                             const kernel::ExecutionFilter& filter,
+                                             const inspect::ShredTimes& shreds) {
+  const kernel::EventStore& store = session.store(false);
+  sweep::Archive archive(app::openArchiveStore(session.location()));
+  try {
+    sweep::requireJournaledSegments(store, archive);
+  } catch (const Error& e) {
+    std::cerr << "loom: " << e.what() << "; the runs it holds are missing from this list"
+              << std::endl;
+  }
+  std::map<std::string, kernel::ExecutionInfo> newest;
+  for (const auto& name : archive.segmentNames()) {
+    try {
+      for (auto& info : archive.openSegment(name).listExecutions()) {
+        if (matches(info, filter) && !store.info(info.id)) newest[info.id] = std::move(info);
+      }
+    } catch (const Error& e) {
+      std::cerr << "loom: cannot list archive segment " << name << " (" << e.what()
+                << "); the runs it holds are missing from this list" << std::endl;
+    }
+  }
+  std::vector<inspect::RunStatus> runs;
+  for (auto& [id, info] : newest) {
+    bool erased = inspect::isErased(info, shreds);
+    runs.push_back(inspect::RunStatus{.info = std::move(info), .erased = erased, .archived = true});
+  }
+  return runs;
+}
+
+}  // namespace
+
 Action setupLs(CLI::App& command, Session& session) {
-  auto asJson = std::make_shared<bool>(false);
-  command.add_flag("--json", *asJson,
+  auto args = std::make_shared<LsArgs>();
+  command.add_flag("--json", args->json,
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended; an erased run adds \"erased\": true, with "
-                   "steps and stateBytes null). status is running, orphaned (nobody runs it: "
+                   "steps and stateBytes null; a run whose log retention archived adds "
+                   "\"archived\": true). status is running, orphaned (nobody runs it: "
                    "resume it), submitted (`loom run --submit`, not run yet), parked, completed, "
                    "retrying (a step waits for its next attempt), cancelled or failed; a "
-                   "running or orphaned run adds "
+                   "running or orphaned run, and a parked one a live process holds, adds "
                    "\"owner\": {\"host\",\"pid\",\"heartbeatAt\",\"heartbeatAgeMs\","
                    "\"leaseExpiresAt\"} (null when no lease was ever taken); a parked or "
-                   "retrying run adds \"parkReason\", and \"wakeAt\" (a durable timer, an "
-                   "approval deadline) or \"nextAttemptAt\" and \"lastError\" (retrying)");
+                   "retrying run adds \"parkReason\", \"waitingFor\" (the signal it awaits), and "
+                   "\"wakeAt\" (a durable timer, an approval deadline) or \"nextAttemptAt\" and "
+                   "\"lastError\" (retrying)");
+  std::string statuses;
+  for (std::string_view st : kStatuses)
+    statuses += (statuses.empty() ? "" : ", ") + std::string(st);
+  command.add_option("--status", args->status, "Only runs with this status: " + statuses)
+      ->type_name("STATUS")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kStatuses), std::end(kStatuses))));
+  command.add_option("--workflow", args->workflow, "Only runs of this workflow (or agent)")
+      ->type_name("NAME");
+  command.add_option("--subject", args->subject, "Only runs of this data subject")->type_name("S");
   command.footer(
+      "STATUS says why a parked run waits (a signal, an approval with its deadline, a timer,\n"
+      "a retry's next attempt) and which process holds a running run (--json: its heartbeat).\n"
+      "SIZE is log/state bytes (k = 1000). TIME is when the run ended, or started while it\n"
+      "has not; times are UTC, hh:mm:ss today, else MM-DD hh:mm:ss. Long cells end in ~.\n"
+      "Runs whose logs `loom retention run` archived are listed too, marked (archived);\n"
+      "`loom log` and `loom state` read them from the archive.\n"
       "A run is orphaned when its process died (its lease expired, or its pid is gone on this\n"
-      "host): `loom resume ID` continues it. A running run's OWNER is the process holding its\n"
-      "lease and how long ago it last renewed it. A retrying run shows when its next attempt\n"
-      "is due: `loom worker` runs it then, `loom retry ID` now, `loom cancel ID` gives up.");
+      "host): `loom resume ID` continues it. Timers, approval deadlines and retries fire only\n"
+      "while a worker runs (`loom worker`); `loom ls` notes due work nobody has taken. A\n"
+      "retrying run: `loom worker` runs it at its next attempt, `loom retry ID` now, `loom\n"
+      "cancel ID` gives up.");
   addConfigOption(command, session);
-  return [&session, asJson] {
+  return [&session, args] {
     kernel::EventStore& store = session.store(false);
-    auto infos = store.list(kernel::ExecutionFilter{});
+    kernel::ExecutionFilter filter;
+    if (!args->workflow.empty()) filter.workflow = args->workflow;
+    if (!args->subject.empty()) filter.subject = args->subject;
+    auto infos = store.list(filter);
     auto shreds = compliance::detail::shredTimes(store);
-    if (*asJson) {
+    std::vector<inspect::RunStatus> runs;
+    auto keep = [&](inspect::RunStatus&& run) {
+      std::string status = run.erased ? std::string("erased") : run.status();
+      if (args->status.empty() || status == args->status ||
+          (run.archived && args->status == "archived")) {
+        runs.push_back(std::move(run));
+      }
+    };
+    for (const auto& info : infos) keep(inspect::runStatusOf(store, info, shreds));
+    for (auto& run : archivedRuns(session, filter, shreds)) keep(std::move(run));
+    if (args->json) {
       json::array all;
-      for (const auto& info : infos) all.push_back(inspect::toJson(inspect::runStatusOf(store, info, shreds)));
+      for (const auto& run : runs) all.push_back(inspect::toJson(run));
       session.out() << json::toText(all) << std::endl;
       return kExitOk;
     }
-    if (infos.empty()) {
-      session.out() << "no executions in " << session.location().describe()
-                    << "; start one with `loom run <workflow>`" << std::endl;
+    if (runs.empty()) {
+      bool filtered = !args->status.empty() || filter.workflow || filter.subject;
+      session.out() << "no executions" << (filtered ? " match" : "") << " in "
+                    << session.location().describe() << "; "
+                    << (filtered ? "drop a filter to see more"
+                                 : "start one with `loom run <workflow>`")
+                    << std::endl;
       return kExitOk;
     }
-    std::vector<std::vector<std::string>> rows = {{"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS",
-                                                   "LOG BYTES", "STATE BYTES", "STARTED", "ENDED",
-                                                   "OWNER"}};
-    for (const auto& info : infos) {
-      inspect::RunStatus run = inspect::runStatusOf(store, info, shreds);
-      const auto& park = run.park;
-      rows.push_back({info.id, info.workflow, run.erased ? std::string("erased") : run.status(),
-                      info.subject.value_or("-"), run.erased ? "-" : std::to_string(info.steps),
-                      std::to_string(info.logBytes),
-                      run.erased ? "-" : std::to_string(info.stateBytes),
-                      formatTimestamp(info.startedAtMillis),
-                      info.endedAtMillis ? formatTimestamp(*info.endedAtMillis) : "-",
-                      park && park->awaitsRetry() && park->wakeAtMillis
-                          ? "next attempt " + formatTimestamp(*park->wakeAtMillis)
-                          : inspect::ownerText(run.live)});
+    std::vector<std::vector<std::string>> rows = {
+        {"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS", "SIZE", "TIME"}};
+    int64_t now = systemClock()->nowMillis();
+    std::size_t due = 0;
+    for (const auto& run : runs) {
+      rows.push_back(lsRow(run, now));
+      if (inspect::dueAndUnowned(run, now, 5'000)) ++due;
     }
     session.out() << alignedTable(rows) << std::flush;
+    if (due > 0) {
+      std::cerr << "note: " << due << (due == 1 ? " run is" : " runs are")
+                << " due (a timer, an approval deadline or a retry) and no process has taken "
+                   "it: due work runs only while a worker runs (`loom worker`), or with `loom "
+                   "resume ID`"
+                << std::endl;
+    }
     return kExitOk;
   };
 }
@@ -130,16 +271,7 @@ Action setupLog(CLI::App& command, Session& session) {
                  "is read from its archive segment (in <home>/archive, or on the PostgreSQL "
                  "server).");
   return [&session, args] {
-    // A live log, or else one that retention moved into an archive segment (ADR 0138).
-    std::optional<sweep::ArchivedExecution> archived;
-    if (!session.store(false).info(args->id)) {
-      sweep::Archive archive(app::openArchiveStore(session.location()));
-      archived = archive.find(args->id);
-      if (!archived) {
-        sweep::requireJournaledSegments(session.store(false), archive);  // not gone: missing
-        requireExecution(session, args->id);
-      }
-    }
+    std::optional<sweep::ArchivedExecution> archived = archivedUnlessLive(session, args->id);
     std::ostream& out = session.out();
     bool first = true;
     if (args->json) out << '[';
@@ -155,9 +287,7 @@ Action setupLog(CLI::App& command, Session& session) {
       first = false;
     };
     if (archived) {
-      // Retention archived the stored (possibly sealed) events: unsealed as live ones are
-      // (erased subjects read as erased).
-      for (const auto& e : archived->events) print(session.openArchived(args->id, e));
+      for (const auto& e : archived->events) print(e);
     } else {
       session.store(false).scan(args->id, 1, print);
     }
@@ -182,22 +312,18 @@ Action setupState(CLI::App& command, Session& session) {
       "For an agent run (its steps are <loop>#turn:<i>:...), each agent loop's folded state\n"
       "instead, with its size in bytes: {\"loop\", \"frames\", \"turnOutputs\", \"_decisions\",\n"
       "\"transcriptBytes\", \"sawTaintFrom\"} (docs/spec/agent-state.md). `loom ls` shows the\n"
-      "kernel's sizes.");
+      "kernel's sizes. Without --json the same JSON is printed indented, so stdout is always "
+      "JSON.");
   return [&session, args, kernelState] {
-    requireExecution(session, args->id);
-    inspect::FoldedRun run = inspect::foldRun(session.store(false), args->id, *kernelState);
-    if (args->json || run.kernelState) {
-      writeJson(session.out(), inspect::toJson(std::move(run), args->id), !args->json);
-      session.out() << std::endl;
-      return kExitOk;
-    }
-    for (auto& [loop, state] : run.loops) {
-      session.out() << "agent loop \"" << loop << "\": folded state " << json::textBytes(state)
-                    << " bytes (what a resume reads)\n";
-      writeJson(session.out(), state, true);
-      session.out() << "\n";
-    }
-    session.out().flush();
+    std::optional<sweep::ArchivedExecution> archived = archivedUnlessLive(session, args->id);
+    inspect::FoldedRun run = archived
+                                 ? inspect::foldRun(archived->events, *kernelState)
+                                 : inspect::foldRun(session.store(false), args->id, *kernelState);
+    json::value state = inspect::toJson(std::move(run), args->id);
+    if (archived && state.is_object()) state.as_object()["archived"] = true;
+    // Always JSON on stdout: one compact line with --json, indented without it.
+    writeJson(session.out(), state, !args->json);
+    session.out() << std::endl;
     return kExitOk;
   };
 }

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "command.h"
+#include "loom/kernel/event_store.h"
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/util/clock.h"
+#include "loom/util/error.h"
 #include "text.h"
 
 namespace loom::cli {
@@ -51,7 +53,33 @@ struct KillArgs {
   bool all = false;
   bool list = false;
   bool json = false;
+  bool force = false;
 };
+
+// True when a workflow this program registers uses effect `id`, or a run in this home
+// recorded a step of it (an agent app's tool or model). Newest runs first; stops at the first.
+bool effectIsKnown(Session& session, const std::string& id) {
+  if (session.tasks().find(id) != nullptr) return true;
+  const kernel::EventStore& store = session.store(false);
+  std::vector<kernel::ExecutionInfo> runs = store.list({});
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    bool found = false;
+    try {
+      store.scan(run->id, 1, [&](const kernel::Event& e) {
+        if (found || (e.type != kernel::EventType::kStepCompleted &&
+                      e.type != kernel::EventType::kStepFailed)) {
+          return;
+        }
+        const auto* effect = e.data.if_contains("effectId");
+        found = effect != nullptr && effect->is_string() && effect->get_string() == id;
+      });
+    } catch (const DataLossError&) {
+      continue;  // a damaged log proves nothing either way; `loom log` reports it
+    }
+    if (found) return true;
+  }
+  return false;
+}
 
 // Exactly one of EFFECT_ID, --all (and, for kill, --list) must be given.
 void requireOneTarget(const KillArgs& args, std::string_view command, bool listAllowed) {
@@ -95,13 +123,15 @@ json::object stopsJson(const std::vector<KillSwitchEntry>& stops, std::optional<
   return o;
 }
 
-
 Action setupKill(CLI::App& command, Session& session) {
   auto args = addTargetArgs(command,
                             "The effect id to stop: a task's id (`example.step`), an agent "
                             "tool's name or a model's id (`scripted`)",
                             "Stop every effect, whatever its id");
   command.add_flag("--list", args->list, "List the stops instead (as `loom killed`)");
+  command.add_flag("--force", args->force,
+                   "Record the stop of an effect id that no registered workflow uses and no run "
+                   "in this home recorded (one a run will reach later)");
   command.footer(
       "A stopped effect does not run: running loom processes using this home see the stop\n"
       "within a second, record the step as failed (retryable) and park the run (reason\n"
@@ -114,16 +144,18 @@ Action setupKill(CLI::App& command, Session& session) {
     middleware::KillSwitchStore& store = session.killSwitch();
     std::string id = args->all ? std::string(kAllEffects) : args->effectId;
     bool changed = findStop(store.list(), id) == nullptr;
+    if (!args->all && changed && !args->force && !effectIsKnown(session, id)) {
+      throw UsageError("no workflow this program registers uses effect '" + id +
+                       "' and no run in this home recorded a step of it, so nothing was "
+                       "stopped; check the spelling (`loom log <run>` shows each step's "
+                       "effectId; an agent app's effect ids are its [[tools]] names and its "
+                       "model's id, `scripted` or `openai:<model>`), or pass --force to stop it "
+                       "before any run reaches it");
+    }
     if (args->all) {
       store.killAll();
     } else {
       store.kill(id);
-      if (session.tasks().find(id) == nullptr) {
-        printError("note: no workflow this program registers uses effect '" + id +
-                   "'; an agent app's effect ids are its [[tools]] names and its model's id "
-                   "(`scripted`, `openai:<model>`); check the spelling (`loom log <run>` shows "
-                   "each step's effectId); the stop is recorded all the same");
-      }
     }
     auto stops = store.list();
     if (args->json) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "command.h"
+#include "loom/agent/approval.h"
 
 namespace loom::cli {
 namespace {
@@ -51,14 +52,20 @@ void printParked(std::ostream& out, const workflow::RunResult& r) {
     out << ", waiting for approval (signal \"" << r.waitingFor << "\")\n";
     out << "next:     loom signal " << r.id << " " << r.waitingFor
         << " '{\"approved\": true}'   (or false to deny it)\n";
+    if (r.wakeAtMillis) {
+      out << "deadline: " << formatTimestamp(*r.wakeAtMillis)
+          << "; it passes only while a worker runs (loom worker), or at loom resume " << r.id
+          << " once due\n";
+    }
   } else if (!r.waitingFor.empty()) {
     out << ", waiting for signal \"" << r.waitingFor << "\"";
     out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";
     out << "next:     loom signal " << r.id << " " << r.waitingFor << " '<JSON payload>'\n";
   } else if (r.parkReason == "timer" && r.wakeAtMillis) {
     out << ", sleeping until " << formatTimestamp(*r.wakeAtMillis) << " (timer)\n";
-    out << "next:     loom worker continues it then (or loom resume " << r.id
-        << " once it is due)\n";
+    out << "next:     the timer fires only while a worker runs: loom worker continues it then "
+           "(or loom resume "
+        << r.id << " once it is due)\n";
   } else if (r.parkReason == "retrying" && r.wakeAtMillis) {
     out << ", retrying at " << formatTimestamp(*r.wakeAtMillis) << " (" << r.parkDetail << ")\n";
     out << "next:     loom worker runs the next attempt then (or loom retry " << r.id
@@ -106,8 +113,9 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
         << " effects\n";
   }
   if (app != nullptr) {
-    out << "model:    called " << app->modelCalls()
-        << " times by this process (recorded turns replay without calling it)\n";
+    out << "model:    answered " << app->modelCalls()
+        << " time(s) in this process (recorded turns replay without calling it; failed "
+           "attempts are not counted)\n";
   }
 }
 
@@ -264,6 +272,7 @@ Action setupRun(CLI::App& command, Session& session) {
     }
     workflow::RunOptions options{.id = args->id, .configFile = session.configFile()};
     if (subject->count() > 0) options.subject = args->subject;
+    session.setWritesTo("the new run", options.subject);
     if (args->submit) {
       auto result = session.runtime(true).submit(workflow, std::move(value), options);
       if (args->json) {
@@ -430,7 +439,9 @@ Action setupSignal(CLI::App& command, Session& session) {
       "signal stays for good): check the name in `loom ls`/`loom log`, or pass --force.\n"
       "An agent's tool that requires approval parks its run until\n"
       "  loom signal ID approve:<stepId> '{\"approved\": true}'\n"
-      "(false, optionally with \"reason\", tells the model the call was denied).");
+      "(false, optionally with \"reason\": a string, tells the model the call was denied).\n"
+      "A signal named approve:... takes only that shape; anything else is refused and nothing\n"
+      "is recorded.");
   return [&session, args, config] {
     if (args->name.rfind("loom:", 0) == 0) {
       throw UsageError(
@@ -439,6 +450,13 @@ Action setupSignal(CLI::App& command, Session& session) {
           args->id + "`");
     }
     json::value payload = parseFlagJson(args->payload, "PAYLOAD");
+    if (agent::isApprovalSignal(args->name)) {
+      try {
+        agent::readApprovalDecision(payload);
+      } catch (const InvalidArgumentError& e) {
+        throw UsageError(std::string(e.what()) + "; nothing was recorded");
+      }
+    }
     if (config->count() > 0) session.loadConfig(args->config, true);
     session.loadWhatExecutionRan(args->id);
     if (!args->force) requireAwaited(session.store(false), args->id, args->name);

@@ -165,6 +165,9 @@ Action setupServe(CLI::App& command, Session& session) {
                        "--token-file FILE or LOOM_SERVE_TOKEN, or bind 127.0.0.1");
     }
     session.store(false);  // refuses a folder that is not a home before listening
+    // Without the master key the server still shows what is not sealed; a sealed run's page
+    // says what the server needs (a sealed content store still needs the key to boot at all).
+    session.setKeysOptional();
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);

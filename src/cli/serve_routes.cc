@@ -1,8 +1,8 @@
 // The routes of `loom serve` (docs/spec/http-api.md): reads over the Session's stores, one at a
 // time; operations as `loom` child processes.
 #include <fcntl.h>
-#include <signal.h>
 #include <httplib.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include "compliance/erase_journal.h"
 #include "inspect/run_state.h"
 #include "inspect/run_status.h"
+#include "loom/agent/approval.h"
 #include "loom/kernel/event_store.h"
 #include "serve.h"
 #include "serve_page.h"
@@ -245,6 +246,22 @@ void replyOperation(Response& res, const OperationResult& op) {
   std::string code = !op.errorCode.empty() ? op.errorCode
                      : op.exitCode == kExitUsage ? std::string("invalidArgument")
                                                  : std::string("internal");
+  // Every operation runs with --json, so its error is {"error": {"code", "message"}} on stdout
+  // (a failed run prints its result instead: then the stderr line and code stand).
+  json::value out;
+  try {
+    out = json::parse(op.out, "the command's output");
+  } catch (const InvalidArgumentError&) {
+    // not JSON (nothing printed): `out` stays null and the stderr line stands
+  }
+  const auto* top = out.if_object();
+  const auto* error = top != nullptr ? top->if_contains("error") : nullptr;
+  const auto* fields = error != nullptr ? error->if_object() : nullptr;
+  if (fields != nullptr && fields->contains("code") && fields->at("code").is_string() &&
+      fields->contains("message") && fields->at("message").is_string()) {
+    code = std::string(fields->at("code").get_string());
+    message = std::string(fields->at("message").get_string());
+  }
   if (message.empty()) message = "the command failed with exit code " + std::to_string(op.exitCode);
   replyError(res, statusOfCode(code), code, message);
 }
@@ -366,14 +383,25 @@ void InspectorRoutes::install(httplib::Server& server) {
     json::object o = inspect::toJson(run);
     json::array approvals;
     if (!run.erased) {
-      if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
-      if (usage_.size() > kMaxTallies) usage_.clear();  // a cache: tallied again on demand
-      inspect::UsageTally& tally = usage_[id];
-      if (tally.startedAtMillis != info.startedAtMillis || tally.nextSeq > info.nextSeq) {
-        tally = inspect::UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
+      try {
+        if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+        if (usage_.size() > kMaxTallies) usage_.clear();  // a cache: tallied again on demand
+        inspect::UsageTally& tally = usage_[id];
+        if (tally.startedAtMillis != info.startedAtMillis || tally.nextSeq > info.nextSeq) {
+          tally = inspect::UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
+        }
+        store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
+        o["usage"] = tally.toJson();
+      } catch (const kernel::SealedEventError& e) {
+        // Its metadata is clear, its events are not: the page says what the server needs.
+        o["sealed"] = json::object{
+            {"subject", e.subject()},
+            {"advice", "This run is sealed under subject '" + e.subject() +
+                           "' and this server has no keys to open it. Restart `loom serve` "
+                           "with the master key the home records in its environment (for "
+                           "example LOOM_MASTER_KEY), or with --config naming a file whose "
+                           "[security.keys] gives it."}};
       }
-      store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
-      o["usage"] = tally.toJson();
     }
     o["pendingApprovals"] = std::move(approvals);
     reply(res, 200, o);
@@ -459,10 +487,7 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
   server.Post(R"(/api/v1/executions/(.+)/approvals/([^/]+))",
               operation([](const Request& req) {
                 json::object body = bodyObject(req);
-                const auto* approved = body.if_contains("approved");
-                if (approved == nullptr || !approved->is_bool()) {
-                  throw InvalidArgumentError("the body must hold \"approved\": true or false");
-                }
+                agent::readApprovalDecision(body);  // the shape `loom signal` takes, or 400
                 return std::vector<std::string>{"signal", "--json", "--", req.matches[1],
                                                 "approve:" + std::string(req.matches[2]),
                                                 json::toText(body)};
@@ -493,6 +518,10 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
       std::string effect = stringMember(body, "effect", "");
       if (effect.empty() || effect.find('\0') != std::string::npos) {
         throw InvalidArgumentError("the body must name an \"effect\" (or hold \"all\": true)");
+      }
+      const auto* force = body.if_contains("force");
+      if (command == "kill" && force != nullptr && force->is_bool() && force->as_bool()) {
+        args.push_back("--force");  // an effect id nothing uses yet
       }
       args.insert(args.end(), {"--", effect});
       return args;

@@ -133,6 +133,15 @@ int64_t Session::replayContentStoreCalls() const {
 }
 
 kernel::EventStore& Session::store(bool create) {
+  if (booted_ && keysUnavailable_) {
+    // Booted without the home's keys: a sealed event is refused, never handed on as if clear.
+    if (!bootedReader_) {
+      bootedReader_ = std::make_unique<RefusingSealedStore>(
+          booted_->store(), *keysUnavailable_ + " (this home's master key comes from there); or "
+                                                "pass --config FILE with [security.keys]");
+    }
+    return *bootedReader_;
+  }
   if (booted_) return booted_->store();
   if (config_) return app(create).store();  // through its sealing layer, when it has one
   if (reader_) return *reader_;
@@ -166,8 +175,9 @@ void Session::openReader(const app::StorageLocation& where) {
           *store_, *keys_, compliance::SealingOptions{.sealSubjectless = record.crypto});
       return;
     } catch (const ConfigError& e) {
-      how = std::string("this home's keys come from ") + compliance::masterKeyOrigin(*record.keys) +
-            " (" + e.what() + "); provide it, or pass --config FILE with [security.keys]";
+      how = std::string(e.what()) +
+            " (this home's master key comes from there); or pass "
+            "--config FILE with [security.keys]";
     }
   }
   howToOpenSealed_ = how;
@@ -211,11 +221,20 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   // content store and keys), so a resume seals and offloads as the run did.
   if (!fromFile) {
     app::HomeRecord record = app::readHomeRecord(location());
+    std::optional<std::string> needed =
+        writesTo_
+            ? whyKeysAreNeeded(record.crypto, record.contentStore && record.contentStore->sealed,
+                               record.erase || record.keysUnknownHere.has_value())
+            : std::nullopt;
+    bool mayGoWithout = keysOptional_ || (writesTo_ && !needed);
     if (record.keysUnknownHere) {  // sealed runs, and no key here: never run without sealing
-      if (!keysOptional_) throw FailedPreconditionError(*record.keysUnknownHere);
+      if (!mayGoWithout) {
+        throw FailedPreconditionError((needed ? *needed + ": " : std::string()) +
+                                      *record.keysUnknownHere);
+      }
       keysUnavailable_ = *record.keysUnknownHere;
     }
-    if (record.keys && keysOptional_) {
+    if (record.keys && mayGoWithout) {  // else requireMasterKey below says why it is needed
       try {
         auto key = compliance::loadMasterKey(*record.keys);
         sodium_memzero(key.data(), key.size());
@@ -237,6 +256,7 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
         "such a run could be neither listed nor resumed; remove the option");
   }
   reader_.reset();  // the booted app opens its own
+  bootedReader_.reset();
   keys_.reset();
   store_.reset();
   app::BootOptions boot{.workers = 1};
@@ -250,6 +270,7 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   boot.onReplayEnd = [this](const std::string&) {
     if (!callsAtReplayEnd_) callsAtReplayEnd_ = counting_->total();
   };
+  requireMasterKey(config);
   booted_ = app::boot(app::defineConfig(std::move(config)), workflows_, tasks_, std::move(boot));
   return booted_->runtime();
 }
@@ -260,6 +281,30 @@ const agent_app::AgentApp& Session::loadApp(const std::filesystem::path& file) {
   return *app_;
 }
 
+std::optional<std::string> Session::whyKeysAreNeeded(bool crypto, bool sealedStore,
+                                                     bool erase) const {
+  if (crypto) return "this home seals every run (security.crypto)";
+  if (sealedStore) return "this home's content store is sealed (storage.contentStore.sealed)";
+  if (writesTo_->subject && erase) {
+    return writesTo_->run + " is sealed under subject '" + *writesTo_->subject +
+           "' (compliance.erase)";
+  }
+  return std::nullopt;
+}
+
+void Session::requireMasterKey(const app::Config& config) const {
+  if (!config.security.keys || !writesTo_) return;
+  try {
+    auto key = compliance::loadMasterKey(*config.security.keys);
+    sodium_memzero(key.data(), key.size());
+  } catch (const ConfigError& e) {
+    std::optional<std::string> why = whyKeysAreNeeded(
+        config.security.crypto, config.storage.contentStore.sealed, config.compliance.erase);
+    throw ConfigError(why.value_or("the config names a master key (security.keys)") +
+                      ", so this command needs the master key: " + e.what());
+  }
+}
+
 const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& executionId) {
   kernel::EventStore& events = store(false);
   auto info = events.info(executionId);
@@ -267,6 +312,7 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
     throw NotFoundError("no execution '" + executionId + "' in " + location().describe() +
                         "; list the executions with `loom ls`");
   }
+  setWritesTo("execution '" + executionId + "'", info->subject);
   json::object started = startedDataOf(events, executionId);
   std::string home = location().home.string();
   if (workflows_.find(info->workflow) != nullptr) {

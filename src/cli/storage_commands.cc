@@ -52,12 +52,13 @@ Action setupSweep(CLI::App& command, Session& session) {
   command
       .add_option("--ttl-days", args->ttlDays,
                   "Telemetry blobs (envelopes without retain) survive this long after the "
-                  "run citing them ended (default 7)")
-      ->check(CLI::NonNegativeNumber);
+                  "run citing them ended (default 7; 0 to 36500)")
+      ->check(CLI::Range(int64_t{0}, int64_t{36'500}));
   command
       .add_option("--grace-hours", args->graceHours,
-                  "A blob nothing cites survives this long after its last put (default 1)")
-      ->check(CLI::NonNegativeNumber);
+                  "A blob nothing cites survives this long after its last put (default 1; 0 to "
+                  "876000)")
+      ->check(CLI::Range(int64_t{0}, int64_t{876'000}));
   addConfigOption(command, args->config);
   command.footer(
       "Scans the live logs, archive segments and snapshots of the home and deletes the blobs\n"

@@ -2,10 +2,50 @@
 
 #include <algorithm>
 #include <boost/json/serializer.hpp>
+#include <charconv>
+#include <cmath>
 #include <ostream>
 
 namespace loom::cli {
 namespace {
+
+// A scalar's text; a double in plain decimal ("6.012", not Boost's "6.012E0"): the shortest
+// text that reads back as the same double.
+void appendScalar(std::string& out, const json::value& v) {
+  if (!v.is_double()) {
+    out += json::toText(v);
+    return;
+  }
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
+  if (ec != std::errc() || !std::isfinite(v.get_double())) {
+    out += json::toText(v);
+    return;
+  }
+  out.append(buf, end);
+}
+
+void appendCompact(std::string& out, const json::value& v) {
+  if (const auto* o = v.if_object()) {
+    out += '{';
+    for (const auto& member : *o) {
+      if (out.back() != '{') out += ',';
+      json::appendQuoted(out, member.key());
+      out += ':';
+      appendCompact(out, member.value());
+    }
+    out += '}';
+  } else if (const auto* a = v.if_array()) {
+    out += '[';
+    for (const auto& element : *a) {
+      if (out.back() != '[') out += ',';
+      appendCompact(out, element);
+    }
+    out += ']';
+  } else {
+    appendScalar(out, v);
+  }
+}
 
 // Appends the pretty text of `v`; when `sink` is set, hands it what is written so far whenever
 // that passes 64 KiB.
@@ -42,7 +82,7 @@ void appendPretty(std::string& out, const json::value& v, int depth, std::ostrea
     newline(depth);
     out += ']';
   } else {
-    out += json::toText(v);
+    appendScalar(out, v);
   }
 }
 
@@ -52,6 +92,12 @@ std::size_t codePoints(std::string_view text) {
 }
 
 }  // namespace
+
+std::string readableJson(const json::value& v) {
+  std::string out;
+  appendCompact(out, v);
+  return out;
+}
 
 std::string prettyJson(const json::value& v) {
   std::string out;

@@ -11,7 +11,11 @@
 
 namespace loom::cli {
 
-// JSON text indented by two spaces per level, one member or element per line.
+// Compact JSON text for people and scripts to read: json::toText's, with doubles in plain
+// decimal (6.012, not 6.012E0). Reads back to the same value.
+std::string readableJson(const json::value& v);
+// JSON text indented by two spaces per level, one member or element per line, doubles as in
+// readableJson.
 std::string prettyJson(const json::value& v);
 // Writes `v` to `out` as it goes, pretty (prettyJson's layout) or compact (json::toText's),
 // without building the whole text first (a 10,000-turn agent state is tens of MB).

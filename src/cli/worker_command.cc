@@ -50,7 +50,11 @@ constexpr int64_t kClaimTtlMillis = 15'000;
 
 std::optional<kernel::ClaimedLease> gClaimedLease;  // set once, before main's work
 
-void requestStop(int) { gStopRequested.store(true); }
+std::atomic<int> gStopSignal{0};  // the signal that asked for the stop
+void requestStop(int sig) {
+  gStopSignal.store(sig);
+  gStopRequested.store(true);
+}
 
 struct WorkerArgs {
   int concurrency = 2;
@@ -107,6 +111,10 @@ class Worker {
       waitFor(std::chrono::milliseconds(args_.pollMillis));
     }
     drain();
+    if (gStopRequested.load()) {
+      say(std::string("worker: stopped (") + (gStopSignal.load() == SIGINT ? "SIGINT" : "SIGTERM") +
+          "); runs it did not finish are resumable by the next worker");
+    }
     return kExitOk;
   }
 
@@ -349,9 +357,10 @@ class Worker {
 
   // Waits for the children up to the drain deadline, then stops them.
   void drain() {
-    if (gStopRequested.load() && active() > 0) {
-      say("worker: stopping: waiting up to " + std::to_string(args_.drainSeconds) + " s for " +
-          std::to_string(active()) + " run(s)");
+    if (gStopRequested.load()) {
+      say(active() > 0 ? "worker: stopping: waiting up to " + std::to_string(args_.drainSeconds) +
+                             " s for " + std::to_string(active()) + " run(s)"
+                       : std::string("worker: stopping: no run in progress"));
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(args_.drainSeconds);
     while (active() > 0 && std::chrono::steady_clock::now() < deadline) {

@@ -40,16 +40,6 @@ json::object executionJson(const kernel::ExecutionInfo& info, std::string_view s
   return out;
 }
 
-// One offloaded blob as exported: exactly one of value, bytesBase64 and missing is set.
-struct ClaimCheckedBlob {
-  std::string address;
-  std::optional<int64_t> size;        // the citing envelope's size, else the blob's byte length
-  std::optional<json::value> digest;  // the citing envelope's digest (null when it has none)
-  std::optional<json::value> value;   // the blob parsed, when its bytes are JSON text
-  std::optional<std::string> bytesBase64;  // the bytes (standard base64), when they are not
-  bool missing = false;                    // the store has no such blob (reclaimed or erased)
-};
-
 ClaimCheckedBlob resolveClaimCheckedBlob(const content::ContentStore& store,
                                          const ClaimCheckRef& ref,
                                          const std::optional<std::string>& subject) {
@@ -71,20 +61,6 @@ ClaimCheckedBlob resolveClaimCheckedBlob(const content::ContentStore& store,
   return blob;
 }
 
-json::value toJson(const ClaimCheckedBlob& blob) {
-  json::object out{{"address", blob.address},
-                   {"size", blob.size ? json::value(*blob.size) : json::value()},
-                   {"digest", blob.digest ? *blob.digest : json::value()}};
-  if (blob.missing) {
-    out["missing"] = true;
-  } else if (blob.value) {
-    out["value"] = *blob.value;
-  } else {
-    out["bytesBase64"] = blob.bytesBase64.value_or("");
-  }
-  return out;
-}
-
 // An erasure stopped between its intent and its result (killed, or its shred's flush kept
 // busy) may have left some of the subject's blobs and shredded the key that reads the rest: an
 // export then would show less than is held, so it waits for the erasure to finish.
@@ -100,6 +76,56 @@ void requireNoUnfinishedErasure(const kernel::EventStore& events, const std::str
 }
 
 }  // namespace
+
+json::value toJson(const ClaimCheckedBlob& blob) {
+  json::object out{{"address", blob.address},
+                   {"size", blob.size ? json::value(*blob.size) : json::value()},
+                   {"digest", blob.digest ? *blob.digest : json::value()}};
+  if (blob.missing) {
+    out["missing"] = true;
+  } else if (blob.value) {
+    out["value"] = *blob.value;
+  } else {
+    out["bytesBase64"] = blob.bytesBase64.value_or("");
+  }
+  return out;
+}
+
+ClaimCheckedBlob claimCheckedBlobFromJson(const json::value& entry) {
+  const json::object* o = entry.if_object();
+  if (o == nullptr) {
+    throw InvalidArgumentError("a claimChecked entry must be an object, not " +
+                               std::string(json::kindName(entry)));
+  }
+  ClaimCheckedBlob blob;
+  blob.address = std::string(json::requireString(*o, "address"));
+  blob.size = json::optionalInt(*o, "size");
+  if (const auto* d = o->if_contains("digest"); d != nullptr && !d->is_null()) blob.digest = *d;
+  int forms = 0;
+  if (const auto* v = o->if_contains("value")) {
+    blob.value = *v;
+    ++forms;
+  }
+  if (o->contains("bytesBase64")) {
+    blob.bytesBase64 = std::string(json::requireString(*o, "bytesBase64"));
+    ++forms;
+  }
+  if (const auto* m = o->if_contains("missing")) {
+    if (!m->is_bool() || !m->get_bool()) {
+      throw InvalidArgumentError("claimChecked entry " + blob.address +
+                                 ": \"missing\" must be true when present");
+    }
+    blob.missing = true;
+    ++forms;
+  }
+  if (forms != 1) {
+    throw InvalidArgumentError("claimChecked entry " + blob.address +
+                               " must hold exactly one of \"value\", \"bytesBase64\" and "
+                               "\"missing\"; it holds " +
+                               std::to_string(forms));
+  }
+  return blob;
+}
 
 json::object exportSubject(const ExportSubjectOptions& options, const std::string& subject) {
   if (subject.empty()) throw InvalidArgumentError("exportSubject: the subject is empty");

@@ -92,6 +92,34 @@ TEST_F(ExportTest, ResolvesJsonBlobsToTheirValue) {
   EXPECT_FALSE(e.contains("missing"));
 }
 
+TEST_F(ExportTest, EachEntryReadsBackAsTheRecordsClaimCheckedBlob) {
+  json::value report = json::object{{"id", "r-3"}};
+  auto kept = w_.offload(json::toText(report));
+  auto bytes = w_.offload(std::string("\x01\x02", 2));
+  auto gone = w_.offload("\"reclaimed\"", /*retain=*/false);
+  w_.run("a1", "alice", {kept, bytes, gone});
+  ASSERT_TRUE(w_.content.remove(addressOf(gone)));
+  json::object doc = exportAlice();
+  for (const auto& e : doc.at("claimChecked").as_array()) {
+    ClaimCheckedBlob blob = claimCheckedBlobFromJson(e);
+    EXPECT_EQ(toJson(blob), e) << "an entry survives a read and a write";
+    if (blob.address == addressOf(kept)) {
+      EXPECT_EQ(blob.value, json::value(report));
+    } else if (blob.address == addressOf(bytes)) {
+      EXPECT_EQ(blob.bytesBase64, "AQI=");
+    } else if (blob.address == addressOf(gone)) {
+      EXPECT_TRUE(blob.missing);
+    }
+  }
+  EXPECT_THROW(claimCheckedBlobFromJson(json::value("x")), InvalidArgumentError);
+  EXPECT_THROW(
+      claimCheckedBlobFromJson(json::parse(
+          R"({"address": "a", "size": 1, "digest": null, "value": 1, "missing": true})", "t")),
+      InvalidArgumentError);
+  EXPECT_THROW(claimCheckedBlobFromJson(json::parse(R"({"size": 1, "value": 1})", "t")),
+               InvalidArgumentError);
+}
+
 TEST_F(ExportTest, ResolvesNonJsonBlobsToBase64) {
   std::string bytes("\x01\x02\xff not json", 12);
   auto envelope = w_.offload(bytes);

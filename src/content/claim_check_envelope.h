@@ -51,9 +51,9 @@ std::optional<EnvelopeView> readEnvelope(const json::value& v);
 // readEnvelope, copied.
 std::optional<ClaimCheckEnvelope> parseEnvelope(const json::value& v);
 
-// Trust only what Loom wrote (docs/adr/0004-inert-envelopes.md): makes every value handed in
-// from outside a run (an effect's result, a workflow input, a signal payload) inert data.
-// Each object of `value` that has a member Loom reserves for its own shapes
+// Trust only what Loom wrote (docs/adr/0004-inert-envelopes-and-the-home-record.md): makes every
+// value handed in from outside a run (an effect's result, a workflow input, a signal payload) inert
+// data. Each object of `value` that has a member Loom reserves for its own shapes
 // ("__loomClaimCheck", "__loomContent" or "__loomData") is replaced by
 // {"__loomData": <that object, unchanged>}, and nothing below it is looked at again. So a
 // tool can never hand the log an envelope or a content ref: the walker, the sweep, erasure,

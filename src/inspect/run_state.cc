@@ -7,28 +7,54 @@
 
 namespace loom::inspect {
 
-FoldedRun foldRun(const kernel::EventStore& store, const std::string& id, bool kernelOnly) {
-  std::optional<kernel::Fold> fold(std::in_place);
-  std::vector<std::pair<std::string, agent::AgentStateFolder>> loops;
-  store.scan(id, 1, [&](const kernel::Event& e) {
-    if (kernelOnly) return fold->apply(e);
+namespace {
+
+// Folds events in seq order, one at a time.
+class RunFolder {
+ public:
+  explicit RunFolder(bool kernelOnly) : kernelOnly_(kernelOnly) {}
+
+  void apply(const kernel::Event& e) {
+    if (kernelOnly_) return fold_->apply(e);
     if (auto loop = agent::agentLoopOf(e)) {
       auto known = [&](const auto& l) { return l.first == *loop; };
-      if (std::find_if(loops.begin(), loops.end(), known) == loops.end()) {
-        loops.emplace_back(*loop, agent::AgentStateFolder(*loop));
+      if (std::find_if(loops_.begin(), loops_.end(), known) == loops_.end()) {
+        loops_.emplace_back(*loop, agent::AgentStateFolder(*loop));
       }
-      fold.reset();
+      fold_.reset();
     }
-    if (fold) fold->apply(e);
-    for (auto& [name, folder] : loops) folder.apply(e);
-  });
-  FoldedRun run;
-  if (fold) {
-    run.kernelState = fold->state();
+    if (fold_) fold_->apply(e);
+    for (auto& [name, folder] : loops_) folder.apply(e);
+  }
+
+  FoldedRun finish() {
+    FoldedRun run;
+    if (fold_) {
+      run.kernelState = fold_->state();
+      return run;
+    }
+    for (auto& [loop, folder] : loops_) run.loops.emplace_back(loop, json::value(folder.take()));
     return run;
   }
-  for (auto& [loop, folder] : loops) run.loops.emplace_back(loop, json::value(folder.take()));
-  return run;
+
+ private:
+  bool kernelOnly_;
+  std::optional<kernel::Fold> fold_{std::in_place};
+  std::vector<std::pair<std::string, agent::AgentStateFolder>> loops_;
+};
+
+}  // namespace
+
+FoldedRun foldRun(const kernel::EventStore& store, const std::string& id, bool kernelOnly) {
+  RunFolder folder(kernelOnly);
+  store.scan(id, 1, [&](const kernel::Event& e) { folder.apply(e); });
+  return folder.finish();
+}
+
+FoldedRun foldRun(const std::vector<kernel::Event>& events, bool kernelOnly) {
+  RunFolder folder(kernelOnly);
+  for (const auto& e : events) folder.apply(e);
+  return folder.finish();
 }
 
 json::value toJson(FoldedRun&& run, const std::string& id) {

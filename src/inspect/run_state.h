@@ -21,6 +21,8 @@ struct FoldedRun {
 // Folds execution `id`: each agent loop's state from its first step on; the kernel's fold is
 // kept only while no agent step has appeared (always with `kernelOnly`).
 FoldedRun foldRun(const kernel::EventStore& store, const std::string& id, bool kernelOnly);
+// The same over events in hand (an archived copy's, unsealed), seq 1, 2, ...
+FoldedRun foldRun(const std::vector<kernel::Event>& events, bool kernelOnly);
 
 // What `loom state --json` prints: the kernel's state, or {"id", "loops": [{"loop",
 // "stateBytes", "state"}]}. Built by moves (the states are taken from `run`).

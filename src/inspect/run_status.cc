@@ -13,11 +13,15 @@ json::value timestampOrNull(const std::optional<int64_t>& millis) {
 
 std::optional<Liveness> livenessOf(const kernel::EventStore& store,
                                    const kernel::ExecutionInfo& info) {
-  if (info.status != kernel::ExecutionStatus::kRunning) return std::nullopt;
+  bool parked = info.status == kernel::ExecutionStatus::kParked;
+  if (info.status != kernel::ExecutionStatus::kRunning && !parked) return std::nullopt;
   Liveness l;
   l.lease = store.currentLease(info.id);
   l.nowMillis = systemClock()->nowMillis();
   l.orphaned = kernel::isOrphaned(l.lease, l.nowMillis);
+  // A parked run is owned only while a live process holds its lease: a `loom run` waiting
+  // out a short retry wait inline.
+  if (parked && (!l.lease || l.orphaned)) return std::nullopt;
   return l;
 }
 
@@ -32,12 +36,6 @@ std::optional<kernel::ParkState> parkIfReadable(const kernel::EventStore& store,
   }
 }
 
-bool isErased(const kernel::ExecutionInfo& info, const ShredTimes& shreds) {
-  if (!info.subject) return false;
-  auto it = shreds.find(*info.subject);
-  return it != shreds.end() && info.startedAtMillis <= it->second;
-}
-
 json::value ownerJson(const std::optional<Liveness>& live) {
   if (!live || !live->lease) return nullptr;
   const kernel::Lease& lease = *live->lease;
@@ -49,6 +47,12 @@ json::value ownerJson(const std::optional<Liveness>& live) {
 }
 
 }  // namespace
+
+bool isErased(const kernel::ExecutionInfo& info, const ShredTimes& shreds) {
+  if (!info.subject) return false;
+  auto it = shreds.find(*info.subject);
+  return it != shreds.end() && info.startedAtMillis <= it->second;
+}
 
 std::string RunStatus::status() const {
   // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, no lease.
@@ -82,9 +86,11 @@ json::object toJson(const RunStatus& run) {
       {"endedAt", timestampOrNull(info.endedAtMillis)},
   };
   if (erased) o["erased"] = true;
+  if (run.archived) o["archived"] = true;
   if (run.live) o["owner"] = ownerJson(run.live);
   if (const auto& park = run.park) {
     o["parkReason"] = park->reason;
+    if (!park->waitingFor.empty()) o["waitingFor"] = park->waitingFor;
     if (park->awaitsRetry()) {
       if (park->wakeAtMillis) o["nextAttemptAt"] = formatTimestamp(*park->wakeAtMillis);
       o["lastError"] = park->detail;
@@ -103,6 +109,48 @@ std::string ownerText(const std::optional<Liveness>& live) {
                 static_cast<double>(live->nowMillis - lease.renewedAtMillis) / 1000.0);
   return (live->orphaned ? "was pid " : "pid ") + std::to_string(lease.owner.pid) + "@" +
          lease.owner.host + ", beat " + age + " ago";
+}
+
+std::string shortTime(int64_t millis, int64_t nowMillis) {
+  std::string t = formatTimestamp(millis);  // 2026-12-06T12:00:05.123Z
+  if (t.size() < 19) return t;
+  if (t.compare(0, 10, formatTimestamp(nowMillis), 0, 10) == 0) return t.substr(11, 8);
+  t = t.substr(5, 14);
+  t[5] = ' ';
+  return t;
+}
+
+std::string statusText(const RunStatus& run, int64_t nowMillis) {
+  if (run.erased) return run.archived ? "erased (archived)" : "erased";
+  std::string text = run.status();
+  if (run.archived) return text + " (archived)";
+  const auto& park = run.park;
+  if (park && run.live) {  // its process waits for the next attempt itself: that says more
+    return text + ", inline: pid " + std::to_string(run.live->lease->owner.pid);
+  }
+  auto at = [&](int64_t millis) { return shortTime(millis, nowMillis); };
+  if (park && park->awaitsRetry()) {
+    if (park->wakeAtMillis) text += ": next " + at(*park->wakeAtMillis);
+  } else if (park && park->reason == "signal") {
+    text += ": signal " + park->waitingFor;
+  } else if (park && park->reason == "approval") {
+    text += ": approval of " + park->stepId;
+    if (park->wakeAtMillis) text += ", deadline " + at(*park->wakeAtMillis);
+  } else if (park && park->reason == "timer" && park->wakeAtMillis) {
+    text += ": timer " + at(*park->wakeAtMillis);
+  } else if (park) {
+    text += ": " + park->reason;
+  }
+  if (run.live && run.live->lease) {
+    text += std::string(run.live->orphaned ? ": was pid " : ": pid ") +
+            std::to_string(run.live->lease->owner.pid) + "@" + run.live->lease->owner.host;
+  }
+  return text;
+}
+
+bool dueAndUnowned(const RunStatus& run, int64_t nowMillis, int64_t graceMillis) {
+  return run.park && run.park->wakeAtMillis && !run.live && !run.erased &&
+         *run.park->wakeAtMillis + graceMillis < nowMillis;
 }
 
 }  // namespace loom::inspect

@@ -33,11 +33,17 @@ using ShredTimes = std::map<std::string, int64_t, std::less<>>;
 struct RunStatus {
   kernel::ExecutionInfo info;
   bool erased = false;
-  std::optional<Liveness> live;          // running runs only
+  bool archived = false;  // retention moved its log into an archive segment (info is its copy's)
+  // running runs; a parked run only while a live process holds its lease (a `loom run`
+  // waiting out a short retry wait inline)
+  std::optional<Liveness> live;
   std::optional<kernel::ParkState> park;  // parked runs whose last park is readable here
   // running, orphaned, submitted, parked, retrying, completed, failed, cancelled
   std::string status() const;
 };
+
+// True when `info`'s subject was shredded after the run started: it reads as erased.
+bool isErased(const kernel::ExecutionInfo& info, const ShredTimes& shreds);
 
 RunStatus runStatusOf(const kernel::EventStore& store, const kernel::ExecutionInfo& info,
                       const ShredTimes& shreds);
@@ -47,5 +53,20 @@ json::object toJson(const RunStatus& run);
 
 // "pid 12@host, beat 0.4 s ago" (or "was pid ..." when orphaned); "-" without a lease.
 std::string ownerText(const std::optional<Liveness>& live);
+
+// The status as `loom ls` writes it: status(), and for a parked run why it waits
+// ("parked: signal approve", "parked: timer 12:00:05", "parked: approval of <step>,
+// deadline 12:30:00"; times as shortTime), for a retrying run its next attempt ("retrying:
+// next 12:00:07"), for a
+// running or orphaned run its lease holder ("running: pid 12@host"), and for a parked or
+// retrying run a live process holds while it waits inline, "retrying, inline: pid 12".
+std::string statusText(const RunStatus& run, int64_t nowMillis);
+
+// A run that is due (its timer, approval deadline or retry time passed more than `graceMillis`
+// ago) and that no live process holds: due work runs only when a worker (or a resume) runs it.
+bool dueAndUnowned(const RunStatus& run, int64_t nowMillis, int64_t graceMillis);
+
+// A UTC time for a table cell: "12:00:05" on the day of `nowMillis`, else "12-06 12:00:05".
+std::string shortTime(int64_t millis, int64_t nowMillis);
 
 }  // namespace loom::inspect

@@ -115,9 +115,14 @@ class TimelineBuilder {
   void apply(const Event& e) {
     bool isStep = e.type == EventType::kStepCompleted || e.type == EventType::kStepFailed;
     const auto* stepId = isStep ? e.data.if_contains("stepId") : nullptr;
-    if (stepId == nullptr || !stepId->is_string()) return addRunEvent(e);
-    auto agentStep = effects::parseAgentStepId(std::string_view(stepId->as_string()));
-    if (!agentStep) return applyWorkflowStep(e, std::string(stepId->as_string()));
+    if (stepId == nullptr || !stepId->is_string()) {
+      if (attachToTurn(e)) return;
+      return addRunEvent(e);
+    }
+    std::string_view id(stepId->as_string());
+    if (applyApprovalDeadline(e, id)) return;
+    auto agentStep = effects::parseAgentStepId(id);
+    if (!agentStep) return applyWorkflowStep(e, std::string(id));
     applyAgentStep(e, *agentStep);
   }
 
@@ -152,14 +157,15 @@ class TimelineBuilder {
     std::pair<std::string, int64_t> key{id.loop, id.turn};
     if (turnKey_ != key) {
       startItem(e, json::object{{"kind", "turn"},
-                                                     {"loop", id.loop},
-                                                     {"turn", id.turn},
-                                                     {"seq", e.seq},
-                                                     {"at", formatTimestamp(e.atMillis)},
-                                                     {"model", nullptr},
-                                                     {"modelAttempts", json::array{}},
-                                                     {"tools", json::array{}},
-                                                     {"compaction", false}});
+                                {"loop", id.loop},
+                                {"turn", id.turn},
+                                {"seq", e.seq},
+                                {"at", formatTimestamp(e.atMillis)},
+                                {"model", nullptr},
+                                {"modelAttempts", json::array{}},
+                                {"tools", json::array{}},
+                                {"events", json::array{}},
+                                {"compaction", false}});
       turnKey_ = key;
     }
     json::object& turn = page_.items.back().as_object();
@@ -188,6 +194,98 @@ class TimelineBuilder {
     json::object frame = newStep(e);
     frame["index"] = index;
     return tools.emplace_back(std::move(frame)).as_object();
+  }
+
+  // The current turn item when `stepId` is a step of it; null otherwise.
+  json::object* currentTurnOf(std::string_view stepId) {
+    auto id = effects::parseAgentStepId(stepId);
+    if (!id || !turnKey_ || *turnKey_ != std::pair<std::string, int64_t>{id->loop, id->turn}) {
+      return nullptr;
+    }
+    return &page_.items.back().as_object();
+  }
+
+  // The frame of tool call `toolStepId` in `turn` before (or without) a step of its own: its
+  // name from the turn's model message.
+  static json::object& pendingToolFrame(json::object& turn, const Event& e,
+                                        const std::string& toolStepId) {
+    auto id = effects::parseAgentStepId(toolStepId);
+    int64_t index = id ? id->toolIndex : -1;
+    json::object& frame = toolFrame(turn, e, index);
+    if (isString(frame["status"], "running")) {
+      frame["stepId"] = toolStepId;
+      frame["status"] = "awaitingApproval";
+      const auto* model = turn["model"].if_object();
+      const auto* calls = model != nullptr ? model->if_contains("toolCalls") : nullptr;
+      if (calls != nullptr && calls->is_array() && index >= 0 &&
+          static_cast<std::size_t>(index) < calls->as_array().size()) {
+        const auto* call = calls->as_array()[static_cast<std::size_t>(index)].if_object();
+        if (call != nullptr) frame["name"] = memberOr(*call, "name");
+      }
+    }
+    return frame;
+  }
+
+  // A run event that belongs to the current turn stays in its item: a park on one of its steps
+  // (a retry's wait, an approval) and the approval decision (signal approve:<its tool step>).
+  // So a turn's retries and approval are one card, not a new "turn" after each park.
+  bool attachToTurn(const Event& e) {
+    if (e.type == EventType::kExecutionParked) {
+      const auto* stepId = e.data.if_contains("stepId");
+      json::object* turn = stepId != nullptr && stepId->is_string()
+                               ? currentTurnOf(std::string_view(stepId->as_string()))
+                               : nullptr;
+      if (turn == nullptr) return false;
+      (*turn)["events"].as_array().push_back(runEventJson(e));
+      return true;
+    }
+    if (e.type != EventType::kSignalReceived) return false;
+    const auto* name = e.data.if_contains("name");
+    constexpr std::string_view kApprove = "approve:";
+    if (name == nullptr || !name->is_string() || !name->as_string().starts_with(kApprove)) {
+      return false;
+    }
+    std::string toolStepId(std::string_view(name->as_string()).substr(kApprove.size()));
+    json::object* turn = currentTurnOf(toolStepId);
+    if (turn == nullptr) return false;
+    json::object& frame = pendingToolFrame(*turn, e, toolStepId);
+    json::value payload = memberOr(e.data, "payload");
+    const auto* decision = payload.if_object();
+    const auto* approved = decision != nullptr ? decision->if_contains("approved") : nullptr;
+    bool yes = approved != nullptr && approved->is_bool() && approved->as_bool();
+    json::object approval{{"at", formatTimestamp(e.atMillis)}, {"approved", yes}};
+    if (decision != nullptr && decision->contains("reason"))
+      approval["reason"] = decision->at("reason");
+    frame["approval"] = std::move(approval);
+    if (!yes && isString(frame["status"], "awaitingApproval")) frame["status"] = "denied";
+    return true;
+  }
+
+  // `<tool step>:approvalDeadline` (its wakeAt) and `...:timedOut` are the approval's timer, not
+  // steps of their own: the tool's frame shows the deadline and whether it passed.
+  bool applyApprovalDeadline(const Event& e, std::string_view stepId) {
+    constexpr std::string_view kDeadline = ":approvalDeadline";
+    constexpr std::string_view kTimedOut = ":approvalDeadline:timedOut";
+    bool timedOut = stepId.ends_with(kTimedOut);
+    if (!timedOut && !stepId.ends_with(kDeadline)) return false;
+    std::string toolStepId(
+        stepId.substr(0, stepId.size() - (timedOut ? kTimedOut : kDeadline).size()));
+    json::object* turn = currentTurnOf(toolStepId);
+    if (turn == nullptr || e.type != EventType::kStepCompleted) return false;
+    json::object& frame = pendingToolFrame(*turn, e, toolStepId);
+    if (timedOut) {
+      frame["approvalTimedOut"] = true;
+      if (isString(frame["status"], "awaitingApproval")) frame["status"] = "approvalTimedOut";
+      return true;
+    }
+    const auto* output = e.data.if_contains("output");
+    const auto* wake = output != nullptr && output->is_object()
+                           ? output->as_object().if_contains("wakeAt")
+                           : nullptr;
+    if (wake != nullptr && wake->is_int64()) {
+      frame["approvalDeadline"] = formatTimestamp(wake->as_int64());
+    }
+    return true;
   }
 
   std::size_t maxItems_;

@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
+#include <charconv>
 #include <unordered_set>
 #include <vector>
 
@@ -88,21 +89,26 @@ std::size_t spelledMembers(std::string_view text) {
   return colons;
 }
 
-// The members of every object in `v`.
-std::size_t memberCount(const value& v) {
-  std::size_t n = 0;
-  if (const auto* o = v.if_object()) {
-    n += o->size();
-    for (const auto& kv : *o) n += memberCount(kv.value());
-  } else if (const auto* a = v.if_array()) {
-    for (const auto& e : *a) n += memberCount(e);
+// What a parsed value holds that parse() checks: the members of every object, and the
+// non-integer numbers in document order (an object keeps its members in text order).
+struct Census {
+  std::size_t members = 0;
+  std::vector<double*> doubles;
+};
+
+void takeCensus(value& v, Census& census) {
+  if (auto* o = v.if_object()) {
+    census.members += o->size();
+    for (auto& kv : *o) takeCensus(kv.value(), census);
+  } else if (auto* a = v.if_array()) {
+    for (auto& e : *a) takeCensus(e, census);
+  } else if (auto* d = v.if_double()) {
+    census.doubles.push_back(d);
   }
-  return n;
 }
 
-// A basic_parser handler that only finds the first key spelled twice in one object: the slow
-// path, run once a parse has shown the text has one.
-struct DuplicateKeyFinder {
+// A basic_parser handler that does nothing; the scans below override what they read.
+struct NullHandler {
   static constexpr std::size_t max_object_size = std::size_t(-1);
   static constexpr std::size_t max_array_size = std::size_t(-1);
   static constexpr std::size_t max_key_size = std::size_t(-1);
@@ -110,14 +116,33 @@ struct DuplicateKeyFinder {
   using ec_t = boost::system::error_code;
   using sv = boost::json::string_view;
 
-  std::vector<std::unordered_set<std::string>> open;  // the keys of each open object
-  std::string key;
-  std::optional<std::string> duplicate;
-
   bool on_document_begin(ec_t&) { return true; }
   bool on_document_end(ec_t&) { return true; }
   bool on_array_begin(ec_t&) { return true; }
   bool on_array_end(std::size_t, ec_t&) { return true; }
+  bool on_object_begin(ec_t&) { return true; }
+  bool on_object_end(std::size_t, ec_t&) { return true; }
+  bool on_string_part(sv, std::size_t, ec_t&) { return true; }
+  bool on_string(sv, std::size_t, ec_t&) { return true; }
+  bool on_key_part(sv, std::size_t, ec_t&) { return true; }
+  bool on_key(sv, std::size_t, ec_t&) { return true; }
+  bool on_number_part(sv, ec_t&) { return true; }
+  bool on_int64(int64_t, sv, ec_t&) { return true; }
+  bool on_uint64(uint64_t, sv, ec_t&) { return true; }
+  bool on_double(double, sv, ec_t&) { return true; }
+  bool on_bool(bool, ec_t&) { return true; }
+  bool on_null(ec_t&) { return true; }
+  bool on_comment_part(sv, ec_t&) { return true; }
+  bool on_comment(sv, ec_t&) { return true; }
+};
+
+// Finds the first key spelled twice in one object: the slow path, run once a parse has shown
+// the text has one.
+struct DuplicateKeyFinder : NullHandler {
+  std::vector<std::unordered_set<std::string>> open;  // the keys of each open object
+  std::string key;
+  std::optional<std::string> duplicate;
+
   bool on_object_begin(ec_t&) {
     open.emplace_back();
     return true;
@@ -126,8 +151,6 @@ struct DuplicateKeyFinder {
     open.pop_back();
     return true;
   }
-  bool on_string_part(sv, std::size_t, ec_t&) { return true; }
-  bool on_string(sv, std::size_t, ec_t&) { return true; }
   bool on_key_part(sv s, std::size_t, ec_t&) {
     key.append(s.data(), s.size());
     return true;
@@ -142,21 +165,54 @@ struct DuplicateKeyFinder {
     key.clear();
     return true;
   }
-  bool on_number_part(sv, ec_t&) { return true; }
-  bool on_int64(int64_t, sv, ec_t&) { return true; }
-  bool on_uint64(uint64_t, sv, ec_t&) { return true; }
-  bool on_double(double, sv, ec_t&) { return true; }
-  bool on_bool(bool, ec_t&) { return true; }
-  bool on_null(ec_t&) { return true; }
-  bool on_comment_part(sv, ec_t&) { return true; }
-  bool on_comment(sv, ec_t&) { return true; }
 };
 
-std::string firstDuplicateKey(std::string_view text, const boost::json::parse_options& options) {
-  boost::json::basic_parser<DuplicateKeyFinder> parser(options);
+// The text of every non-integer number, in document order.
+struct DoubleTexts : NullHandler {
+  std::string part;
+  std::vector<std::string> texts;
+
+  bool on_number_part(sv s, ec_t&) {
+    part.append(s.data(), s.size());
+    return true;
+  }
+  bool on_int64(int64_t, sv, ec_t&) {
+    part.clear();
+    return true;
+  }
+  bool on_uint64(uint64_t, sv, ec_t&) {
+    part.clear();
+    return true;
+  }
+  bool on_double(double, sv s, ec_t&) {
+    part.append(s.data(), s.size());
+    texts.push_back(std::move(part));
+    part.clear();
+    return true;
+  }
+};
+
+template <typename Handler>
+Handler scan(std::string_view text, const boost::json::parse_options& options) {
+  boost::json::basic_parser<Handler> parser(options);
   boost::system::error_code ec;
   parser.write_some(false, text.data(), text.size(), ec);
-  return parser.handler().duplicate.value_or("?");
+  return std::move(parser.handler());
+}
+
+// Boost.JSON 1.81 may round a long decimal to a neighbour of the nearest double, so a number
+// would not survive a write and a read. Each one is read again from its text, correctly rounded
+// (std::from_chars); a text out of double's range keeps Boost's reading.
+void roundDoublesExactly(std::string_view text, const boost::json::parse_options& options,
+                         const std::vector<double*>& doubles) {
+  std::vector<std::string> texts = scan<DoubleTexts>(text, options).texts;
+  if (texts.size() != doubles.size()) return;  // cannot happen: the same text, parsed twice
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    double exact = 0;
+    const std::string& t = texts[i];
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), exact);
+    if (ec == std::errc() && end == t.data() + t.size()) *doubles[i] = exact;
+  }
 }
 
 }  // namespace
@@ -171,14 +227,17 @@ value parse(std::string_view text, std::string_view what) {
   }
   // Boost.JSON keeps the last of two equal keys; a reader that kept the first would see another
   // value, so a text that spells a key twice in one object is refused.
-  if (memberCount(v) != spelledMembers(text)) {
-    std::string key = firstDuplicateKey(text, options);
+  Census census;
+  takeCensus(v, census);
+  if (census.members != spelledMembers(text)) {
+    std::string key = scan<DuplicateKeyFinder>(text, options).duplicate.value_or("?");
     if (key.size() > 80) key = key.substr(0, 80) + "...";
     std::string quoted;
     appendQuoted(quoted, key);
     throw InvalidArgumentError(std::string(what) + ": the key " + quoted +
                                " appears twice in one object; give each key once");
   }
+  if (!census.doubles.empty()) roundDoublesExactly(text, options, census.doubles);
   return v;
 }
 

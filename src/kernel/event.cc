@@ -48,6 +48,27 @@ void requireString(const json::object& data, std::string_view key) {
   requireKind(data, key, boost::json::kind::string, "a string");
 }
 
+// An optional whole number in [min, max]: a stored number another build would read
+// differently (a double, a 111-digit integer) is refused, not carried on.
+void optionalIntIn(const json::object& data, std::string_view key, int64_t min, int64_t max) {
+  if (!data.contains(key)) return;
+  int64_t n = json::requireInt(data, key);
+  if (n < min || n > max) {
+    throw InvalidArgumentError("field '" + std::string(key) + "' must be from " +
+                               std::to_string(min) + " to " + std::to_string(max) + ", not " +
+                               std::to_string(n));
+  }
+}
+
+// The runtime's own numbers on a step's events: its attempt (from 1) and how long it ran
+// (negative in rows written while the wall clock stepped back, before writers clamped it).
+void requireStepNumbers(const json::object& data) {
+  constexpr int64_t kMaxAttempt = 1'000'000;
+  constexpr int64_t kMaxDurationMs = int64_t{1} << 42;  // about 139 years
+  optionalIntIn(data, "attempt", 1, kMaxAttempt);
+  optionalIntIn(data, "durationMs", -kMaxDurationMs, kMaxDurationMs);
+}
+
 void requireError(const json::object& data) {
   requireKind(data, "error", boost::json::kind::object, "an object");
   const auto& error = data.at("error").get_object();
@@ -179,6 +200,7 @@ void validateEventData(EventType type, const json::object& data) {
       requireString(data, "taskKind");
       requireString(data, "effectId");
       json::require(data, "output");
+      requireStepNumbers(data);
       return;
     case EventType::kStepFailed:
       requireString(data, "stepId");
@@ -186,6 +208,7 @@ void validateEventData(EventType type, const json::object& data) {
       requireString(data, "effectId");
       requireError(data);
       requireKind(data, "retryable", boost::json::kind::bool_, "a boolean");
+      requireStepNumbers(data);
       return;
     case EventType::kExecutionParked:
       requireString(data, "reason");

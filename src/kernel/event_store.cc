@@ -88,7 +88,8 @@ std::optional<ParkState> currentPark(const EventStore& store, const ExecutionInf
       const auto* v = e.data.if_contains(key);
       return v && v->is_string() ? std::string(v->get_string()) : std::string();
     };
-    park = ParkState{text("reason"), text("stepId"), text("detail"), parkedWakeAt(e.data)};
+    park = ParkState{text("reason"), text("stepId"), text("detail"), parkedWakeAt(e.data),
+                     text("waitingFor")};
   });
   return park;
 }

@@ -55,6 +55,26 @@ TEST(EventTest, DefectsAreCorruptEventErrorsNamingExecutionAndSeq) {
                 "not an RFC 3339");
 }
 
+TEST(EventTest, AStepsNumbersAreRangeChecked) {
+  const std::string head =
+      R"({"seq":3,"type":"STEP_COMPLETED","at":"2026-01-01T00:00:00.000Z","stepId":"a",)"
+      R"("taskKind":"flow","effectId":"a","output":1,)";
+  // The fuzzer's row: a 111-digit durationMs read as a double that did not survive a write.
+  expectCorrupt(head + R"("durationMs":)" + std::string(111, '7') + "}",
+                "field 'durationMs' must be an integer, not number");
+  expectCorrupt(head + R"("durationMs":-9999999999999999})", "field 'durationMs' must be from");
+  expectCorrupt(head + R"("durationMs":1.5})", "field 'durationMs' must be an integer");
+  expectCorrupt(head + R"("attempt":0})", "field 'attempt' must be from 1 to");
+  expectCorrupt(head + R"("attempt":"2"})", "field 'attempt' must be an integer, not string");
+  expectCorrupt(
+      R"({"seq":3,"type":"STEP_FAILED","at":"2026-01-01T00:00:00.000Z","stepId":"a",)"
+      R"("taskKind":"flow",)"
+      R"("effectId":"a","error":{"code":"x","message":"y"},"retryable":true,"durationMs":1e300})",
+      "field 'durationMs' must be an integer");
+  Event ok = eventFromText("e", 3, head + R"("attempt":2,"durationMs":12})");
+  EXPECT_EQ(ok.data.at("durationMs").as_int64(), 12);
+}
+
 TEST(EventTest, ReservedFieldsAreRefusedInData) {
   EXPECT_THROW(
       validateEventData(EventType::kExecutionCompleted, json::object{{"output", 1}, {"seq", 2}}),

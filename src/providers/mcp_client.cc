@@ -43,6 +43,7 @@ void McpClient::start() {
     connection->stop(0);
     throw;
   }
+  connection->markServing();
   std::lock_guard lock(mu_);
   connection_ = std::move(connection);
 }
@@ -134,6 +135,7 @@ std::shared_ptr<McpConnection> McpClient::connection() {
     connection_.reset();
   }
   connection_ = open(nullptr, nullptr);  // callers wait: at most one start at a time
+  connection_->markServing();
   return connection_;
 }
 

@@ -7,6 +7,7 @@
 
 #include <boost/json/parse.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace loom::providers {
@@ -99,6 +100,13 @@ void McpConnection::write(const std::string& line, int64_t timeoutMillis) {
   try {
     process_.writeAll(line, deadlineIn(timeoutMillis));
   } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnavailable && !serving_) {
+      // Gone while Loom starts it: the reader is about to say how it ended (its exit status,
+      // its stderr), which says more than the broken pipe.
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return broken_.has_value(); });
+      if (broken_) throwBroken();
+    }
     // A line may be half written: nothing after it would be understood.
     breakWith(e.code() == ErrorCode::kDeadlineExceeded ? e.code() : ErrorCode::kUnavailable,
               e.what());
@@ -234,9 +242,11 @@ void McpConnection::onStdoutClosed() {
     std::lock_guard lock(mu_);
     hint = stderrHint();
   }
+  std::string what = serving_ ? "; the call failed, and the next call starts the server again"
+                              : " while Loom was starting it (initialize, tools/list), so "
+                                "nothing ran; check its command, arguments and environment";
   breakWith(ErrorCode::kUnavailable,
-            "MCP server '" + server_ + "' " + (ended ? *ended : "closed its stdout") +
-                "; the call failed, and the next call starts the server again" + hint);
+            "MCP server '" + server_ + "' " + (ended ? *ended : "closed its stdout") + what + hint);
 }
 
 void McpConnection::dispatch(std::string_view line) {

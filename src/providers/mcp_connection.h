@@ -13,6 +13,7 @@
 // concurrently; stop (and the destructor) from any thread but the reader.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -48,6 +49,10 @@ class McpConnection {
   void notify(std::string_view method, json::value params, int64_t timeoutMillis);
 
   bool broken() const;
+  // The session now serves runs' calls (after initialize and tools/list): from then on, a
+  // server that exits is said to be started again by the next call; before, that it exited
+  // while Loom was starting it.
+  void markServing() { serving_ = true; }
   // Ends the session and the process (McpProcess::stop(graceMillis)); pending requests fail
   // with UnavailableError. Idempotent.
   void stop(int64_t graceMillis);
@@ -75,6 +80,7 @@ class McpConnection {
   std::string stderrHint() const;         // requires mu_ held
 
   std::string server_;
+  std::atomic<bool> serving_{false};
   McpProcess process_;
   Pipe wake_;  // the reader also polls wake_.read; stop writes to wake_.write
   std::thread reader_;

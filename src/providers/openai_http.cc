@@ -12,6 +12,32 @@ namespace {
 
 constexpr std::size_t kMaxIdleClients = 8;
 
+// What went wrong, in words: httplib's own names are bare ("Connection").
+std::string describeHttpError(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "could not connect";
+    case httplib::Error::ConnectionTimeout:
+      return "the connection timed out";
+    case httplib::Error::Read:
+      return "the connection broke while reading the answer";
+    case httplib::Error::Write:
+      return "the connection broke while sending the request";
+    case httplib::Error::SSLConnection:
+      return "the TLS connection could not be set up";
+    case httplib::Error::SSLServerVerification:
+      return "the server's TLS certificate is not trusted";
+    case httplib::Error::SSLLoadingCerts:
+      return "the system's TLS certificates could not be loaded";
+    case httplib::Error::ExceedRedirectCount:
+      return "too many redirects";
+    case httplib::Error::Canceled:
+      return "the request was cancelled";
+    default:
+      return "the request failed (" + httplib::to_string(error) + ")";
+  }
+}
+
 }  // namespace
 
 OpenAiHttp::OpenAiHttp(const std::string& baseUrl, int64_t timeoutMillis)
@@ -79,7 +105,7 @@ HttpReply OpenAiHttp::post(const std::string& path, const HttpHeaders& headers,
     auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::steady_clock::now() - started)
                        .count();
-    std::string what = "POST " + url(path) + ": " + httplib::to_string(error);
+    std::string what = "POST " + url(path) + ": " + describeHttpError(error);
     if (error == httplib::Error::SSLServerVerification ||
         error == httplib::Error::SSLLoadingCerts) {
       throw FailedPreconditionError(what +

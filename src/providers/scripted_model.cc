@@ -1,5 +1,6 @@
 #include "loom/providers/scripted_model.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -49,12 +50,30 @@ json::value answerMessage(const json::value& answer) {
   return json::object{{"role", "assistant"}, {"content", answer}, {"finishReason", "stop"}};
 }
 
+// Refuses a key of `o` that `accepted` does not list, naming it, where it is and what is
+// accepted: a misspelt key (`content` for `answer`) would otherwise be dropped silently.
+void checkKeys(const json::object& o, const std::string& where,
+               std::initializer_list<std::string_view> accepted) {
+  for (const auto& kv : o) {
+    if (std::find(accepted.begin(), accepted.end(), kv.key()) != accepted.end()) continue;
+    std::string list;
+    for (std::string_view a : accepted)
+      list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+    throw InvalidArgumentError(where + " has the unknown key \"" + std::string(kv.key()) +
+                               "\"; the keys it takes are " + list);
+  }
+}
+
 void checkCalls(const json::value& calls, const std::string& where) {
   if (!calls.is_array()) throw InvalidArgumentError(where + ".toolCalls must be an array");
-  for (const auto& c : calls.get_array()) {
+  const auto& array = calls.get_array();
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const auto& c = array[i];
     if (!c.is_object() || !c.get_object().contains("name") || !c.at("name").is_string()) {
       throw InvalidArgumentError(where + ".toolCalls: each call needs a string \"name\"");
     }
+    checkKeys(c.get_object(), where + ".toolCalls[" + std::to_string(i) + "]",
+              {"name", "arguments"});
   }
 }
 
@@ -64,12 +83,14 @@ ScriptedModel::ScriptedModel(std::string id, json::value script, std::string ori
     : id_(std::move(id)), script_(std::move(script)), origin_(std::move(origin)) {
   if (!script_.is_object()) throw InvalidArgumentError("a model script must be an object");
   const auto& o = script_.get_object();
+  checkKeys(o, "script", {"turns", "generate", "summary"});
   if (const auto* turns = o.if_contains("turns")) {
     if (!turns->is_array()) throw InvalidArgumentError("script.turns must be an array");
     for (std::size_t i = 0; i < turns->get_array().size(); ++i) {
       const auto& t = turns->get_array()[i];
       std::string where = "script.turns[" + std::to_string(i) + "]";
       if (!t.is_object()) throw InvalidArgumentError(where + " must be an object");
+      checkKeys(t.get_object(), where, {"toolCalls", "answer"});
       if (const auto* c = t.get_object().if_contains("toolCalls")) checkCalls(*c, where);
       else if (!t.get_object().contains("answer")) {
         throw InvalidArgumentError(where + " needs \"toolCalls\" or \"answer\"");
@@ -81,6 +102,7 @@ ScriptedModel::ScriptedModel(std::string id, json::value script, std::string ori
     if (!g->is_object() || !g->get_object().contains("turns") || !g->at("turns").is_int64()) {
       throw InvalidArgumentError("script.generate needs an integer \"turns\"");
     }
+    checkKeys(g->get_object(), "script.generate", {"turns", "toolCalls", "then", "answer"});
     checkCalls(g->get_object().contains("toolCalls") ? g->at("toolCalls") : json::array{},
                "script.generate");
     if (const auto* then = g->get_object().if_contains("then")) {
@@ -91,6 +113,7 @@ ScriptedModel::ScriptedModel(std::string id, json::value script, std::string ori
         if (!t.is_object() || !t.get_object().contains("toolCalls")) {
           throw InvalidArgumentError(where + " needs \"toolCalls\"");
         }
+        checkKeys(t.get_object(), where, {"toolCalls"});
         checkCalls(t.at("toolCalls"), where);
       }
     }

@@ -10,6 +10,9 @@
 namespace loom::sweep {
 namespace {
 
+// An UnreadableExecution's reason for a sealed log this sweep has no keys for.
+constexpr std::string_view kSealedReason = "sealed with no keys here";
+
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
 using detail::Cited;
@@ -88,7 +91,9 @@ class Sweeper {
     try {
       scanEvents(info);
     } catch (const kernel::SealedEventError& e) {
-      unreadable_.push_back({info.id, e.what()});
+      // The message says how to open it once for all (refusalMessage), not once per run.
+      unreadable_.push_back(
+          {info.id, std::string(kSealedReason) + " under subject '" + e.subject() + "'"});
     } catch (const DataLossError& e) {  // CorruptEventError: a damaged row, an unknown type
       unreadable_.push_back({info.id, e.what()});
     }
@@ -190,12 +195,17 @@ std::string refusalMessage(const std::vector<UnreadableExecution>& unreadable) {
   std::string out = "sweep refused, nothing was deleted: " + std::to_string(unreadable.size()) +
                     " execution(s) could not be read, and what they cite is unknown";
   constexpr std::size_t kNamed = 5;
-  for (std::size_t i = 0; i < unreadable.size() && i < kNamed; ++i) {
-    out += (i == 0 ? ": " : "; ") + unreadable[i].executionId + ": " + unreadable[i].reason;
+  bool sealed = false;
+  for (std::size_t i = 0; i < unreadable.size(); ++i) {
+    sealed = sealed || unreadable[i].reason.starts_with(kSealedReason);
+    if (i < kNamed) {
+      out += (i == 0 ? ": " : "; ") + unreadable[i].executionId + " (" + unreadable[i].reason + ")";
+    }
   }
   if (unreadable.size() > kNamed) {
     out += "; and " + std::to_string(unreadable.size() - kNamed) + " more";
   }
+  if (sealed) out += ". To read sealed runs, " + std::string(kernel::kHowToOpenSealed);
   return out;
 }
 

@@ -285,6 +285,10 @@ TEST_F(SweepRefusalTest, D6_HistoryItCannotReadMakesTheSweepDeleteNothingAndName
     std::string what = e.what();
     EXPECT_NE(what.find("nothing was deleted"), std::string::npos) << what;
     EXPECT_NE(what.find("security.keys"), std::string::npos) << what;
+    EXPECT_EQ(what.find("security.keys"), what.rfind("security.keys"))
+        << "how to open sealed runs is said once, not once per run: " << what;
+    EXPECT_NE(what.find("sealed (sealed with no keys here under subject"), std::string::npos)
+        << what;
     EXPECT_NE(what.find("STEP_DONE"), std::string::npos) << what;
   }
   int blobs = 0;

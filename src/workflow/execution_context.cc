@@ -1,5 +1,6 @@
 #include "execution_context.h"
 
+#include <algorithm>
 #include <random>
 
 #include "loom/effects/errors.h"
@@ -202,7 +203,7 @@ json::value ExecutionContext::finishStep(const StepCall& call, int attempt, json
                               : std::move(*call.input);
   }
   if (attempt > 1) event.data["attempt"] = attempt;
-  event.data["durationMs"] = endedAt - startedAt;
+  event.data["durationMs"] = std::max<int64_t>(0, endedAt - startedAt);  // the clock may step back
   append(std::move(event));
   ++effectsRun_;
   return output;

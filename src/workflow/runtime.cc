@@ -124,6 +124,7 @@ class WorkflowRuntime::Impl {
     }
     Pass pass;
     pass.retryNow = true;
+    pass.inlineWait = false;  // one attempt now; a failure parks it for its next attempt time
     return run(id, pass);
   }
 
@@ -157,7 +158,10 @@ class WorkflowRuntime::Impl {
   // wait is short enough to wait out here: waits until the next attempt is due (returning
   // early when something is appended to the log meanwhile: a signal, a cancel) and returns
   // true. False otherwise: a resume before the time, or an async call, returns it parked.
-  bool waitForRetry(const RunResult& r, const Pass& pass) const {
+  // The wait holds the run's lease, so `loom ls` shows this process waiting on it (not an
+  // unowned retrying run) and no worker starts it meanwhile; a run another process took first
+  // is left to it (run() then finds its lease held).
+  bool waitForRetry(const RunResult& r, const Pass& pass) {
     if (!pass.inlineWait || !pass.attemptFailed || r.status != ExecutionStatus::kParked ||
         r.parkReason != "retrying" || !r.wakeAtMillis) {
       return false;
@@ -166,12 +170,17 @@ class WorkflowRuntime::Impl {
     if (wait > options_.retry.waitInlineUpToMillis) return false;
     warn(options_, "execution '" + r.id + "': " + r.parkDetail + "; attempting again at " +
                        formatTimestamp(*r.wakeAtMillis) + " (execution.retry)");
-    auto before = store_.info(r.id);
-    constexpr int64_t kSlice = 250;  // how soon a cancel or signal is seen while waiting
-    while ((wait = *r.wakeAtMillis - now()) > 0) {
-      options_.clock->sleepMillis(std::min(wait, kSlice));
-      auto info = store_.info(r.id);
-      if (!info || !before || info->nextSeq != before->nextSeq) break;
+    try {
+      RunLease waiting(leases_, r.id);
+      auto before = store_.info(r.id);
+      constexpr int64_t kSlice = 250;  // how soon a cancel or signal is seen while waiting
+      while ((wait = *r.wakeAtMillis - now()) > 0) {
+        options_.clock->sleepMillis(std::min(wait, kSlice));
+        auto info = store_.info(r.id);
+        if (!info || !before || info->nextSeq != before->nextSeq) break;
+      }
+    } catch (const kernel::LeaseHeldError&) {
+      // taken over before the wait began: run() finds the lease held and says so
     }
     return true;
   }
@@ -399,9 +408,9 @@ class WorkflowRuntime::Impl {
       auto info = store_.info(id);
       if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
       if (kernel::isEnded(info->status)) {
-        throw FailedPreconditionError("execution '" + id + "' has " +
+        throw FailedPreconditionError("execution '" + id + "' has ended (" +
                                       std::string(kernel::statusName(info->status)) +
-                                      "; it takes no more signals");
+                                      "); it takes no more signals");
       }
       try {
         store_.append(id, info->nextSeq, {kernel::signalReceived(name, payload, now())});
@@ -489,9 +498,9 @@ class WorkflowRuntime::Impl {
     auto info = store_.info(id);
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
     if (kernel::isEnded(info->status)) {
-      throw FailedPreconditionError("execution '" + id + "' has " +
+      throw FailedPreconditionError("execution '" + id + "' has ended (" +
                                     std::string(kernel::statusName(info->status)) +
-                                    "; there is nothing to cancel");
+                                    "); there is nothing to cancel");
     }
     return *info;
   }

@@ -125,9 +125,10 @@ TEST(ContentStoreFull, AFullDiskUnderTheLogStopsTheRunResumably) {
 
   Outcome run = runLoom({"--home", home, "run", dir / "app.toml", "--id", "r", "--json"}, dir, env);
   ASSERT_EQ(run.exitCode, 1) << "the disk did not fill: " << run.out;
-  EXPECT_NE(run.err.find("the disk holding it is full: free disk space"), std::string::npos)
-      << run.err;
-  EXPECT_NE(run.err.find("`loom resume r` continues it"), std::string::npos) << run.err;
+  EXPECT_NE(run.error().find("the disk holding it is full: free disk space"), std::string::npos)
+      << run.out << run.err;
+  EXPECT_NE(run.error().find("`loom resume r` continues it"), std::string::npos)
+      << run.out << run.err;
   std::size_t ran = readLines(witness).size();
   ASSERT_GT(ran, 1u) << "some turns were recorded before the disk filled";
   ASSERT_LT(ran, static_cast<std::size_t>(kPages));

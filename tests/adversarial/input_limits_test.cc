@@ -137,17 +137,33 @@ TEST(Mistakes, ASignalTheRunNeverWaitedForIsRefusedUnlessForced) {
   EXPECT_EQ(right.json().at("status"), "completed");
 }
 
-TEST(Mistakes, KillingAnEffectNoRegisteredWorkflowUsesSaysSo) {
+TEST(Mistakes, KillingAnEffectNothingUsesIsRefusedUnlessForced) {
   TempDir dir;
   std::string home = dir / "home";
   ASSERT_EQ(runLoom({"--home", home, "run", "example.approval", "--id", "o1"}, dir).exitCode, 0);
   Outcome typo = runLoom({"--home", home, "kill", "example.stpe"}, dir);
-  EXPECT_EQ(typo.exitCode, 0) << typo.err;
-  EXPECT_NE(typo.err.find("no workflow this program registers uses effect 'example.stpe'"),
+  EXPECT_EQ(typo.exitCode, 2) << typo.err;
+  EXPECT_NE(typo.err.find("no workflow this program registers uses effect 'example.stpe' and no "
+                          "run in this home recorded a step of it, so nothing was stopped"),
             std::string::npos)
       << typo.err;
+  EXPECT_NE(typo.err.find("pass --force"), std::string::npos) << typo.err;
+  Outcome none = runLoom({"--home", home, "killed", "--json"}, dir);
+  EXPECT_TRUE(none.json().at("stops").as_array().empty()) << "the refused stop is not recorded";
+
+  Outcome forced = runLoom({"--home", home, "kill", "example.stpe", "--force"}, dir);
+  EXPECT_EQ(forced.exitCode, 0) << forced.err;
   Outcome known = runLoom({"--home", home, "kill", "example.step"}, dir);
-  EXPECT_EQ(known.err.find("note:"), std::string::npos) << known.err;
+  EXPECT_EQ(known.exitCode, 0) << known.err;
+  // An agent app's tool is known once a run in this home recorded a step of it.
+  std::string examples = std::string(LOOM_SOURCE_DIR) + "/examples/agents/";
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", examples + "research.toml", "--id", "r1"}, dir).exitCode, 0);
+  Outcome tool = runLoom({"--home", home, "kill", "fetch_report"}, dir);
+  EXPECT_EQ(tool.exitCode, 0) << tool.err;
+  Outcome model = runLoom({"--home", home, "kill", "scripted", "--json"}, dir);
+  EXPECT_EQ(model.exitCode, 0) << model.err;
+  EXPECT_EQ(model.json().at("changed"), true);
 }
 
 }  // namespace

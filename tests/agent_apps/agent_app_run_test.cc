@@ -65,8 +65,10 @@ TEST_F(AgentAppTest, StepIdsTaskKindsAndInputOfARun) {
   ASSERT_EQ(kernelState.exitCode, 0) << kernelState.err;
   EXPECT_EQ(kernelState.json().at("workflow"), "research");
   Outcome human = loom({"state", "r"});
-  EXPECT_NE(human.out.find("agent loop \"research\": folded state "), std::string::npos)
-      << human.out;
+  EXPECT_EQ(json::parse(human.out, "loom state").at("loops").at(0).at("stateBytes"),
+            loop.at("stateBytes"))
+      << "without --json: the same JSON, indented, and nothing else on stdout: " << human.out;
+  EXPECT_NE(human.out.find("\n  "), std::string::npos) << "indented";
 
   Outcome listed = loom({"ls", "--json"});
   ASSERT_EQ(listed.exitCode, 0) << listed.err;
@@ -107,6 +109,23 @@ TEST_F(AgentAppTest, AToolThatRequiresApprovalParksUntilSignalled) {
             std::string::npos)
       << run.out;
   EXPECT_TRUE(readLines(witness_).empty()) << "the tool did not run before approval";
+
+  // A mistyped decision is refused (exit 2, naming the shape) and nothing is recorded; before,
+  // each of these was read as a denial.
+  std::size_t eventsBefore = events("ap").size();
+  for (const char* wrong :
+       {R"({"approve": true})", "true", R"({"ok": true})", R"({"approved": "yes"})",
+        R"({"approved": true, "reason": 7})", R"({"approved": true, "by": "ann"})"}) {
+    Outcome mistyped = loom({"signal", "ap", "approve:research#turn:1:tool:0", wrong});
+    EXPECT_EQ(mistyped.exitCode, 2) << wrong;
+    EXPECT_NE(mistyped.err.find(
+                  R"(an approval decision must be {"approved": true|false, "reason"?: string})"),
+              std::string::npos)
+        << mistyped.err;
+    EXPECT_NE(mistyped.err.find("nothing was recorded"), std::string::npos) << mistyped.err;
+  }
+  EXPECT_EQ(events("ap").size(), eventsBefore);
+  EXPECT_TRUE(readLines(witness_).empty());
 
   Outcome first =
       loom({"signal", "ap", "approve:research#turn:1:tool:0", R"({"approved": true})", "--json"});
@@ -182,7 +201,9 @@ kind = "scripted"
 )");
   Outcome run = loom({"run", bad});
   EXPECT_EQ(run.exitCode, 1);
-  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << "one stderr line: " << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 4)
+      << "a headline, then one line per problem: " << run.err;
+  EXPECT_NE(run.err.find("\n  agent.nme: unknown option"), std::string::npos) << run.err;
   for (std::string_view text :
        {"3 problems",
         "claimCheck: a grouped option cannot be written at the top level; write it "
@@ -191,6 +212,11 @@ kind = "scripted"
     EXPECT_NE(run.err.find(text), std::string::npos) << text << "\n" << run.err;
   }
   EXPECT_FALSE(std::filesystem::exists(home_)) << "nothing is created for an invalid app";
+  Outcome asJson = loom({"run", bad, "--json"});
+  EXPECT_EQ(asJson.exitCode, 1);
+  EXPECT_EQ(asJson.err, "") << "--json: the error is the JSON value on stdout";
+  EXPECT_EQ(asJson.json().at("error").at("code"), "config") << asJson.out;
+  EXPECT_EQ(asJson.json().at("error").at("problems").as_array().size(), 3u) << asJson.out;
   Outcome check = loom({"config", "check", bad});
   EXPECT_EQ(check.exitCode, 1);
   EXPECT_NE(check.out.find("\n  agent.nme: "), std::string::npos) << check.out;
@@ -204,6 +230,32 @@ kind = "scripted"
                              (std::filesystem::canonical(dir_.path()) / "script.json").string()),
             std::string::npos)
       << missing.err;
+}
+
+TEST_F(AgentAppTest, AnUnknownKeyInAModelScriptIsRefusedNamingItsTurn) {
+  // `content` where the script means `answer`: dropped silently before, so the turn had no
+  // answer and no tool calls.
+  std::string app =
+      writeApp(R"({"turns": [{"toolCalls": [{"name": "fetch_report"}]}, {"content": "Done."}]})",
+               fetchReportTool());
+  Outcome run = loom({"run", app});
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.err.find("script.turns[1] has the unknown key \"content\"; the keys it takes are "
+                         "\"toolCalls\", \"answer\""),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("model.script: "), std::string::npos) << run.err;
+  for (const auto& [script, where] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"turns": [{"answer": "a"}], "summmary": "s"})", "script has the unknown key"},
+           {R"({"generate": {"turns": 1, "answr": "a"}})", "script.generate has the unknown key"},
+           {R"({"turns": [{"toolCalls": [{"name": "x", "args": {}}]}]})",
+            "script.turns[0].toolCalls[0] has the unknown key \"args\""}}) {
+    writeApp(script, fetchReportTool());
+    Outcome check = loom({"config", "check", app});
+    EXPECT_EQ(check.exitCode, 1) << script;
+    EXPECT_NE((check.out + check.err).find(where), std::string::npos) << check.out << check.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(home_)) << "nothing is created for an invalid app";
 }
 
 TEST_F(AgentAppTest, UsageErrorsExitTwo) {

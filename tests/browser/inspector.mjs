@@ -5,7 +5,9 @@
 //   PLAYWRIGHT_CORE  the playwright-core package folder (scripts/install-playwright.sh)
 //   SCREENSHOT_DIR   where the screenshots go
 // Runs: approve-me (parked on the approval of `publish`, offloaded results), tainted
-// (completed, search's results untrusted), retry-me (parked retrying).
+// (completed, search's results untrusted and offloaded), retry-me (parked retrying after two
+// attempts), deny-me (its publish call denied), deadline-me (waiting for an approval due in 2 h),
+// plain-workflow (example.steps), sealed-run (sealed under alice; the server has no key).
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -74,6 +76,55 @@ const scenarios = [
     await page.screenshot({ path: path.join(shots, 'inspector-runs.png'), fullPage: true });
   }],
 
+  ['the run list searches, filters, sorts and says why runs wait', async () => {
+    const row = (id) => page.locator(testid('run-row', `[data-id="${id}"]`));
+    await row('deadline-me').waitFor();
+    assert.match(await row('approve-me').locator(testid('park-note')).textContent(),
+                 /^approval of claim-check#turn:3:tool:0$/);
+    assert.match(await row('deadline-me').locator(testid('park-note')).textContent(), /decide by/);
+    assert.match(await row('retry-me').locator(testid('park-note')).textContent(), /next attempt/);
+    const cells = await row('tainted').locator('td').allTextContents();
+    assert.match(cells[8], /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/, 'an ended run shows when it ended');
+    assert.match(cells[9], /\d+(\.\d)? (ms|s)|\dm/, 'and how long it took');
+    // Search by id: the loaded rows narrow as one types; Enter opens an exact id.
+    await page.locator(testid('id-search')).fill('tain');
+    assert.equal(await row('tainted').isVisible(), true);
+    assert.equal(await row('approve-me').isVisible(), false, 'rows that do not match are hidden');
+    await page.locator(testid('id-search')).fill('nope');
+    await page.locator(testid('id-search')).press('Enter');
+    await page.locator(testid('error-banner')).filter({ hasText: 'No run with the id nope' }).waitFor();
+    await page.locator('#error-close').click();
+    await page.locator(testid('id-search')).fill('retry-me');
+    await page.locator(testid('id-search')).press('Enter');
+    await page.waitForURL(/#\/runs\/retry-me$/);
+    await open('#/');
+    await page.locator(testid('id-search')).fill('');
+    // Filters by workflow and subject go to the server.
+    await page.locator(testid('workflow-filter')).fill('publisher');
+    await page.locator(testid('workflow-filter')).press('Enter');
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="run-row"]')]
+      .map((r) => r.dataset.id).sort().join(',') === 'deadline-me,deny-me', null, { polling: 250 });
+    await page.locator(testid('workflow-filter')).fill('');
+    await page.locator(testid('workflow-filter')).press('Enter');
+    await page.locator(testid('subject-filter')).fill('alice');
+    await page.locator(testid('subject-filter')).press('Enter');
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="run-row"]')]
+      .map((r) => r.dataset.id).join(',') === 'sealed-run', null, { polling: 250 });
+    await page.locator(testid('subject-filter')).fill('');
+    await page.locator(testid('subject-filter')).press('Enter');
+    await row('approve-me').waitFor();
+    // Sort: by started, newest first on a second click.
+    const ids = () => page.locator(testid('run-row')).evaluateAll((rs) => rs.map((r) => r.dataset.id));
+    await page.locator(testid('sort-started')).click();
+    assert.equal((await ids())[0], 'approve-me', 'oldest first');
+    await page.locator(testid('sort-started')).click();
+    assert.equal((await ids()).at(-1), 'approve-me', 'newest first');
+    assert.equal(await page.locator(testid('sort-started')).getAttribute('aria-sort'), 'descending');
+    await page.locator(testid('sort-id')).click();
+    await noErrorBanner();
+    await page.screenshot({ path: path.join(shots, 'inspector-runs.png'), fullPage: true });
+  }],
+
   ['an offloaded tool result shows its envelope and loads its blob', async () => {
     await page.locator(testid('run-row', '[data-id="approve-me"]')).click();
     await page.waitForURL(/#\/runs\/approve-me$/);
@@ -101,6 +152,59 @@ const scenarios = [
     await noErrorBanner();
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(shots, 'inspector-run.png'), fullPage: true });
+    // An agent run offers a jump to its latest turn.
+    await page.locator(testid('jump-latest')).click();
+    await page.waitForFunction(() => {
+      const turns = document.querySelectorAll('[data-testid="turn"]');
+      const r = turns[turns.length - 1]?.getBoundingClientRect();
+      return r && r.top >= -2 && r.top < window.innerHeight;
+    }, null, { polling: 250 });
+  }],
+
+  ['a denied call says it was denied, and why', async () => {
+    await open('#/runs/deny-me');
+    await statusIs('completed');
+    const frame = page.locator(testid('tool-frame', '[data-status="denied"]'));
+    await frame.waitFor().catch(() => { throw new Error('no denied publish frame in deny-me'); });
+    const decision = await frame.locator(testid('decision')).textContent();
+    assert.match(decision, /denied/);
+    assert.match(decision, /not before the board meets/);
+    assert.doesNotMatch(await page.locator(testid('timeline')).textContent(), /no result recorded/);
+    await noErrorBanner();
+  }],
+
+  ['an approval deadline shows as a deadline with a countdown', async () => {
+    await open('#/runs/deadline-me');
+    await statusIs('parked');
+    const frame = page.locator(testid('tool-frame', '[data-status="awaitingApproval"]'));
+    await frame.waitFor();
+    assert.match(await frame.locator(testid('countdown')).textContent(), /^in (1h 5\dm|2h 00m)$/);
+    assert.match(await page.locator(testid('run-approvals')).textContent(), /decide by/);
+    const timeline = await page.locator(testid('timeline')).textContent();
+    assert.doesNotMatch(timeline, /approvalDeadline|wakeAt/, 'no internal pseudo-step');
+    assert.equal(await page.locator(testid('step')).count(), 0, 'the deadline is not a step of its own');
+    await noErrorBanner();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(shots, 'inspector-approval.png'), fullPage: true });
+  }],
+
+  ['a workflow run shows no token fields', async () => {
+    await open('#/runs/plain-workflow');
+    await statusIs('completed');
+    assert.doesNotMatch(await page.locator('dl.summary').textContent(), /tokens|model turns/);
+    assert.equal(await page.locator(testid('jump-latest')).isVisible(), false);
+    await noErrorBanner();
+  }],
+
+  ['a sealed run and an unknown run say what is wrong, in the page\'s terms', async () => {
+    await open('#/runs/sealed-run');
+    const sealed = page.locator(testid('run-unavailable'));
+    await sealed.waitFor();
+    assert.match(await sealed.textContent(), /sealed under subject 'alice'.*Restart `loom serve`/s);
+    await open('#/runs/nope');
+    const unknown = page.locator(testid('run-unavailable'));
+    await unknown.filter({ hasText: 'No such run.' }).waitFor();
+    await noErrorBanner();
   }],
 
   ['untrusted tool results are fenced and name their origin', async () => {
@@ -114,6 +218,17 @@ const scenarios = [
     for (const name of await fenced.locator('.name').allTextContents()) {
       assert.equal(name, 'search', 'only search results are untrusted');
     }
+    // An offloaded untrusted result: no preview, and its blob shown as data under a fence.
+    const offloaded = fenced.and(page.locator('[data-offloaded="true"]')).first();
+    await offloaded.waitFor().catch(() => { throw new Error('no offloaded tainted frame in run tainted'); });
+    await offloaded.locator(testid('frame-toggle')).click();
+    assert.match(await offloaded.locator(testid('envelope-digest')).textContent(), /never previewed/);
+    await offloaded.locator(testid('load-blob')).click();
+    const blob = offloaded.locator(testid('blob-value'));
+    await blob.waitFor({ state: 'visible' });
+    assert.doesNotMatch(await blob.textContent(), /__loomTaint/);
+    assert.ok(await offloaded.locator(testid('frame-body')).locator(testid('taint-fence')).count() > 0,
+              'the blob is fenced as untrusted');
     const trusted = page.locator(testid('tool-frame', '[data-tainted="false"]'));
     assert.ok(await trusted.count() > 0, 'fetch_report results are not fenced');
     assert.equal(await trusted.first().locator(testid('taint-fence')).count(), 0);
@@ -136,9 +251,11 @@ const scenarios = [
     });
     await noErrorBanner();
     await open('#/runs/approve-me');
+    assert.equal(await page.locator(testid('notice')).isVisible(), false,
+                 "the inbox's success message does not follow to another view");
     await statusIs('completed', 20_000);
     await open('#/approvals');
-    await page.getByText('No approvals are waiting.').waitFor();
+    await page.locator(testid('approval', '[data-execution="deadline-me"]')).waitFor();
     assert.equal(await card.count(), 0, 'the approved call left the inbox');
   }],
 
@@ -146,10 +263,13 @@ const scenarios = [
     await open('#/runs/retry-me');
     await statusIs('retrying');
     await page.locator(testid('retry-button')).waitFor();
-    const frames = page.locator(testid('tool-frame'));
-    if (await frames.count()) {  // the failed attempt, when the timeline shows the step
-      assert.ok(await page.locator(testid('attempt')).count() > 0, 'the failed attempt is shown');
-    }
+    await page.locator(testid('turn')).first().waitFor();
+    assert.equal(await page.locator(testid('turn', '[data-turn="1"]')).count(), 1,
+                 "both attempts of the turn's call are in one turn card");
+    assert.ok(await page.locator(testid('attempt')).count() >= 2, 'each failed attempt is shown');
+    const attempts = (await page.locator(testid('attempt')).allTextContents()).join('\n');
+    assert.doesNotMatch(attempts, /\{"code"/, 'errors read as text, not escaped JSON');
+    assert.equal(await page.locator(testid('last-error')).count(), 1, 'the last error is shown once');
     await page.locator(testid('cancel-button')).click();
     await page.locator(testid('cancel-reason')).fill('browser test');
     await page.locator(testid('cancel-confirm')).click();

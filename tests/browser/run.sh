@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The inspector's end-to-end browser test: records three agent runs in a fresh home (one parked
-# on an approval with offloaded tool results, one with untrusted results, one parked retrying),
-# serves them with `loom serve`, and drives the page in headless Chromium (inspector.mjs).
+# The inspector's end-to-end browser test: records agent runs in a fresh home (one parked on an
+# approval with offloaded tool results, one with untrusted results offloaded, one parked retrying
+# after two attempts, one whose call a person denied, one waiting for an approval with a
+# deadline, one sealed under a subject whose key the server lacks) and a workflow run, serves
+# them with `loom serve`, and drives the page in headless Chromium (inspector.mjs).
 #   tests/browser/run.sh path/to/loom
 # Needs /usr/bin/chromium (Debian: apt-get install chromium; $CHROMIUM overrides) and
 # playwright-core (scripts/install-playwright.sh, into $LOOM_PLAYWRIGHT_DIR or build/playwright).
@@ -134,7 +136,44 @@ name = "fetch_report"
 description = "Fetches one page of the quarterly report."
 command = ["$tools/fetch_report"]
 inputSchema = { type = "object", properties = { page = { type = "integer" } }, required = ["page"] }
+
+[storage.contentStore]
+kind = "filesystem"
+
+# search's untrusted results are offloaded too: the envelope has no preview (untrusted content is
+# never previewed) and the blob holds the tainted result.
+[execution.claimCheck]
+store = "default"
+toolIds = ["search"]
+inlineCapBytes = 256
 TOML
+
+# publish needs an approval: one run's call is denied, another waits with a deadline.
+cat > "$work/publish.json" <<'JSON'
+{"turns": [
+  {"toolCalls": [{"name": "publish", "arguments": {"pages": 3}}]},
+  {"answer": "Done."}
+]}
+JSON
+for deadline in none 2h; do
+  cat > "$work/publish-$deadline.toml" <<TOML
+[agent]
+name = "publisher"
+prompt = "Publish the summary."
+maxTurns = 5
+
+[model]
+kind = "scripted"
+script = "publish.json"
+
+[[tools]]
+name = "publish"
+description = "Publishes the summary. A person approves it first."
+command = ["$tools/publish"]
+requiresApproval = true
+$([ "$deadline" = none ] || echo "approvalTimeout = \"$deadline\"")
+TOML
+done
 
 # A tool that never answers in time: its call fails deadlineExceeded (retryable) and, with the
 # next attempt ten minutes away and no inline wait, the run parks retrying.
@@ -184,10 +223,27 @@ run() {
 run approve.toml approve-me parked
 run tainted.toml tainted completed
 run retry.toml retry-me parked   # `loom ls` shows it as retrying
+# A second attempt now: it fails the same way, and both attempts belong to turn 1.
+(cd "$work" && "$loom" --home "$home" retry retry-me --json >/dev/null 2>"$work/retry-again.err") || {
+  echo "browser test: loom retry retry-me failed:" >&2; cat "$work/retry-again.err" >&2; exit 1; }
+run publish-none.toml deny-me parked
+(cd "$work" && "$loom" --home "$home" signal deny-me 'approve:publisher#turn:1:tool:0' \
+   '{"approved": false, "reason": "not before the board meets"}' --json >/dev/null) || {
+  echo "browser test: denying deny-me's call failed" >&2; exit 1; }
+run publish-2h.toml deadline-me parked
+(cd "$work" && "$loom" --home "$home" run example.steps --id plain-workflow \
+   --input '{"steps": 2}' --json >/dev/null) || { echo "browser test: example.steps failed" >&2; exit 1; }
+# A run sealed under subject alice: the server below runs without the master key.
+cp "$repo/examples/agents/compliance.toml" "$work/compliance.toml"
+sed -i "s#tools/#$tools/#g; s#scripts/#$repo/examples/agents/scripts/#g" "$work/compliance.toml"
+key="$("$loom" keys new-master)"
+(cd "$work" && LOOM_MASTER_KEY="$key" "$loom" --home "$home" run compliance.toml --id sealed-run \
+   --subject alice --json >/dev/null 2>"$work/sealed.err") || {
+  echo "browser test: the sealed run failed:" >&2; cat "$work/sealed.err" >&2; exit 1; }
 
 # ---- the server -----------------------------------------------------------------------------
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$loom" --home "$home" serve --port "$port" >"$work/serve.log" 2>&1 &
+env -u LOOM_MASTER_KEY "$loom" --home "$home" serve --port "$port" >"$work/serve.log" 2>&1 &
 serve_pid=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 1 100); do

@@ -80,7 +80,9 @@ TEST_F(CliTest, LsJsonListsEveryExecutionWithItsSizes) {
   EXPECT_EQ(keys(v.at(0)), expected);
   std::set<std::string> parked = expected;
   parked.insert("parkReason");  // a parked run says why
+  parked.insert("waitingFor");  // and for which signal
   EXPECT_EQ(keys(v.at(1)), parked);
+  EXPECT_EQ(v.at(1).at("waitingFor"), "approve");
   EXPECT_EQ(v.at(1).at("parkReason"), "signal");  // example.approval awaits a signal
   const auto& a = v.at(0);
   EXPECT_EQ(a.at("id"), "a");
@@ -102,6 +104,37 @@ TEST_F(CliTest, LsJsonListsEveryExecutionWithItsSizes) {
   ASSERT_EQ(human.exitCode, 0) << human.err;
   EXPECT_EQ(human.out.rfind("ID", 0), 0u) << human.out;
   EXPECT_NE(human.out.find("example.approval"), std::string::npos) << human.out;
+}
+
+TEST_F(CliTest, LsSaysWhyParkedRunsWaitFiltersAndFits120Columns) {
+  ASSERT_EQ(loom({"run", "example.approval", "--id", "waits-for-a-signal"}).exitCode, 0);
+  ASSERT_EQ(loom({"run", "example.timer", "--id", "sleeps", "--input", R"({"sleepMs": 3600000})"})
+                .exitCode,
+            0);
+  ASSERT_EQ(loom({"run", "example.steps", "--id", "done", "--subject", "a-long-subject-name",
+                  "--input", R"({"steps": 1})"})
+                .exitCode,
+            0);
+  Outcome human = loom({"ls"});
+  ASSERT_EQ(human.exitCode, 0) << human.err;
+  EXPECT_NE(human.out.find("parked: signal approve"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("parked: timer "), std::string::npos) << human.out;
+  std::istringstream lines(human.out);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 120u) << line;
+  }
+  Outcome parked = loom({"ls", "--status", "parked", "--json"});
+  ASSERT_EQ(parked.exitCode, 0) << parked.err;
+  EXPECT_EQ(parked.json().as_array().size(), 2u) << parked.out;
+  Outcome timer = loom({"ls", "--workflow", "example.timer", "--json"});
+  ASSERT_EQ(timer.json().as_array().size(), 1u) << timer.out;
+  EXPECT_EQ(timer.json().at(0).at("parkReason"), "timer");
+  Outcome subject = loom({"ls", "--subject", "a-long-subject-name"});
+  EXPECT_NE(subject.out.find("done"), std::string::npos) << subject.out;
+  EXPECT_EQ(subject.out.find("sleeps"), std::string::npos) << subject.out;
+  Outcome none = loom({"ls", "--status", "failed"});
+  EXPECT_NE(none.out.find("no executions match"), std::string::npos) << none.out;
+  EXPECT_EQ(loom({"ls", "--status", "asleep"}).exitCode, 2);
 }
 
 TEST_F(CliTest, LogJsonIsTheStoredEvents) {

@@ -4,6 +4,7 @@
 // boot with a clear error.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -108,6 +109,57 @@ TEST(ComplianceCliKeys, AWrongMasterKeyStopsBootAndEraseNeedsKeys) {
   Outcome noKeys = runLoom({"--home", home, "erase", "a"}, dir);
   EXPECT_EQ(noKeys.exitCode, 1);
   EXPECT_NE(noKeys.err.find("security.keys"), std::string::npos) << noKeys.err;
+}
+
+// After one sealed run, the home records its keys; commands that write nothing sealed must
+// not need them (a new shell without LOOM_MASTER_KEY ran nothing at all before).
+TEST(ComplianceCliKeys, OnlyWhatIsSealedNeedsTheMasterKey) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::vector<std::string> withKey{"LOOM_MASTER_KEY=" + masterKey(dir)};
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", kApp, "--subject", "alice", "--id", "sealed"}, dir, withKey)
+          .exitCode,
+      0);
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.approval", "--id", "old"}, dir, withKey).exitCode,
+      0);
+  ASSERT_EQ(std::getenv("LOOM_MASTER_KEY"), nullptr) << "the tests run without a key set";
+  auto loom = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home});
+    return runLoom(args, dir);  // a new shell: no key
+  };
+  Outcome steps = loom({"run", "example.steps", "--input", R"({"steps": 1})", "--json"});
+  EXPECT_EQ(steps.exitCode, 0) << steps.out << steps.err;
+  EXPECT_EQ(steps.json().at("status"), "completed") << steps.out;
+  Outcome submitted =
+      loom({"run", "example.steps", "--submit", "--id", "later", "--input", R"({"steps": 1})"});
+  EXPECT_EQ(submitted.exitCode, 0) << submitted.err;
+  Outcome resumed = loom({"resume", "later", "--json"});
+  EXPECT_EQ(resumed.exitCode, 0) << resumed.err;
+  Outcome signalled = loom({"signal", "old", "approve", R"({"ok": true})", "--json"});
+  EXPECT_EQ(signalled.exitCode, 0) << signalled.err;
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.approval", "--id", "old2"}, dir, withKey).exitCode,
+      0);
+  Outcome cancelled = loom({"cancel", "old2"});
+  EXPECT_EQ(cancelled.exitCode, 0) << cancelled.err;
+
+  Outcome subject = loom({"run", "example.steps", "--subject", "bob"});
+  EXPECT_EQ(subject.exitCode, 1);
+  EXPECT_NE(subject.err.find("the new run is sealed under subject 'bob' (compliance.erase), so "
+                             "this command needs the master key: the environment variable "
+                             "LOOM_MASTER_KEY (security.keys.env) is not set"),
+            std::string::npos)
+      << subject.err;
+  Outcome sealedRun = loom({"cancel", "sealed"});
+  EXPECT_EQ(sealedRun.exitCode, 1);
+  EXPECT_NE(sealedRun.err.find("execution 'sealed' is sealed (event 1, subject 'alice')"),
+            std::string::npos)
+      << sealedRun.err;
+  EXPECT_EQ(sealedRun.err.find("LOOM_MASTER_KEY", sealedRun.err.find("LOOM_MASTER_KEY") + 1),
+            std::string::npos)
+      << "the key's variable is named once: " << sealedRun.err;
 }
 
 }  // namespace

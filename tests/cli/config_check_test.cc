@@ -59,6 +59,22 @@ durability = "fast"
             std::string::npos)
       << o.out;
   EXPECT_EQ(o.err.rfind("loom: " + file + " is not a valid configuration", 0), 0u) << o.err;
+
+  Outcome asJson = runLoom({"config", "check", file, "--json"}, dir);
+  EXPECT_EQ(asJson.exitCode, 1);
+  EXPECT_EQ(asJson.err, "") << "--json: only the JSON value";
+  json::value doc = asJson.json();
+  EXPECT_EQ(doc.at("valid"), false);
+  EXPECT_EQ(doc.at("file"), json::value(file));
+  ASSERT_EQ(doc.at("problems").as_array().size(), 3u) << asJson.out;
+  EXPECT_NE(asJson.out.find(R"({"path":"storage.colour","message":"unknown option)"),
+            std::string::npos)
+      << asJson.out;
+  Outcome good =
+      runLoom({"config", "check", LOOM_SOURCE_DIR "/examples/agents/research.toml", "--json"}, dir);
+  EXPECT_EQ(good.exitCode, 0) << good.err;
+  EXPECT_EQ(good.json().at("valid"), true);
+  EXPECT_TRUE(good.json().at("problems").as_array().empty());
 }
 
 // An agent app with the shipped fetch_report tool whose claim-check lists `toolIds`.

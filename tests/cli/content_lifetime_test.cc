@@ -181,7 +181,8 @@ TEST_F(ContentLifetimeCli, AnEraseWiredToAnotherStoreRefusesBeforeTheShred) {
 
   Outcome refused = loom({"erase", "alice", "--config", other, "--json"});
   EXPECT_EQ(refused.exitCode, 1);
-  EXPECT_NE(refused.err.find("filesystem content store"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.error().find("filesystem content store"), std::string::npos)
+      << refused.out << refused.err;
   EXPECT_EQ(blobs(home_).size(), 1u);
   Outcome log = loom({"log", "a1", "--json"});
   EXPECT_NE(log.out.find("alice-secret"), std::string::npos) << "not shredded: " << log.err;
@@ -359,8 +360,8 @@ TEST_F(ContentLifetimeCli, AStoreWhoseDiskIsNotMountedStopsEraseAndExportInstead
                                            {"run", app, "--subject", "bob", "--id", "b1"}}) {
     Outcome refused = loom(command);
     EXPECT_EQ(refused.exitCode, 1) << command[0] << ": " << refused.out;
-    EXPECT_NE(refused.err.find("is its disk mounted"), std::string::npos) << refused.err;
-    EXPECT_NE(refused.err.find(store + "/LAYOUT"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.error().find("is its disk mounted"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.error().find(store + "/LAYOUT"), std::string::npos) << refused.err;
   }
   EXPECT_TRUE(std::filesystem::is_empty(store)) << "a new store was started on the mount point";
   Outcome log = loom({"log", "a1", "--json"});
@@ -511,7 +512,7 @@ TEST_F(ContentLifetimeCli, AStoreLostForGoodIsStartedAgainOnlyOnPurpose) {
   std::filesystem::remove(store);
   Outcome refused = loom({"erase", "alice", "--json"});
   EXPECT_EQ(refused.exitCode, 1) << refused.out;
-  EXPECT_NE(refused.err.find("touch " + store), std::string::npos) << refused.err;
+  EXPECT_NE(refused.error().find("touch " + store), std::string::npos) << refused.out;
   EXPECT_FALSE(std::filesystem::exists(store));
 
   std::ofstream{store};  // what the message says to do

@@ -104,7 +104,7 @@ TEST_F(KillTest, KillAllStopsEveryEffectUntilUnkillAll) {
 
 TEST_F(KillTest, SecondKillKeepsTheFirstAndUsageErrors) {
   ASSERT_EQ(loom({"run", "example.approval", "--id", "a"}).exitCode, 0);
-  ASSERT_EQ(loom({"kill", "x"}).exitCode, 0);
+  ASSERT_EQ(loom({"kill", "x", "--force"}).exitCode, 0);
   Outcome again = loom({"kill", "x", "--json"});
   ASSERT_EQ(again.exitCode, 0) << again.err;
   EXPECT_EQ(again.json().at("changed"), false);

@@ -96,7 +96,7 @@ TEST(Leases, TwoResumesRacingAfterASigkillRunNothingTwice) {
         ++completed;
       } else {
         EXPECT_EQ(o->exitCode, 1) << o->err;
-        EXPECT_NE(o->err.find("is being run by process "), std::string::npos) << o->err;
+        EXPECT_NE(o->error().find("is being run by process "), std::string::npos) << o->out;
         ++refusals;
       }
     }
@@ -211,7 +211,24 @@ TEST(Workers, ASigtermLetsTheRunsInFlightFinishWithinTheDrainDeadline) {
             std::string::npos)
       << stopped.out;
   EXPECT_NE(stopped.out.find("worker: slow: completed"), std::string::npos) << stopped.out;
+  EXPECT_NE(stopped.out.find("worker: stopped (SIGTERM)"), std::string::npos) << stopped.out;
   EXPECT_EQ(readLines(witness).size(), 3u);
+}
+
+TEST(Workers, AnIdleWorkerSaysItStopsOnSigterm) {
+  TempDir dir;
+  std::string home = dir / "home";
+  ASSERT_EQ(
+      runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir).exitCode,
+      0);
+  Child worker({"--home", home, "worker", "--poll-ms", "50"}, dir);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  worker.kill(SIGTERM);
+  Outcome stopped = worker.wait();
+  EXPECT_EQ(stopped.exitCode, 0) << stopped.err;
+  EXPECT_NE(stopped.out.find("worker: stopping: no run in progress"), std::string::npos)
+      << stopped.out;
+  EXPECT_NE(stopped.out.find("worker: stopped (SIGTERM)"), std::string::npos) << stopped.out;
 }
 
 TEST(Workers, ADrainDeadlineOfZeroStopsTheRunAndLeavesItResumable) {
@@ -254,7 +271,7 @@ TEST(Cancel, AParkedRunEndsAtOnceAndStaysCancelled) {
   EXPECT_EQ(resumed.json().at("error").at("message"), "not needed");
   Outcome again = runLoom({"--home", home, "cancel", "p"}, dir);
   EXPECT_EQ(again.exitCode, 1);
-  EXPECT_NE(again.err.find("has cancelled; there is nothing to cancel"), std::string::npos)
+  EXPECT_NE(again.err.find("has ended (cancelled); there is nothing to cancel"), std::string::npos)
       << again.err;
   Outcome reserved = runLoom({"--home", home, "signal", "p", "loom:cancel", "--force"}, dir);
   EXPECT_EQ(reserved.exitCode, 2) << reserved.err;

@@ -107,7 +107,7 @@ TEST_F(RetryCli, ALongerWaitParksTheRunRetryingAndAWorkerRunsItWhenDue) {
       << listed;
   Outcome human = loom({"ls"});
   EXPECT_NE(human.out.find("retrying"), std::string::npos) << human.out;
-  EXPECT_NE(human.out.find("next attempt"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("retrying: next "), std::string::npos) << human.out;
 
   Outcome early = loom({"worker", "--once"});
   ASSERT_EQ(early.exitCode, 0) << early.err;
@@ -197,6 +197,35 @@ TEST_F(RetryCli, ARunSigkilledWhileWaitingToRetryIsFinishedByAWorker) {
   worker.kill(SIGTERM);
   EXPECT_EQ(worker.wait().exitCode, 0);
   EXPECT_EQ(server_.requests().size(), 2u) << "the attempt ran once more, and only once";
+}
+
+// A `loom run` waiting out a retry inline holds the run: `loom ls` shows it as that process's
+// (before, as an unowned retrying run), and `loom retry` runs exactly one attempt and returns.
+TEST_F(RetryCli, ARunWaitingInlineIsOwnedByItsProcessAndLoomRetryRunsOneAttempt) {
+  std::string file = app("initialIntervalMs = 6000\nmaxIntervalMs = 6000\n");  // waited inline
+  serveBusy(10);
+  Child run({"--home", home_, "run", file, "--id", "w"}, dir_);
+  ASSERT_TRUE(waitForStatus("w", "retrying")) << row("w");
+  json::value listed = row("w");
+  ASSERT_TRUE(listed.as_object().contains("owner")) << listed;
+  EXPECT_EQ(listed.at("owner").at("pid").as_int64(), static_cast<int64_t>(run.pid())) << listed;
+  Outcome human = loom({"ls"});
+  EXPECT_NE(human.out.find("retrying, inline: pid " + std::to_string(run.pid())),
+            std::string::npos)
+      << human.out;
+  Outcome taken = loom({"retry", "w"});
+  EXPECT_EQ(taken.exitCode, 1) << "the waiting process runs it: " << taken.out;
+  EXPECT_NE(taken.err.find("is being run by process"), std::string::npos) << taken.err;
+  run.kill(SIGKILL);
+  ASSERT_EQ(run.wait().termSignal, SIGKILL);
+  std::size_t before = server_.requests().size();
+
+  Outcome once = loom({"retry", "w", "--json"});
+  ASSERT_EQ(once.exitCode, 0) << once.err;
+  EXPECT_EQ(once.json().at("status"), "parked") << once.out;
+  EXPECT_EQ(once.json().at("parkReason"), "retrying") << once.out;
+  EXPECT_EQ(server_.requests().size(), before + 1)
+      << "one attempt, not a wait and another (the server answers 503 to every one)";
 }
 
 TEST_F(RetryCli, ABadRequestIsNotRetried) {

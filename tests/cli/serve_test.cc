@@ -336,6 +336,19 @@ TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
       post("/api/v1/executions/ag/approvals/" + encodedSegment(stepId), R"({"approved": true})", {});
   EXPECT_EQ(403, csrf) << "no X-Loom-Request header: a cross-site form";
   EXPECT_EQ("forbidden", code(csrfRefused));
+  for (const char* wrong :
+       {R"({"approved": "yes"})", R"({"approve": true})", R"({"approved": true, "by": "ann"})"}) {
+    auto [mistyped, why] = post("/api/v1/executions/ag/approvals/" + encodedSegment(stepId), wrong);
+    EXPECT_EQ(400, mistyped) << wrong;
+    EXPECT_NE(json::toText(why).find("an approval decision must be"), std::string::npos)
+        << json::toText(why);
+    auto [signalled, viaSignal] =
+        post("/api/v1/executions/ag/signals/" + encodedSegment(stepId), wrong);
+    EXPECT_EQ(400, signalled) << "the signal route takes the same shape: "
+                              << json::toText(viaSignal);
+  }
+  ASSERT_EQ(1u, get("/api/v1/approvals").second.at("approvals").as_array().size())
+      << "a refused decision records nothing";
   auto [approved, result] =
       post("/api/v1/executions/ag/approvals/" + encodedSegment(stepId), R"({"approved": true})");
   ASSERT_EQ(200, approved) << json::toText(result);
@@ -345,6 +358,22 @@ TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
   EXPECT_EQ("completed", run2.at("status"));
   EXPECT_TRUE(run2.at("pendingApprovals").as_array().empty());
   EXPECT_EQ(3, run2.at("usage").at("modelTurns"));
+
+  // The approval's park and decision stay in turn 2's item: one card per turn.
+  auto [again, after2] = get("/api/v1/executions/ag/timeline");
+  ASSERT_EQ(200, again);
+  int turn2 = 0;
+  for (const auto& item : after2.at("items").as_array()) {
+    if (item.at("kind") != "turn" || item.at("turn") != 2) continue;
+    ++turn2;
+    EXPECT_EQ("EXECUTION_PARKED", item.at("events").at(0).at("type")) << json::toText(item);
+    EXPECT_EQ("approval", item.at("events").at(0).at("reason"));
+    const auto& publish = item.at("tools").at(0);
+    EXPECT_EQ("publish", publish.at("name")) << json::toText(publish);
+    EXPECT_EQ("completed", publish.at("status"));
+    EXPECT_EQ(true, publish.at("approval").at("approved")) << json::toText(publish);
+  }
+  EXPECT_EQ(1, turn2) << json::toText(after2);
 }
 
 TEST_F(ServeCli, OperationsRunAsLoomCommandsAndSayWhyTheyAreRefused) {

@@ -116,6 +116,33 @@ std::pair<std::string, std::string> retentionHome(const TempDir& dir) {
   return {home, config};
 }
 
+// After retention, every read command finds the run, marked as archived: before, `loom ls`
+// and `loom state` said it did not exist while `loom log` printed it.
+TEST(ClaimCheckCli, AnArchivedRunIsReadByEveryReadCommandMarkedArchived) {
+  TempDir dir;
+  auto [home, config] = retentionHome(dir);
+  ASSERT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
+  Outcome ls = runLoom({"--home", home, "ls", "--json"}, dir);
+  ASSERT_EQ(ls.exitCode, 0) << ls.err;
+  ASSERT_EQ(ls.json().as_array().size(), 1u) << ls.out;
+  EXPECT_EQ(ls.json().at(0).at("id"), "r1");
+  EXPECT_EQ(ls.json().at(0).at("status"), "completed");
+  EXPECT_EQ(ls.json().at(0).at("archived"), true);
+  Outcome table = runLoom({"--home", home, "ls"}, dir);
+  EXPECT_NE(table.out.find("completed (archived)"), std::string::npos) << table.out;
+  Outcome onlyArchived = runLoom({"--home", home, "ls", "--status", "archived", "--json"}, dir);
+  EXPECT_EQ(onlyArchived.json().as_array().size(), 1u) << onlyArchived.out;
+  Outcome state = runLoom({"--home", home, "state", "r1", "--json"}, dir);
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+  EXPECT_EQ(state.json().at("archived"), true);
+  EXPECT_EQ(state.json().at("status"), "completed") << state.out;
+  Outcome log = runLoom({"--home", home, "log", "r1"}, dir);
+  EXPECT_NE(log.out.find("(from the archive"), std::string::npos) << log.out;
+  Outcome missing = runLoom({"--home", home, "state", "nope"}, dir);
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.err.find("no execution 'nope'"), std::string::npos) << missing.err;
+}
+
 // A retention run killed after its segment landed, before it removed the live log (loom.db as
 // it was then), whose segment was then damaged on disk: the next run archives the log anew,
 // removes it, names the damaged segment and exits 1, since the sweep now refuses that segment.
@@ -181,7 +208,20 @@ TEST(ClaimCheckCli, BenchPrintsOneRowPerSetting) {
       EXPECT_TRUE(row.as_object().contains(key)) << key;
     }
   }
+  EXPECT_EQ(bench.out.find("E0"), std::string::npos)
+      << "numbers in plain decimal, not 6.011946081201065E0: " << bench.out;
+  EXPECT_TRUE(rows.at(0).at("wallSeconds").is_double()) << bench.out;
   EXPECT_EQ(runLoom({"bench", "claim-check", "--turns", "x"}, dir).exitCode, 2);
+  Outcome range = runLoom({"bench", "claim-check", "--turns", "x", "--json"}, dir);
+  EXPECT_EQ(range.json().at("error").at("code"), "invalidArgument") << range.out;
+}
+
+TEST(ClaimCheckCli, ASweepDurationOutOfRangeNamesItsRangeBriefly) {
+  TempDir dir;
+  Outcome sweep = runLoom({"sweep", "--ttl-days", "-1"}, dir);
+  EXPECT_EQ(sweep.exitCode, 2);
+  EXPECT_LT(sweep.err.size(), 200u) << "no 300-digit range: " << sweep.err;
+  EXPECT_NE(sweep.err.find("36500"), std::string::npos) << sweep.err;
 }
 
 }  // namespace

@@ -185,6 +185,23 @@ TEST(McpClient, AServerThatExitsIsUnavailableWithItsStatusAndStderr) {
   }
 }
 
+TEST(McpClient, AServerThatExitsWhileStartingSaysNothingRanNotThatACallRestartsIt) {
+  McpServerOptions o;
+  o.name = "dies";
+  o.command = "sh";
+  o.args = {"-c", "echo 'dies: bad flag' >&2; exit 4"};
+  McpClient client(o);
+  try {
+    client.start();
+    FAIL() << "expected UnavailableError";
+  } catch (const UnavailableError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("while Loom was starting it"), std::string::npos) << what;
+    EXPECT_EQ(what.find("the next call starts the server again"), std::string::npos) << what;
+    EXPECT_NE(what.find("dies: bad flag"), std::string::npos) << what;
+  }
+}
+
 TEST(McpClient, AServerKilledMidCallFailsTheCallAtOnceAndIsRestarted) {
   LOOM_REQUIRE_MCP_SERVERS();
   McpClient client(everythingServer(30'000));

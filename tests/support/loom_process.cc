@@ -26,6 +26,22 @@ std::string readFile(const std::string& path) {
 
 }  // namespace
 
+std::string Outcome::error() const {
+  json::value v;
+  try {
+    v = json::parse(out, "loom stdout");
+  } catch (const std::exception&) {
+    return err;  // no JSON on stdout: the plain error line
+  }
+  const auto* top = v.if_object();
+  const auto* e = top != nullptr ? top->if_contains("error") : nullptr;
+  if (e == nullptr || !e->is_object() || !e->as_object().contains("message")) return err;
+  std::string message(e->as_object().at("message").as_string());
+  EXPECT_EQ(err.find(message), std::string::npos)
+      << "--json: the error is the JSON value, not a stderr line too: " << err;
+  return message;
+}
+
 json::value Outcome::json() const {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "expected one line: " << out;
   try {

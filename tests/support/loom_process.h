@@ -21,6 +21,10 @@ struct Outcome {
   std::string err;
   // The stdout text parsed as exactly one JSON value (test failure otherwise).
   json::value json() const;
+  // What the command said went wrong: with --json the "message" of the one value
+  // {"error": {"code", "message"}} it printed on stdout (test failure when stderr holds
+  // anything but warnings then); without, its stderr.
+  std::string error() const;
 };
 
 class Child {

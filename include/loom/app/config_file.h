@@ -35,7 +35,11 @@ std::vector<std::string> chainLayerNames(const Config& config);
 
 struct ConfigCheck {
   bool ok = false;
-  std::string text;  // ok: describeConfig; not ok: every problem, one per line
+  std::string text;       // ok: describeConfig; not ok: every problem, one per line
+  ConfigIssues problems;  // not ok: the same problems as values
+
+  // The answer for a config that failed: its problems as text and as values.
+  static ConfigCheck failed(const ConfigError& e);
 };
 
 // What `loom config check <file>` prints: the validated config, or all of its problems.

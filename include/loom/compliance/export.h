@@ -28,6 +28,27 @@ namespace loom::compliance {
 inline constexpr std::string_view kExportFormat = "loom.export/1";
 inline constexpr std::string_view kExportFormatOldestReadable = "loom.export/1";
 
+// One entry of an export's `claimChecked` (the record's ClaimCheckedBlob; docs/spec/export.md,
+// "A claim-checked blob"): an offloaded blob the subject's executions cite, resolved to its
+// data. Exactly one of value, bytesBase64 and missing is set.
+struct ClaimCheckedBlob {
+  std::string address;                // the content address (64 lower-case hex digits)
+  std::optional<int64_t> size;        // the citing envelope's size, else the blob's byte length
+  std::optional<json::value> digest;  // the citing envelope's digest (null when it has none)
+  std::optional<json::value> value;   // the blob parsed, when its bytes are JSON text
+  std::optional<std::string> bytesBase64;  // the bytes (standard base64), when they are not
+  bool missing = false;                    // the store has no such blob (reclaimed or erased)
+
+  bool operator==(const ClaimCheckedBlob&) const = default;
+};
+
+// The entry as the export document writes it.
+json::value toJson(const ClaimCheckedBlob& blob);
+
+// Reads an entry of an export document back (a file `loom export` wrote, say); an entry in
+// any other shape is an InvalidArgumentError naming the member that is wrong.
+ClaimCheckedBlob claimCheckedBlobFromJson(const json::value& entry);
+
 struct ExportSubjectOptions {
   const kernel::EventStore& events;
   // Where the subject's claim-checked blobs are; null = not wired (refused as soon as the

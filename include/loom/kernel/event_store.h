@@ -159,6 +159,7 @@ struct ParkState {
   std::string stepId;
   std::string detail;
   std::optional<int64_t> wakeAtMillis;  // a timer's, an approval deadline's or a retry's
+  std::string waitingFor;               // the signal it waits for; empty when none
 
   // Waiting to run a step again (status "retrying"): a retryable failure under
   // execution.retry, or a result the content store could not take.
