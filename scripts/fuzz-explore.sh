@@ -7,14 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${LOOM_FUZZ_SECONDS:-600}"
+# shellcheck source=scripts/fuzz-setup.sh
+source scripts/fuzz-setup.sh
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(event_row config_toml envelope wire)
-cmake --preset asan >/dev/null
-cmake --build --preset asan --target fuzz_targets --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
-artifacts="$PWD/build/asan/artifacts"
-mkdir -p "$artifacts"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+[ ${#targets[@]} -gt 0 ] || targets=("${fuzz_targets[@]}")
 failed=0
 for target in "${targets[@]}"; do
   mkdir -p "$scratch/$target"

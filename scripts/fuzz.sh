@@ -12,12 +12,8 @@ cd "$(dirname "$0")/.."
 
 runs="${LOOM_FUZZ_RUNS:-20000}"
 seed="${LOOM_FUZZ_SEED:-1}"
-cmake --preset asan >/dev/null
-cmake --build --preset asan --target fuzz_targets --parallel "${LOOM_BUILD_JOBS:-$(nproc)}"
-artifacts="$PWD/build/asan/artifacts"
-mkdir -p "$artifacts"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck source=scripts/fuzz-setup.sh
+source scripts/fuzz-setup.sh
 
 # Runs one libFuzzer command; on failure prints its log's tail and how to replay, and exits 1.
 fuzz_or_fail() {
@@ -33,7 +29,7 @@ fuzz_or_fail() {
   fi
 }
 
-for target in event_row config_toml envelope wire; do
+for target in "${fuzz_targets[@]}"; do
   corpus="fuzz/corpus/$target"
   echo "fuzz: ${target}_fuzz replays $(find "$corpus" -type f | wc -l) corpus inputs"
   fuzz_or_fail "$target" "a corpus input" -runs=0 "$corpus"

@@ -89,6 +89,9 @@ constexpr std::string_view kStatuses[] = {"running",  "orphaned",  "submitted", 
                                           "retrying", "completed", "failed",    "cancelled",
                                           "erased",   "archived"};
 
+// Due work a worker polling every 500 ms (the default) would have taken by now.
+constexpr int64_t kDueGraceMillis = 2'000;
+
 struct LsArgs {
   bool json = false;
   std::string status;
@@ -247,7 +250,7 @@ Action setupLs(CLI::App& command, Session& session) {
     std::size_t due = 0;
     for (const auto& run : runs) {
       rows.push_back(lsRow(run, now));
-      if (inspect::dueAndUnowned(run, now, 5'000)) ++due;
+      if (inspect::dueAndUnowned(run, now, kDueGraceMillis)) ++due;
     }
     session.out() << alignedTable(rows) << std::flush;
     if (due > 0) {

@@ -2,9 +2,11 @@
 // codes and error lines, --version, and docs/cli.md being what `loom help-markdown` prints.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "loom/kernel/version.h"
 #include "support/loom_process.h"
@@ -135,6 +137,24 @@ TEST_F(CliTest, LsSaysWhyParkedRunsWaitFiltersAndFits120Columns) {
   Outcome none = loom({"ls", "--status", "failed"});
   EXPECT_NE(none.out.find("no executions match"), std::string::npos) << none.out;
   EXPECT_EQ(loom({"ls", "--status", "asleep"}).exitCode, 2);
+}
+
+// Timers fire only while a worker runs: `loom run` says so when it parks on one, and `loom ls`
+// notes due work that no process has taken.
+TEST_F(CliTest, DueWorkWithNoWorkerIsNoted) {
+  Outcome run = loom({"run", "example.timer", "--id", "nap", "--input", R"({"sleepMs": 300})"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("the timer fires only while a worker runs"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(loom({"ls"}).err, "") << "not due yet";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2'600));
+  Outcome due = loom({"ls"});
+  EXPECT_NE(due.err.find("note: 1 run is due (a timer, an approval deadline or a retry) and no "
+                         "process has taken it"),
+            std::string::npos)
+      << due.err;
+  ASSERT_EQ(loom({"worker", "--once"}).exitCode, 0);
+  EXPECT_EQ(loom({"ls"}).err, "") << "taken and finished";
 }
 
 TEST_F(CliTest, LogJsonIsTheStoredEvents) {

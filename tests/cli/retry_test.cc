@@ -83,6 +83,7 @@ TEST_F(RetryCli, LoomRunWaitsOutAShortModelOutageAndCompletes) {
   EXPECT_EQ(result.at("status"), "completed") << run.out;
   EXPECT_EQ(result.at("output").at("answer"), "hi after the outage");
   EXPECT_EQ(server_.requests().size(), 4u) << "three 503s, then the answer";
+  EXPECT_EQ(result.at("modelCalls"), 1) << "the answered call, not the failed attempts";
   EXPECT_EQ(stepFailures("short"), 3) << "each failed attempt is recorded";
   EXPECT_NE(run.err.find("attempt 3 of 'openai:test-model' failed (unavailable)"),
             std::string::npos)
