@@ -51,7 +51,9 @@ Action setupErase(CLI::App& command, Session& session) {
   command.add_option("SUBJECT", args->subject, "The data subject to erase")->required();
   command.add_flag("--json", args->json,
                    "Print {\"subject\", \"shredded\", \"contentDeleted\": {\"deleted\", "
-                   "\"retained\"}}");
+                   "\"retained\", \"missing\", \"keptCitedElsewhere\"}} (retained: spared, "
+                   "put again while the erasure ran; missing: already gone; keptCitedElsewhere: "
+                   "the addresses another subject's run still cites)");
   addConfigOption(command, args->config);
   command.footer(
       "GDPR Art. 17. Before anything is destroyed, it collects every blob the subject's runs\n"
