@@ -181,6 +181,9 @@ class Session {
   // Before boot, for a command that writes to a run: a master key `config` names but that
   // cannot be loaded is a ConfigError saying why this command needs it.
   void requireMasterKey(const app::Config& config) const;
+  // For a run with a subject under a file's config: refused when the home seals the runs of a
+  // subject (its record says compliance.erase) and the file does not.
+  void requireSealingAsRecorded(const app::Config& config) const;
 };
 
 // What runs when a subcommand is chosen; returns the exit code.

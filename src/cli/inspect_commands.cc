@@ -277,10 +277,13 @@ Action setupLog(CLI::App& command, Session& session) {
     std::optional<sweep::ArchivedExecution> archived = archivedUnlessLive(session, args->id);
     std::ostream& out = session.out();
     bool first = true;
-    if (args->json) out << '[';
+    // --json prints one value or, when a row cannot be read, only the error: the array is
+    // written once whole (the log's text in memory), never a half array before an error.
+    std::string array = args->json ? "[" : "";
     auto print = [&](const kernel::Event& event) {
       if (args->json) {
-        out << (first ? "" : ",") << kernel::toText(event);
+        array += first ? "" : ",";
+        array += kernel::toText(event);
       } else {
         std::string type(kernel::eventTypeName(event.type));
         type.resize(std::max(type.size(), kTypeWidth), ' ');
@@ -294,7 +297,7 @@ Action setupLog(CLI::App& command, Session& session) {
     } else {
       session.store(false).scan(args->id, 1, print);
     }
-    if (args->json) out << ']' << '\n';
+    if (args->json) out << array << ']' << '\n';
     if (archived && !args->json)
       out << "(from the archive: retention moved this log out of the live store)\n";
     out.flush();

@@ -73,6 +73,8 @@ bool effectIsKnown(Session& session, const std::string& id) {
         const auto* effect = e.data.if_contains("effectId");
         found = effect != nullptr && effect->is_string() && effect->get_string() == id;
       });
+    } catch (const kernel::SealedEventError&) {
+      continue;  // sealed, no keys here: it proves nothing either way (--force stops it anyway)
     } catch (const DataLossError&) {
       continue;  // a damaged log proves nothing either way; `loom log` reports it
     }

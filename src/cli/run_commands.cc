@@ -135,6 +135,7 @@ int report(Session& session, const workflow::RunResult& r, bool asJson, bool wit
     session.out().flush();
   }
   if (r.status != ExecutionStatus::kFailed) return kExitOk;
+  // With --json too: the value printed says it, and the stderr line says it to a person.
   printError("execution " + r.id + " failed (" + errorText(r.error) + "); see `loom log " + r.id +
              "` for its events");
   return kExitFailure;

@@ -255,7 +255,13 @@ void replyOperation(Response& res, const OperationResult& op) {
     // not JSON (nothing printed): `out` stays null and the stderr line stands
   }
   const auto* top = out.if_object();
-  const auto* error = top != nullptr ? top->if_contains("error") : nullptr;
+  if (top != nullptr && top->contains("status") && top->contains("id")) {
+    // The command did its part (a signal recorded) and printed the run's outcome: a run that
+    // then failed is that run's news, not a failed request.
+    reply(res, 200, out);
+    return;
+  }
+  const auto* error = top != nullptr && top->size() == 1 ? top->if_contains("error") : nullptr;
   const auto* fields = error != nullptr ? error->if_object() : nullptr;
   if (fields != nullptr && fields->contains("code") && fields->at("code").is_string() &&
       fields->contains("message") && fields->at("message").is_string()) {

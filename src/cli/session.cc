@@ -245,6 +245,7 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
     }
     app::applyHomeRecord(record, config);
   }
+  if (fromFile && writesTo_ && writesTo_->subject) requireSealingAsRecorded(config);
   if (options_.durabilityGiven || !fromFile) {
     config.storage.eventStore.durability = options_.durability;
   }
@@ -290,6 +291,19 @@ std::optional<std::string> Session::whyKeysAreNeeded(bool crypto, bool sealedSto
            "' (compliance.erase)";
   }
   return std::nullopt;
+}
+
+void Session::requireSealingAsRecorded(const app::Config& config) const {
+  app::HomeRecord record = app::readHomeRecord(location());
+  if (!record.erase || config.compliance.erase) return;
+  std::string source = app_ ? app_->file.string()
+                            : !configFile_.empty() ? configFile_ : std::string("the program's Config");
+  throw FailedPreconditionError(
+      writesTo_->run + " has subject '" + *writesTo_->subject +
+      "', and this home seals the runs of a subject (compliance.erase, recorded by its first "
+      "sealed run), but " + source + " does not: its events would be written in clear, out of "
+      "reach of `loom erase`. Add [compliance.erase] and the home's [security.keys] to it, or "
+      "run without --subject");
 }
 
 void Session::requireMasterKey(const app::Config& config) const {

@@ -234,7 +234,9 @@ class Worker {
     }
   }
 
-  // Runs `loom resume ID --json` in a child and reports how it ended, as the store tells it.
+  // Runs `loom resume ID` in a child and reports how it ended, as the store tells it; the
+  // child's stderr says why it did not finish (its stdout is not read: no --json, which would
+  // move its error there).
   void resume(const kernel::Lease& claim) {
     const std::string& id = claim.executionId;
     std::string outcome;
@@ -243,7 +245,7 @@ class Worker {
       UniqueFd err = scratchFile("loom worker");
       std::vector<std::string> argv{child_.program};
       argv.insert(argv.end(), child_.globalArgs.begin(), child_.globalArgs.end());
-      for (const char* a : {"resume", id.c_str(), "--json"}) argv.emplace_back(a);
+      for (const char* a : {"resume", id.c_str()}) argv.emplace_back(a);
       int status = spawnAndWait(claim, argv, err.get());
       releaseClaim(claim);  // before the outcome: a claim still held is not "another runner"
       std::tie(outcome, failed) = outcomeOf(id, status, readBack(err.get(), 4096));

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
 #include <charconv>
+#include <cmath>
 #include <unordered_set>
 #include <vector>
 
@@ -238,6 +239,13 @@ value parse(std::string_view text, std::string_view what) {
                                " appears twice in one object; give each key once");
   }
   if (!census.doubles.empty()) roundDoublesExactly(text, options, census.doubles);
+  for (const double* d : census.doubles) {
+    if (!std::isfinite(*d)) {  // 1e400: no double holds it, and JSON has no Infinity to write
+      throw InvalidArgumentError(std::string(what) +
+                                 ": a number is out of the range of a double (about 1.8e308); "
+                                 "write it as a string");
+    }
+  }
   return v;
 }
 

@@ -39,6 +39,15 @@ TEST(JsonParse, MalformedAndTooDeepTextNameWhatWasParsed) {
   EXPECT_NE(parseError(deep).find("--input: not valid JSON"), std::string::npos);
 }
 
+TEST(JsonParse, ANumberNoDoubleHoldsIsRefusedNotStoredAsInfinity) {
+  for (std::string_view text : {"1e400", "-1e400", R"({"x": [1, 1E999]})"}) {
+    EXPECT_NE(parseError(text).find("--input: a number is out of the range of a double"),
+              std::string::npos)
+        << text << ": " << parseError(text);
+  }
+  EXPECT_EQ(parseError("1e-400"), "") << "an underflow reads as zero, which writes and reads back";
+}
+
 TEST(JsonParse, EveryNumberSurvivesAWriteAndARead) {
   // Boost.JSON 1.81 alone reads each of these one step away from the nearest double, so their
   // text changed on every write and read (the event row fuzzer found it in a stored row).

@@ -137,6 +137,24 @@ TEST(Mistakes, ASignalTheRunNeverWaitedForIsRefusedUnlessForced) {
   EXPECT_EQ(right.json().at("status"), "completed");
 }
 
+// A number no double holds (1e400) was stored as the non-JSON text Infinity: the run, and
+// `loom ls` of the whole home, could not be read any more.
+TEST(Mistakes, ANumberOutOfRangeIsRefusedAtTheDoorAndTheHomeStaysReadable) {
+  TempDir dir;
+  std::string home = dir / "home";
+  Outcome run = runLoom({"--home", home, "run", "example.steps", "--input",
+                         R"({"steps": 1, "x": 1e400})"},
+                        dir);
+  EXPECT_EQ(run.exitCode, 2) << run.out;
+  EXPECT_NE(run.err.find("out of the range of a double"), std::string::npos) << run.err;
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.approval", "--id", "a"}, dir).exitCode, 0);
+  Outcome signal = runLoom({"--home", home, "signal", "a", "approve", "-1e400"}, dir);
+  EXPECT_EQ(signal.exitCode, 2) << signal.err;
+  EXPECT_EQ(runLoom({"--home", home, "ls"}, dir).exitCode, 0);
+  Outcome log = runLoom({"--home", home, "log", "a", "--json"}, dir);
+  EXPECT_EQ(log.json().as_array().size(), 3u) << "nothing was recorded: " << log.out;
+}
+
 TEST(Mistakes, KillingAnEffectNothingUsesIsRefusedUnlessForced) {
   TempDir dir;
   std::string home = dir / "home";

@@ -160,6 +160,32 @@ TEST(ComplianceCliKeys, OnlyWhatIsSealedNeedsTheMasterKey) {
   EXPECT_EQ(sealedRun.err.find("LOOM_MASTER_KEY", sealedRun.err.find("LOOM_MASTER_KEY") + 1),
             std::string::npos)
       << "the key's variable is named once: " << sealedRun.err;
+
+  // --json: one value, the error, never a half array of events before it.
+  Outcome log = loom({"log", "sealed", "--json"});
+  EXPECT_EQ(log.exitCode, 1);
+  EXPECT_NE(log.error().find("is sealed"), std::string::npos) << log.out;
+  // A worker says why it could not run a sealed run (it read the child's stderr).
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--subject", "carol", "--submit",
+                     "--id", "c1", "--input", R"({"steps": 1})"},
+                    dir, withKey)
+                .exitCode,
+            0);
+  Outcome worker = loom({"worker", "--once"});
+  EXPECT_NE(worker.out.find("worker: c1: did not finish: "), std::string::npos) << worker.out;
+  EXPECT_NE(worker.out.find("subject 'carol'"), std::string::npos) << worker.out;
+  // An emergency stop is not blocked by sealed runs it cannot read: unknown, so --force.
+  Outcome kill = loom({"kill", "fetch_report"});
+  EXPECT_EQ(kill.exitCode, 2) << kill.err;
+  EXPECT_NE(kill.err.find("--force"), std::string::npos) << kill.err;
+  EXPECT_EQ(loom({"kill", "fetch_report", "--force"}).exitCode, 0);
+  // A subject's run under a file that does not seal is refused in a home that seals them.
+  Outcome clear = runLoom({"--home", home, "run", LOOM_SOURCE_DIR "/examples/agents/research.toml",
+                           "--subject", "dave"},
+                          dir, withKey);
+  EXPECT_EQ(clear.exitCode, 1);
+  EXPECT_NE(clear.err.find("its events would be written in clear"), std::string::npos)
+      << clear.err;
 }
 
 }  // namespace

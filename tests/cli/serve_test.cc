@@ -376,6 +376,23 @@ TEST_F(ServeCli, AgentRunShowsOffloadedAndTaintedFramesAndIsApprovedOverHttp) {
   EXPECT_EQ(1, turn2) << json::toText(after2);
 }
 
+// The approval is recorded and the run then fails (its script has no turn 2): the answer is
+// the run's outcome, not an error that would tell the client nothing was recorded.
+TEST_F(ServeCli, AnApprovalRecordedBeforeTheRunFailsAnswersWithTheFailedRun) {
+  std::ofstream(dir_ / "one.json")
+      << R"({"turns": [{"toolCalls": [{"name": "publish", "arguments": {}}]}]})";
+  std::ofstream(dir_ / "one.toml")
+      << "[agent]\nname = \"one\"\nprompt = \"p\"\n[model]\nkind = \"scripted\"\n"
+         "script = \"one.json\"\n[[tools]]\nname = \"publish\"\ncommand = [\""
+      << kTools << "publish\"]\nrequiresApproval = true\n";
+  ASSERT_EQ(0, loom({"run", dir_ / "one.toml", "--id", "f2"}).exitCode);
+  serve();
+  auto [status, body] = post("/api/v1/executions/f2/approvals/" + encodedSegment("one#turn:1:tool:0"),
+                             R"({"approved": true})");
+  EXPECT_EQ(200, status) << json::toText(body);
+  EXPECT_EQ("failed", body.at("status")) << json::toText(body);
+}
+
 TEST_F(ServeCli, OperationsRunAsLoomCommandsAndSayWhyTheyAreRefused) {
   ASSERT_EQ(0, loom({"run", "example.approval", "--id", "p1"}).exitCode);
   ASSERT_EQ(0, loom({"run", "example.approval", "--id", "p2"}).exitCode);
