@@ -154,13 +154,9 @@ class WorkflowRuntime::Impl {
     return r;
   }
 
-  // When `r` parked "retrying" after an attempt this call ran (pass.attemptFailed) and the
-  // wait is short enough to wait out here: waits until the next attempt is due (returning
-  // early when something is appended to the log meanwhile: a signal, a cancel) and returns
-  // true. False otherwise: a resume before the time, or an async call, returns it parked.
-  // The wait holds the run's lease, so `loom ls` shows this process waiting on it (not an
-  // unowned retrying run) and no worker starts it meanwhile; a run another process took first
-  // is left to it (run() then finds its lease held).
+  // `r` parked "retrying" after an attempt this call ran, the wait short: waits under the lease
+  // (`loom ls` shows this process; no worker starts it) until due or the log grows (a signal,
+  // a cancel); true. False otherwise (a resume before the time, an async call).
   bool waitForRetry(const RunResult& r, const Pass& pass) {
     if (!pass.inlineWait || !pass.attemptFailed || r.status != ExecutionStatus::kParked ||
         r.parkReason != "retrying" || !r.wakeAtMillis) {
@@ -179,8 +175,7 @@ class WorkflowRuntime::Impl {
         auto info = store_.info(r.id);
         if (!info || !before || info->nextSeq != before->nextSeq) break;
       }
-    } catch (const kernel::LeaseHeldError&) {
-      // taken over before the wait began: run() finds the lease held and says so
+    } catch (const kernel::LeaseHeldError&) {  // taken first: run() finds it held, says so
     }
     return true;
   }
