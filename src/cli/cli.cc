@@ -107,12 +107,11 @@ void buildProgram(Program& program, Session& session) {
 }  // namespace
 
 namespace {
+
 // Set once the command line is read: the line asked for --json, so an error is one JSON value
 // on stdout, {"error": {"code", "message"}}, instead of a line on stderr.
 bool errorsAsJson = false;
-}  // namespace
 
-namespace {
 std::string oneLine(std::string_view message) {
   std::string line(message);
   for (char& c : line) {

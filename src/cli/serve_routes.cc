@@ -246,8 +246,8 @@ void replyOperation(Response& res, const OperationResult& op) {
   std::string code = !op.errorCode.empty() ? op.errorCode
                      : op.exitCode == kExitUsage ? std::string("invalidArgument")
                                                  : std::string("internal");
-  // Every operation runs with --json, so its error is {"error": {"code", "message"}} on stdout
-  // (a failed run prints its result instead: then the stderr line and code stand).
+  // Every operation runs with --json: its error is the one value {"error": {"code", "message"}}
+  // on stdout, and a run that ended failed prints its result (answered 200 below).
   json::value out;
   try {
     out = json::parse(op.out, "the command's output");

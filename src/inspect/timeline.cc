@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "effects/step_ids.h"
+#include "loom/agent/approval.h"
 #include "loom/effects/taint.h"
 #include "loom/kernel/execution_info.h"
 #include "loom/util/clock.h"
@@ -241,11 +242,12 @@ class TimelineBuilder {
     }
     if (e.type != EventType::kSignalReceived) return false;
     const auto* name = e.data.if_contains("name");
-    constexpr std::string_view kApprove = "approve:";
-    if (name == nullptr || !name->is_string() || !name->as_string().starts_with(kApprove)) {
+    if (name == nullptr || !name->is_string() ||
+        !agent::isApprovalSignal(std::string_view(name->as_string()))) {
       return false;
     }
-    std::string toolStepId(std::string_view(name->as_string()).substr(kApprove.size()));
+    std::string toolStepId(
+        std::string_view(name->as_string()).substr(agent::kApprovalSignalPrefix.size()));
     json::object* turn = currentTurnOf(toolStepId);
     if (turn == nullptr) return false;
     json::object& frame = pendingToolFrame(*turn, e, toolStepId);
