@@ -122,6 +122,7 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"path = \"x\"", "storage.contentStore.path"},
       {"kind = \"filesystem\"", "storage.contentStore.kind"},
       {"sealed = true", "storage.contentStore.sealed"},
+      {"shared = true", "storage.contentStore.shared"},
       {"packBelowBytes = 0", "storage.contentStore.packBelowBytes"},
       {"file = \"k\"", "security.keys.file"},
       {"env = \"K\"", "security.keys.env"},

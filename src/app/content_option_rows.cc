@@ -31,6 +31,17 @@ void addContentStorageRows(std::vector<OptionRow>& rows) {
     r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.sealed); };
   }
   {
+    OptionRow& r = addOptionRow(
+        rows, "storage.contentStore.shared", OptionType::kBoolean,
+        "More than one home uses this store on purpose. A home that finds its store used by "
+        "another home (a claim in the store, or the store in that home's folder) refuses "
+        "`loom sweep`, `loom erase` and `loom retention run` unless this is set; with it, "
+        "they spare whatever any of those homes cites (docs/operations.md).",
+        "false");
+    r.set = [](Config& c, OptionValue v) { c.storage.contentStore.shared = std::get<bool>(v); };
+    r.get = [](const Config& c) { return OptionValue(c.storage.contentStore.shared); };
+  }
+  {
     OptionRow& r = addOptionRow(rows, "storage.contentStore.path", OptionType::kString,
                                 "Another location for the blobs (a folder, or the SQLite file).");
     r.set = [](Config& c, OptionValue v) {

@@ -11,6 +11,7 @@
 #include "loom/content/filesystem_content_store.h"
 #include "loom/postgres/postgres_admin.h"
 #include "loom/util/error.h"
+#include "store_record.h"
 #include "util/host.h"
 #include "util/posix_file.h"
 #include "util/sqlite_db.h"
@@ -148,6 +149,81 @@ bool holdsBlobs(const content::ContentStore& store) {
   return false;
 }
 
+// `path` absolute and lexically normal, without a trailing '/': how identities spell paths.
+std::string normalText(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec) absolute = path;
+  std::string text = absolute.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();  // "blobs/" is "blobs"
+  return text;
+}
+
+// `path` relative to the home's folder when it lies inside it (through links too); nullopt
+// when it lies elsewhere.
+std::optional<std::string> insideHome(const std::string& path, const std::filesystem::path& home) {
+  std::error_code ec;
+  std::filesystem::path folder = std::filesystem::weakly_canonical(home, ec);
+  if (ec) return std::nullopt;
+  std::filesystem::path target = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return std::nullopt;
+  std::filesystem::path relative = target.lexically_relative(folder);
+  if (relative.empty() || relative == "." || *relative.begin() == "..") return std::nullopt;
+  return relative.string();
+}
+
+constexpr std::string_view kOpenedRow = "contentStoreOpened";
+
+// A row from before stores inside the home were recorded relative to it names the store by
+// its absolute path: in a copied, restored or moved home, the original's. When the home holds
+// a store of the same name with the id the home recorded, and the recorded one lay in another
+// home's folder (or that folder is gone), that store is this home's own copy of it.
+std::optional<std::string> copiedHomesOwnStore(const StorageLocation& where, RecordRows& rows,
+                                               const std::string& kind,
+                                               const std::filesystem::path& recorded) {
+  std::filesystem::path original = recorded.parent_path();
+  if (!recorded.has_filename() || insideHome(recorded, where.home) ||
+      sameFile(original, where.home)) {
+    return std::nullopt;
+  }
+  if (posix::pathExists(original) && !posix::pathExists(original / "loom.db")) {
+    return std::nullopt;  // a store outside any home: not a copy's
+  }
+  std::filesystem::path own = where.home / recorded.filename();
+  auto opened = rows.read(kOpenedRow);
+  if (!opened || !posix::pathExists(own)) return std::nullopt;
+  json::object row = rowObject(where, kOpenedRow, *opened);
+  std::string id = stringMember(row, "storeId");
+  try {
+    if (id.empty() || StoreRecord({kind, normalText(own), false}).id() != id) return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;  // not a store Loom wrote: the recorded one stands, and is checked
+  }
+  return normalText(own);
+}
+
+// The recorded store's path as this home reads it: relative to the home's folder, or (a row
+// from before that) absolute unless it names the original of a copied home's own store.
+std::string resolvedStorePath(const StorageLocation& where, RecordRows& rows,
+                              const json::object& row) {
+  std::string kind = stringMember(row, "kind");
+  std::filesystem::path path(stringMember(row, "path"));
+  if (kind == "postgresql") return path.string();
+  if (path.is_relative()) return normalText(where.home / path);
+  return copiedHomesOwnStore(where, rows, kind, path).value_or(path.string());
+}
+
+// The contentStore row for `store`: its path relative to the home when it lies inside it.
+json::object storeRow(const ContentStoreIdentity& store, const std::filesystem::path& home,
+                      bool shared) {
+  json::object row = toJson(store);
+  if (store.kind != "postgresql") {
+    if (auto relative = insideHome(store.path, home)) row["path"] = *relative;
+  }
+  if (shared) row["shared"] = true;
+  return row;
+}
+
 }  // namespace
 
 std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
@@ -158,12 +234,7 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
   std::filesystem::path path = !c.path.empty()
                                    ? std::filesystem::path(c.path)
                                    : home / (c.kind == "sqlite" ? "content.db" : "blobs");
-  std::error_code ec;
-  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
-  if (ec) absolute = path;
-  std::string text = absolute.lexically_normal().string();
-  while (text.size() > 1 && text.back() == '/') text.pop_back();  // "blobs/" is "blobs"
-  return ContentStoreIdentity{c.kind, std::move(text), c.sealed};
+  return ContentStoreIdentity{c.kind, normalText(path), c.sealed};
 }
 
 std::string describe(const ContentStoreIdentity& s) {
@@ -179,8 +250,9 @@ HomeRecord readHomeRecord(const StorageLocation& where) {
   RecordRows rows(where);
   if (auto text = rows.read("contentStore")) {
     json::object o = rowObject(where, "contentStore", *text);
-    record.contentStore = ContentStoreIdentity{stringMember(o, "kind"), stringMember(o, "path"),
-                                               boolMember(o, "sealed")};
+    record.contentStore = ContentStoreIdentity{
+        stringMember(o, "kind"), resolvedStorePath(where, rows, o), boolMember(o, "sealed")};
+    record.contentStoreShared = boolMember(o, "shared");
   }
   if (auto text = rows.read("keys")) {
     json::object o = rowObject(where, "keys", *text);
@@ -234,7 +306,7 @@ void recordHome(const Config& config) {
     // may have written its own first, which then stands (read back below).
     // "v": 2 marks a row whose store is recorded as opened by its own row (contentStoreOpened)
     // once it exists; older rows have none (requireRecordedContentStore).
-    json::object row = toJson(*store);
+    json::object row = storeRow(*store, where.home, config.storage.contentStore.shared);
     if (!where.onPostgres()) row["v"] = 2;  // the schema's store never vanishes from under it
     writeRow(where, "contentStore", json::toText(json::value(std::move(row))), false);
     recorded = readHomeRecord(where);
@@ -245,6 +317,12 @@ void recordHome(const Config& config) {
         " offload to " + describe(*recorded.contentStore) +
         " (its home record); point storage.contentStore at that store, or use another " +
         (where.onPostgres() ? "storage.schema" : "--home") + " for this config");
+  }
+  if (offloads && recorded.contentStoreShared != config.storage.contentStore.shared) {
+    // Declared shared (or no longer) by this config: the row says so for commands without one.
+    json::object row = storeRow(*store, where.home, config.storage.contentStore.shared);
+    if (!where.onPostgres()) row["v"] = 2;
+    writeRow(where, "contentStore", json::toText(json::value(std::move(row))), true);
   }
   if (config.security.keys) {
     json::object switches{{"erase", config.compliance.erase}, {"crypto", config.security.crypto}};
@@ -272,19 +350,23 @@ void recordHome(const Config& config) {
 
 namespace {
 
-constexpr std::string_view kOpenedRow = "contentStoreOpened";
-
 // What exists once a store was created: a folder's LAYOUT file, a SQLite store's database.
 std::filesystem::path storeMarker(const ContentStoreIdentity& store) {
   std::filesystem::path path(store.path);
   return store.kind == "sqlite" ? path : path / "LAYOUT";
 }
 
-std::string recreateAdvice(const ContentStoreIdentity& store) {
-  if (store.kind == "sqlite") return "create an empty file there (touch " + store.path + ")";
+// How to start an empty store in the recorded one's place, with the id the home recorded.
+std::string recreateAdvice(const ContentStoreIdentity& store,
+                           const std::optional<std::string>& storeId) {
+  std::string id = storeId ? "; then " + StoreRecord(store).restoreIdAdvice(*storeId) : "";
+  if (store.kind == "sqlite") {
+    return storeId ? StoreRecord(store).restoreIdAdvice(*storeId)
+                   : "create an empty file there (touch " + store.path + ")";
+  }
   return "write the line 'loom filesystem content store, layout " +
          std::to_string(content::kFilesystemLayoutVersion) + "' into " +
-         storeMarker(store).string();
+         storeMarker(store).string() + id;
 }
 
 }  // namespace
@@ -298,8 +380,17 @@ std::optional<RecordedStore> requireRecordedContentStore(const Config& config) {
   auto recordedText = rows.read("contentStore");
   if (!recordedText) return {};
   json::object o = rowObject(where, "contentStore", *recordedText);
-  ContentStoreIdentity store{stringMember(o, "kind"), stringMember(o, "path"), false};
+  ContentStoreIdentity store{stringMember(o, "kind"), resolvedStorePath(where, rows, o), false};
   if (store.kind == "postgresql") return {};
+  // A row naming a store inside the home by its absolute path (from before relative paths, or
+  // a copied home's own store): rewritten relative once the store is confirmed.
+  std::optional<std::string> rewrite;
+  if (std::filesystem::path(stringMember(o, "path")).is_absolute() &&
+      insideHome(store.path, where.home)) {
+    json::object fixed = o;
+    fixed["path"] = *insideHome(store.path, where.home);
+    rewrite = json::toText(json::value(std::move(fixed)));
+  }
   // The same place however it is spelled (a home reached through a link, a trailing slash).
   // Another store is recordHome's and contentStoreMismatch's to refuse, but the recorded one
   // is checked all the same: a path to it that does not resolve (a link to an unmounted disk)
@@ -321,7 +412,7 @@ std::optional<RecordedStore> requireRecordedContentStore(const Config& config) {
   std::filesystem::path marker = storeMarker(store);
   if (!opened || posix::pathExists(marker)) {
     if (!same) return std::nullopt;
-    return RecordedStore{store, row.has_value(), storeId};
+    return RecordedStore{store, row.has_value(), storeId, std::move(rewrite)};
   }
   throw FailedPreconditionError(
       "the runs of " + where.describe() + " stored blobs in " + describe(store) +
@@ -330,73 +421,32 @@ std::optional<RecordedStore> requireRecordedContentStore(const Config& config) {
       "again. Loom does not start a new, empty store there: erasure and export would take the "
       "blobs they cannot see for gone. If they are lost for good, start an empty store on "
       "purpose: " +
-      recreateAdvice(store));
+      recreateAdvice(store, storeId));
 }
-
-namespace {
-
-constexpr std::string_view kStoreIdPrefix = "loom content store ";
-
-// The id in <folder>/STORE_ID; nullopt when there is none. Throws when it cannot be read.
-std::optional<std::string> readStoreId(const std::filesystem::path& file) {
-  if (!posix::pathExists(file)) return std::nullopt;
-  posix::UniqueFd in = posix::openOrThrow(file, O_RDONLY | O_NOFOLLOW, "open");
-  std::string text = posix::readAll(in.get(), file);
-  if (!text.starts_with(kStoreIdPrefix) || !text.ends_with("\n")) {
-    throw DataLossError(file.string() + " holds '" + text.substr(0, 80) +
-                        "', not what Loom writes; restore that file");
-  }
-  return text.substr(kStoreIdPrefix.size(), text.size() - kStoreIdPrefix.size() - 1);
-}
-
-// Writes a new random id into <folder>/STORE_ID unless one is there (another process's, if it
-// won the race); returns the id the file holds. Durable before it is recorded.
-std::string createStoreId(const std::filesystem::path& file) {
-  std::array<unsigned char, 16> bytes{};
-  randombytes_buf(bytes.data(), bytes.size());
-  std::array<char, 2 * 16 + 1> hex{};
-  sodium_bin2hex(hex.data(), hex.size(), bytes.data(), bytes.size());
-  std::string id(hex.data());
-  std::filesystem::path temp = file.string() + "." + id + ".tmp";
-  {
-    posix::UniqueFd out =
-        posix::openOrThrow(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, "create");
-    posix::writeAll(out.get(), std::string(kStoreIdPrefix) + id + "\n", temp);
-    posix::syncFile(out.get(), temp);
-  }
-  int linked = ::link(temp.c_str(), file.c_str());
-  int linkErr = errno;
-  ::unlink(temp.c_str());
-  if (linked != 0 && linkErr != EEXIST) posix::throwIoError(linkErr, "create", file);
-  posix::fsyncDirectory(file.parent_path());
-  return readStoreId(file).value_or("");
-}
-
-}  // namespace
 
 void confirmRecordedContentStore(const Config& config, const RecordedStore& recorded) {
   const ContentStoreIdentity& store = recorded.store;
   StorageLocation where = storageLocation(config);
-  json::object row{{"kind", store.kind}, {"path", store.path}};
-  if (store.kind == "filesystem") {
-    std::filesystem::path file = std::filesystem::path(store.path) / "STORE_ID";
-    std::optional<std::string> id = readStoreId(file);
-    if (recorded.storeId && id != recorded.storeId) {
-      throw FailedPreconditionError(
-          describe(store) + " is not the store the runs of " + where.describe() +
-          " stored blobs in: its " + file.string() + " " +
-          (id ? "names store " + *id : std::string("is missing")) + ", the home recorded " +
-          *recorded.storeId +
-          ". Is another disk (another home's store) mounted there? Mount the right one and run "
-          "again; the sweep would take every blob of another store for unneeded. If it is this "
-          "home's store (restored from a backup made before it had an id), write the line '" +
-          std::string(kStoreIdPrefix) + *recorded.storeId + "' into " + file.string());
-    }
-    if (recorded.storeId) return;
-    row["storeId"] = id ? *id : createStoreId(file);  // a store from before ids: adopted
-  } else if (recorded.openedRow) {
-    return;
+  if (recorded.rewriteRow) writeRow(where, "contentStore", *recorded.rewriteRow, true);
+  StoreRecord self(store);
+  std::optional<std::string> id = self.id();
+  if (recorded.storeId && id != recorded.storeId) {
+    throw FailedPreconditionError(
+        describe(store) + " is not the store the runs of " + where.describe() +
+        " stored blobs in: " + self.idPlace() + " " +
+        (id ? "names store " + *id : std::string("is missing")) + ", the home recorded " +
+        *recorded.storeId +
+        ". Is another disk (another home's store) mounted there? Mount the right one and run "
+        "again; the sweep would take every blob of another store for unneeded. If it is this "
+        "home's store (restored from a backup made before it had an id), " +
+        self.restoreIdAdvice(*recorded.storeId));
   }
+  // A store outside the home names the homes that use it (otherHomesOfStore).
+  if (!insideHome(store.path, where.home)) self.claim(normalText(where.home));
+  if (recorded.storeId) return;
+  json::object row{{"kind", store.kind}, {"path", store.path}};
+  if (auto relative = insideHome(store.path, where.home)) row["path"] = *relative;
+  row["storeId"] = id ? *id : self.createId();  // a store from before ids: adopted
   writeRow(where, kOpenedRow, json::toText(json::value(std::move(row))), true);
 }
 
@@ -408,6 +458,7 @@ void applyHomeRecord(const HomeRecord& record, Config& config) {
       config.storage.contentStore.path = record.contentStore->path;
     }
     config.storage.contentStore.sealed = record.contentStore->sealed;
+    config.storage.contentStore.shared = record.contentStoreShared;
   }
   if (record.keys) {
     config.security.keys = record.keys;

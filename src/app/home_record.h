@@ -4,8 +4,10 @@
 // reads it, so a command given no --config still uses the content store the runs offloaded
 // to and the keys that seal them, and a command given another store is refused instead of
 // sweeping, erasing or exporting the wrong one.
-// - contentStore: {"kind", "path", "sealed"} of the persistent content store (filesystem or
-//   SQLite; path absolute). Written by the first boot whose config can offload to it.
+// - contentStore: {"kind", "path", "sealed", "shared"} of the persistent content store
+//   (filesystem or SQLite): its path relative to the home when it lies inside it (a copied,
+//   restored or moved home then uses its own copy), else absolute. Written by the first boot
+//   whose config can offload to it. Read back as an absolute path.
 // - keys: security.keys ({"file": path} or {"env": NAME}) and the sealing switches
 //   ({"erase", "crypto"}). Written (and kept current) by every boot with security.keys. On
 //   PostgreSQL the origin is a row per machine, keys@<host>: a key file's path is local.
@@ -32,7 +34,8 @@ struct ContentStoreIdentity {
 struct HomeRecord {
   std::optional<ContentStoreIdentity> contentStore;
   std::optional<compliance::KeysConfig> keys;
-  bool erase = false;   // compliance.erase
+  bool contentStoreShared = false;  // storage.contentStore.shared
+  bool erase = false;               // compliance.erase
   bool crypto = false;  // security.crypto
   // Set when the home's runs use keys but this machine has recorded no origin of its own (on
   // PostgreSQL): why, and what to pass. A command then refuses sealed data instead of running
@@ -62,7 +65,9 @@ void recordHome(const Config& config);
 struct RecordedStore {
   ContentStoreIdentity store;
   bool openedRow = false;              // row contentStoreOpened is there
-  std::optional<std::string> storeId;  // its storeId: the id in the store's STORE_ID file
+  std::optional<std::string> storeId;  // its storeId: the id the store holds (StoreRecord)
+  // The contentStore row to write back: the same store, named relative to the home.
+  std::optional<std::string> rewriteRow;
 };
 
 // Refuses (FailedPreconditionError) to open `config`'s content store, whichever it is, when the
@@ -73,10 +78,11 @@ struct RecordedStore {
 // it (the same place however spelled), for confirmRecordedContentStore.
 std::optional<RecordedStore> requireRecordedContentStore(const Config& config);
 
-// Once the recorded store is open: a filesystem store names itself in <folder>/STORE_ID
-// (written at its first open, recorded in row contentStoreOpened), and another store mounted
-// in its place (another home's) is refused (FailedPreconditionError), since the sweep would
-// take all its blobs for unneeded. Records the row (and the id) when missing.
+// Once the recorded store is open: the store names itself (StoreRecord: written at its first
+// open, recorded in row contentStoreOpened), and another store mounted in its place (another
+// home's) is refused (FailedPreconditionError), since the sweep would take all its blobs for
+// unneeded. Records the row (and the id) when missing; a store outside the home is claimed by
+// it (StoreRecord::claim).
 void confirmRecordedContentStore(const Config& config, const RecordedStore& recorded);
 
 // Fills `config` (a default one, for a command given no --config) from `record`: the recorded

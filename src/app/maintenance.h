@@ -20,4 +20,23 @@ compliance::ExportSubjectOptions exportOptions(App& app, const sweep::Archive& a
 // the archive (unsealed with the app's keys when it has them) and of its snapshots.
 sweep::SweepSources sweepSources(App& app, const sweep::Archive& archive);
 
+// The homes other than `app`'s that use its content store, each opened to read what it cites
+// (its live logs, archive and snapshots; sealed ones with the master key its home record
+// names), so that the sweep and erasure of a shared store spare it. Refuses
+// (FailedPreconditionError starting with `refused`) when another home uses the store and
+// storage.contentStore.shared is not set (requireStoreOwnedOrShared). Must outlive its pins.
+class SharingHomes {
+ public:
+  SharingHomes(const App& app, std::string_view refused);
+  ~SharingHomes();
+  SharingHomes(const SharingHomes&) = delete;
+  SharingHomes& operator=(const SharingHomes&) = delete;
+  // One pin source per other home, reason "sharedHome".
+  std::vector<sweep::PinSource> pins() const;
+
+ private:
+  struct Home;
+  std::vector<std::unique_ptr<Home>> homes_;
+};
+
 }  // namespace loom::app

@@ -53,6 +53,10 @@ constexpr Subcommand kSubcommands[] = {
      setupRetention},
     {"erase", "Erase a data subject: shred their key, delete the blobs only they cite", setupErase},
     {"export", "Export everything held on a data subject as one JSON file", setupExport},
+    {"doctor",
+     "Say what the home's record points at (content store, its id, key origin) and which "
+     "other homes use its store",
+     setupDoctor},
     {"keys", "Key management: `loom keys new-master` prints a fresh master key", setupKeys},
     {"db", "PostgreSQL: `loom db migrate` creates or upgrades Loom's tables in a schema", setupDb},
     {"migrate-home",

@@ -84,6 +84,8 @@ class Session {
   // Where the home's stores are: --home (or the loaded app's or config's storage.home when
   // --home was not given), and LOOM_DATABASE_URL or the config's storage.url.
   app::StorageLocation location() const;
+  // Refuses (NotFoundError naming --home) when the home has no loom.db: nothing ran there.
+  void requireDatabase() const;
 
   // Loads the agent app at `file` and registers it; its config is what runtime() boots.
   // Throws ConfigValidationError listing the file's problems. Call before runtime().
@@ -141,7 +143,6 @@ class Session {
 
  private:
   kernel::Durability durability() const;
-  void requireDatabase() const;
   // Opens reader_ over store_: unsealing with the home's recorded keys when they load,
   // refusing sealed events (naming how to give the keys) otherwise.
   void openReader(const app::StorageLocation& where);
@@ -228,6 +229,7 @@ Action setupBench(CLI::App& command, Session& session);      // bench_commands.c
 Action setupSim(CLI::App& command, Session& session);        // sim_command.cc
 Action setupErase(CLI::App& command, Session& session);      // compliance_commands.cc
 Action setupExport(CLI::App& command, Session& session);     // compliance_commands.cc
+Action setupDoctor(CLI::App& command, Session& session);     // doctor_command.cc
 Action setupKeys(CLI::App& command, Session& session);       // compliance_commands.cc
 Action setupDb(CLI::App& command, Session& session);         // db_commands.cc
 Action setupMigrateHome(CLI::App& command, Session& session);  // db_commands.cc

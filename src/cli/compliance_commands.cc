@@ -71,8 +71,12 @@ Action setupErase(CLI::App& command, Session& session) {
     if (auto why = wrongStore(app)) {
       throw compliance::ContentCopiesRemainError(args->subject, *why, -1);
     }
+    app::SharingHomes sharing(app, "erase of subject '" + args->subject +
+                                       "' refused, nothing was shredded or deleted");
     sweep::Archive archive(app.archiveStore());
-    auto result = compliance::eraseSubject(app::eraseOptions(app, archive), args->subject);
+    compliance::EraseCoordinatorOptions options = app::eraseOptions(app, archive);
+    options.alsoCitedBy = sharing.pins();
+    auto result = compliance::eraseSubject(options, args->subject);
     session.out() << (args->json ? json::toText(compliance::toJson(result)) + "\n"
                                  : compliance::describe(result));
     return kExitOk;

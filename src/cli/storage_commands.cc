@@ -8,6 +8,7 @@
 
 #include "app/home_record.h"
 #include "app/maintenance.h"
+#include "app/store_record.h"
 #include "command.h"
 #include "home_lock.h"
 #include "loom/sweep/archive.h"
@@ -80,6 +81,7 @@ Action setupSweep(CLI::App& command, Session& session) {
     if (auto why = app::contentStoreMismatch(app.config(), *app.contentStore())) {
       throw FailedPreconditionError("sweep refused, nothing was deleted: " + *why);
     }
+    app::SharingHomes sharing(app, "sweep refused, nothing was deleted");
     sweep::Archive archive(app.archiveStore());
     sweep::SweepOptions options;
     options.ttlMillis = args->ttlDays * kDay;
@@ -97,6 +99,7 @@ Action setupSweep(CLI::App& command, Session& session) {
       if (bar) bar(p);
     };
     sweep::SweepSources sources = app::sweepSources(app, archive);
+    for (sweep::PinSource& pins : sharing.pins()) sources.pins.push_back(std::move(pins));
     sweep::SweepReport report;
     try {
       report = sweep::sweepUnpinnedContent(*app.contentStore(), sources, options);
@@ -139,6 +142,8 @@ Action setupRetention(CLI::App& command, Session& session) {
     if (!args->config.empty()) session.loadConfig(args->config);
     app::App& app = session.app(false);
     HomeLock lock(app::storageLocation(app.config()), "retention run");
+    app::requireStoreOwnedOrShared(app.config(),
+                                   "retention run refused, nothing was archived or removed");
     const auto& retention = app.config().storage.retention;
     if (!retention) {
       throw FailedPreconditionError(

@@ -135,6 +135,11 @@ ContentDeletionPlan EraseCoordinator::planContentDeletion(const std::string& sub
       });
     });
   }
+  for (const sweep::PinSource& home : options_.alsoCitedBy) {
+    enumerating(subject, -1, [&] {
+      home.visitAddresses([&](std::string_view a) { citedBySnapshots.emplace(a); });
+    });
+  }
   // After the cutoff: every put the conditional delete would not spare is in the ledger.
   IdSet putByOthers;
   if (options_.ledger != nullptr) {

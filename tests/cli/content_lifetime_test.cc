@@ -512,10 +512,14 @@ TEST_F(ContentLifetimeCli, AStoreLostForGoodIsStartedAgainOnlyOnPurpose) {
   std::filesystem::remove(store);
   Outcome refused = loom({"erase", "alice", "--json"});
   EXPECT_EQ(refused.exitCode, 1) << refused.out;
-  EXPECT_NE(refused.error().find("touch " + store), std::string::npos) << refused.out;
+  std::string message = refused.error();
+  std::size_t advice = message.find("run: sqlite3 " + store + " \"");
+  ASSERT_NE(advice, std::string::npos) << message;
   EXPECT_FALSE(std::filesystem::exists(store));
 
-  std::ofstream{store};  // what the message says to do
+  // What the message says to do: an empty store with the id the home recorded.
+  std::string command = message.substr(advice + 5, message.find("')\"", advice) + 3 - advice - 5);
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
   Outcome erased = loom({"erase", "alice", "--json"});
   ASSERT_EQ(erased.exitCode, 0) << erased.err;
   EXPECT_EQ(erased.json().at("contentDeleted").at("deleted"), 0) << erased.out;

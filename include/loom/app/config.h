@@ -86,6 +86,10 @@ struct ContentStoreConfig {
   // Seal each blob under its subject's key (EncryptingContentStore, ADR 0143); needs
   // security.keys. Required for execution.claimCheck with security.crypto.
   bool sealed = false;
+  // More than one home uses this store on purpose (docs/operations.md): a home that finds it
+  // used by another deletes from it only when this is set, and the sweep and erasure then
+  // spare whatever any of those homes cites.
+  bool shared = false;
   // C++ only: use this store (the same object you hand sweepUnpinnedContent).
   std::shared_ptr<content::ContentStore> instance;
 };

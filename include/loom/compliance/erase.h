@@ -37,6 +37,7 @@
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
 #include "loom/sweep/archive.h"
+#include "loom/sweep/sweep.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 
@@ -84,6 +85,9 @@ struct EraseCoordinatorOptions {
   // Who put which blob (blob_ledger.h); null = none kept. With it, a blob another subject put
   // is never deleted and one the subject put is deleted even when no readable log cites it.
   BlobLedger* ledger = nullptr;
+  // Other homes that share the content store (storage.contentStore.shared): a blob any of them
+  // cites is kept, counted in keptCitedElsewhere.
+  std::vector<sweep::PinSource> alsoCitedBy;
 };
 
 struct ContentDeleted {
