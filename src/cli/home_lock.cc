@@ -57,6 +57,25 @@ bool stillAt(int fd, const std::string& path) {
          held.st_dev == named.st_dev && held.st_ino == named.st_ino;
 }
 
+[[noreturn]] void refuseHeld(const std::string& command, const std::string& holder,
+                            const std::string& what) {
+  throw FailedPreconditionError(
+      "`loom " + command + "` did not start: " +
+      (holder.empty() ? std::string("another maintenance command (`loom sweep`, `loom "
+                                    "erase`, `loom retention run` or `loom migrate-home`)")
+                      : "`loom " + holder + "`") +
+      " is running on this home (" + what + " is locked); wait for it to finish, then run again");
+}
+
+// The command named in <home>/maintenance.lock, read without opening it for writing.
+std::string namedHolder(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string holder = holderOf(fd);
+  ::close(fd);
+  return holder;
+}
+
 }  // namespace
 
 HomeLock::HomeLock(const app::StorageLocation& where, const std::string& command) {
@@ -65,19 +84,21 @@ HomeLock::HomeLock(const app::StorageLocation& where, const std::string& command
     return;
   }
   std::string path = (where.home / "maintenance.lock").string();
+  folder_ = UniqueFd(::open(where.home.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!folder_.valid()) {
+    throw UnavailableError("cannot open the home folder " + where.home.string() + " (" +
+                           std::error_code(errno, std::generic_category()).message() + ")");
+  }
+  if (::flock(folder_.get(), LOCK_EX | LOCK_NB) != 0) {
+    refuseHeld(command, namedHolder(path), "the home folder " + where.home.string());
+  }
   for (int attempt = 0;; ++attempt) {
     fd_ = openLockFile(path);
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       std::string holder = holderOf(fd_);
       ::close(fd_);
       fd_ = -1;
-      throw FailedPreconditionError(
-          "`loom " + command + "` did not start: " +
-          (holder.empty() ? std::string("another maintenance command (`loom sweep`, `loom "
-                                        "erase`, `loom retention run` or `loom migrate-home`)")
-                          : "`loom " + holder + "`") +
-          " is running on this home (" + path +
-          " is locked); wait for it to finish, then run again");
+      refuseHeld(command, holder, path);
     }
     if (stillAt(fd_, path)) break;
     ::close(fd_);  // removed or replaced meanwhile: the lock is the file now at the path

@@ -1,9 +1,12 @@
 // The home's maintenance lock, one for `loom sweep`, `loom erase`, `loom retention run` and
 // `loom migrate-home`: while one of them runs, another fails at once instead of racing it (a
 // retention that removes a live log while a sweep reads the logs, an erasure's deletes beside a
-// sweep's). flock(2) of <home>/maintenance.lock, which names the holding command, or, on
-// PostgreSQL, an advisory lock of the schema (so the commands on every machine exclude each
-// other); released when the process ends, even by a crash.
+// sweep's). flock(2) of the home folder itself, which no one can remove from under the holder
+// while it holds files (a removed maintenance.lock would free a lock on that file), and then
+// of <home>/maintenance.lock, which names the holding command (and excludes older builds); or,
+// on PostgreSQL, an advisory lock of the schema (so the commands on every machine exclude each
+// other). Released when the process ends, even by a crash. flock(2) of a folder on NFS is not
+// seen by other machines: run one home's maintenance from one machine (docs/operations.md).
 #pragma once
 
 #include <memory>
@@ -11,6 +14,7 @@
 
 #include "app/storage_location.h"
 #include "loom/postgres/postgres_admin.h"
+#include "util/unique_fd.h"
 
 namespace loom::cli {
 
@@ -32,6 +36,7 @@ class HomeLock {
 
  private:
   int fd_ = -1;
+  UniqueFd folder_;  // the home folder, flocked
   std::unique_ptr<postgres::MaintenanceLock> shared_;
 };
 

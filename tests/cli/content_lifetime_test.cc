@@ -534,6 +534,9 @@ TEST_F(ContentLifetimeCli, SweepEraseRetentionAndMigrateHomeShareOneLockNamingIt
   ASSERT_EQ(loom({"run", app, "--subject", "alice", "--id", "a1"}).exitCode, 0);
   std::string retention = dir_ / "retention.toml";
   { std::ofstream(retention) << "[storage.retention]\nafterDays = 0\n"; }
+  // Loom locks the home folder and names itself in maintenance.lock.
+  int folder = ::open(home_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_EQ(::flock(folder, LOCK_EX | LOCK_NB), 0);
   int fd = ::open((home_ + "/maintenance.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
@@ -548,7 +551,14 @@ TEST_F(ContentLifetimeCli, SweepEraseRetentionAndMigrateHomeShareOneLockNamingIt
     EXPECT_NE(refused.err.find("`loom erase` is running on this home"), std::string::npos)
         << command[0] << ": " << refused.err;
   }
+  // maintenance.lock removed while held: the folder's lock still stands.
   ::close(fd);
+  std::filesystem::remove(home_ + "/maintenance.lock");
+  Outcome removed = loom({"sweep", "--grace-hours", "0"});
+  EXPECT_EQ(removed.exitCode, 1) << removed.out;
+  EXPECT_NE(removed.err.find("the home folder " + home_ + " is locked"), std::string::npos)
+      << removed.err;
+  ::close(folder);
   Outcome log = loom({"log", "a1", "--json"});
   EXPECT_NE(log.out.find("fetch_report"), std::string::npos)
       << "neither erased nor archived meanwhile: " << log.err;
