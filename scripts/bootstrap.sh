@@ -9,6 +9,7 @@ packages=(
   libcli11-dev libtomlplusplus-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libpq-dev postgresql-15
   clang libclang-rt-14-dev
+  iproute2  # ss: a test reads the inspector server's listen backlog
 )
 
 # The inspector's browser test (tests/browser/) drives Debian's Chromium: scripts/test.sh asks

@@ -8,9 +8,12 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "serve.h"
+#include "serve_errors.h"
+#include "serve_front_door.h"
 #include "util/sigpipe_block.h"
 
 namespace loom::cli {
@@ -54,11 +57,45 @@ std::string readToken(const std::string& file) {
   return token;
 }
 
-void refuse(httplib::Response& res, int status, std::string_view code, const std::string& message) {
-  res.status = status;
+void refuse(httplib::Response& res, std::string_view code, const std::string& message) {
+  res.status = httpStatusOf(code);
   res.set_content(json::toText(json::object{
                       {"error", json::object{{"code", code}, {"message", message}}}}),
                   "application/json; charset=utf-8");
+}
+
+// The host of a Host header, which must be exactly host[:port] (RFC 9110 7.2): a name of
+// letters, digits, '-' and '.', an IPv4 address, or an IPv6 address in brackets, then at most
+// a decimal port. Anything else ('127.0.0.1:80@evil.example', a path, userinfo, spaces) is
+// nullopt, never a prefix of it.
+std::optional<std::string> hostName(std::string_view host) {
+  std::string_view name = host, port;
+  if (host.starts_with('[')) {
+    std::size_t close = host.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    name = host.substr(1, close - 1);
+    std::string_view rest = host.substr(close + 1);
+    if (!rest.empty() && !rest.starts_with(':')) return std::nullopt;
+    if (!rest.empty()) port = rest.substr(1);
+    if (name.empty() || name.find_first_not_of("0123456789abcdefABCDEF:.") != std::string_view::npos) {
+      return std::nullopt;
+    }
+  } else {
+    std::size_t colon = host.find(':');
+    if (colon != std::string_view::npos) {
+      name = host.substr(0, colon);
+      port = host.substr(colon + 1);
+      if (port.empty()) return std::nullopt;
+    }
+    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                               "0123456789-.") != std::string_view::npos) {
+      return std::nullopt;
+    }
+  }
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::string(name);
 }
 
 // The host[:port] of an Origin header ("https://h:1" -> "h:1"); empty when it has none.
@@ -81,7 +118,7 @@ httplib::Server::HandlerResponse checkAccess(const ServeOptions& options,
   if (!options.token.empty() && api) {
     std::string given = req.get_header_value("Authorization");
     if (given.rfind("Bearer ", 0) != 0 || !equalTokens(given.substr(7), options.token)) {
-      refuse(res, 401, "unauthenticated",
+      refuse(res, "unauthenticated",
              "this server needs its token: send `Authorization: Bearer <token>` (open the page "
              "as http://HOST:PORT/#token=<token>)");
       return Handled::Handled;
@@ -89,10 +126,9 @@ httplib::Server::HandlerResponse checkAccess(const ServeOptions& options,
   }
   if (options.token.empty()) {
     std::string host = req.get_header_value("Host");
-    std::string name = host.substr(0, host.rfind(':'));
-    if (name.size() > 1 && name.front() == '[') name = name.substr(1, name.size() - 2);
-    if (!isLoopback(name)) {
-      refuse(res, 403, "forbidden",
+    std::optional<std::string> name = hostName(host);
+    if (!name || !isLoopback(*name) || req.get_header_value_count("Host") != 1) {
+      refuse(res, "forbidden",
              "Host '" + host + "' is not this loopback server's address; open it as "
              "http://127.0.0.1:" + std::to_string(options.port) + "/");
       return Handled::Handled;
@@ -100,14 +136,14 @@ httplib::Server::HandlerResponse checkAccess(const ServeOptions& options,
   }
   if (req.method != "POST") return Handled::Unhandled;
   if (options.readOnly) {
-    refuse(res, 403, "readOnly", "this server runs with --read-only: it changes nothing");
+    refuse(res, "readOnly", "this server runs with --read-only: it changes nothing");
     return Handled::Handled;
   }
   std::string origin = req.get_header_value("Origin");
   if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0 ||
       req.get_header_value("X-Loom-Request") != "1" ||
       (!origin.empty() && originHost(origin) != req.get_header_value("Host"))) {
-    refuse(res, 403, "forbidden",
+    refuse(res, "forbidden",
            "a request that changes something needs `Content-Type: application/json` and "
            "`X-Loom-Request: 1`, and no Origin but this server's own");
     return Handled::Handled;
@@ -116,11 +152,11 @@ httplib::Server::HandlerResponse checkAccess(const ServeOptions& options,
 }
 
 // Stops `server` on SIGINT or SIGTERM: both are blocked in every thread and taken here.
-void stopOnSignal(httplib::Server& server, sigset_t signals) {
+void stopOnSignal(FrontDoorServer& server, sigset_t signals) {
   std::thread([&server, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
-    server.stop();
+    server.stopServing();
   }).detach();
 }
 
@@ -174,13 +210,11 @@ Action setupServe(CLI::App& command, Session& session) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // the server's threads inherit the mask
     SigpipeBlock noSigpipe;
-    httplib::Server server;
-    // One request per connection: a request refused before its body is read must not leave
-    // that body to be parsed as the next request (a smuggled POST past the CSRF checks).
-    server.set_keep_alive_max_count(1);
+    // One request per connection (the front door routes one): a request refused before its
+    // body is read must not leave that body to be parsed as the next request (a smuggled POST
+    // past the CSRF checks).
+    FrontDoorServer server;
     server.set_payload_max_length(kMaxRequestBytes);  // larger bodies: 413
-    server.set_read_timeout(5, 0);
-    server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
     InspectorRoutes routes(session, options);
     routes.install(server);
     server.set_pre_routing_handler(
@@ -203,7 +237,7 @@ Action setupServe(CLI::App& command, Session& session) {
     session.out() << "loom serve: http://" << options.bind << ":" << port << "/ over "
                   << session.location().describe() << (options.readOnly ? " (read-only)" : "")
                   << std::endl;
-    server.listen_after_bind();
+    server.serve(FrontDoorLimits{.threads = kServerThreads, .maxBodyBytes = kMaxRequestBytes});
     return kExitOk;
   };
 }

@@ -17,6 +17,7 @@
 #include "loom/agent/approval.h"
 #include "loom/kernel/event_store.h"
 #include "serve.h"
+#include "serve_errors.h"
 #include "serve_page.h"
 
 extern char** environ;
@@ -44,16 +45,6 @@ void replyError(Response& res, int status, std::string_view code, const std::str
   reply(res, status, json::object{{"error", json::object{{"code", code}, {"message", message}}}});
 }
 
-int statusOfCode(std::string_view code) {
-  if (code == "invalidArgument" || code == "config") return 400;
-  if (code == "notFound") return 404;
-  if (code == "failedPrecondition" || code == "conflict" || code == "alreadyExists" ||
-      code == "stopped")
-    return 409;
-  if (code == "unavailable" || code == "deadlineExceeded") return 503;
-  return 500;
-}
-
 // A handler's errors as the API's error objects: a sealed event is `sealed`, every other
 // loom::Error its code.
 template <typename Fn>
@@ -65,7 +56,7 @@ httplib::Server::Handler guarded(Fn fn) {
       replyError(res, 403, "sealed", e.what());
     } catch (const Error& e) {
       std::string_view code = errorCodeName(e.code());
-      replyError(res, statusOfCode(code), code, e.what());
+      replyError(res, httpStatusOf(code), code, e.what());
     } catch (const std::exception& e) {
       replyError(res, 500, "internal",
                  std::string("internal error: ") + e.what() + "; this is a bug in Loom");
@@ -269,7 +260,7 @@ void replyOperation(Response& res, const OperationResult& op) {
     message = std::string(fields->at("message").get_string());
   }
   if (message.empty()) message = "the command failed with exit code " + std::to_string(op.exitCode);
-  replyError(res, statusOfCode(code), code, message);
+  replyError(res, httpStatusOf(code), code, message);
 }
 
 }  // namespace
