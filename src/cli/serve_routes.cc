@@ -454,6 +454,7 @@ void InspectorRoutes::readBlob(const Request& req, Response& res) {
   }
   kernel::appendControlAtEnd(
       store, kernel::ControlEvent{.type = "BLOB_READ",
+                                  .atMillis = systemClock()->nowMillis(),
                                   .data = json::object{{"execution", id},
                                                        {"address", address},
                                                        {"by", "loom serve"},

@@ -29,7 +29,8 @@ std::vector<std::string> addressesOf(const json::object& data,
 std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
                                            const std::string& subject) {
   std::optional<ErasureRecord> latest;
-  for (const auto& e : events.readControl(1)) {
+  for (const auto& e : events.readControlOfTypes(
+           {std::string(kIntendedType), std::string(kShreddedType), std::string(kDeletedType)})) {
     bool intended = e.type == kIntendedType, shredded = e.type == kShreddedType,
          deleted = e.type == kDeletedType;
     if (!intended && !shredded && !deleted) continue;
@@ -66,8 +67,7 @@ int64_t journal(kernel::EventStore& events, std::string_view type, json::object 
 
 std::map<std::string, int64_t, std::less<>> shredTimes(const kernel::EventStore& events) {
   std::map<std::string, int64_t, std::less<>> at;
-  for (const auto& e : events.readControl(1)) {
-    if (e.type != kShreddedType) continue;
+  for (const auto& e : events.readControlOfTypes({std::string(kShreddedType)})) {
     const auto* subject = e.data.if_contains("subject");
     if (subject != nullptr && subject->is_string()) {
       int64_t& t = at[std::string(subject->get_string())];

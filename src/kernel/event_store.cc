@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "loom/util/clock.h"
 #include "loom/util/error.h"
 
 namespace loom::kernel {
@@ -15,11 +16,25 @@ std::vector<Event> EventStore::read(const std::string& executionId, int64_t from
   return out;
 }
 
+int64_t EventStore::lastControlSeq() const {
+  auto log = readControl(1);
+  return log.empty() ? 0 : log.back().seq;
+}
+
+std::vector<ControlEvent> EventStore::readControlOfTypes(const std::vector<std::string>& types,
+                                                         int64_t fromSeq) const {
+  std::vector<ControlEvent> out;
+  for (auto& e : readControl(fromSeq)) {
+    if (std::find(types.begin(), types.end(), e.type) != types.end()) out.push_back(std::move(e));
+  }
+  return out;
+}
+
 int64_t appendControlAtEnd(EventStore& store, ControlEvent event) {
   constexpr int kMaxRounds = 100;
+  if (event.atMillis == 0) event.atMillis = systemClock()->nowMillis();  // every one is dated
   for (int round = 0;; ++round) {
-    auto log = store.readControl(1);
-    int64_t seq = log.empty() ? 1 : log.back().seq + 1;
+    int64_t seq = store.lastControlSeq() + 1;
     try {
       store.appendControl(seq, {event});
       return seq;

@@ -501,6 +501,39 @@ std::vector<ControlEvent> SqliteEventStore::readControl(int64_t fromSeq) const {
   return out;
 }
 
+int64_t SqliteEventStore::lastControlSeq() const {
+  auto db = impl_->reader();
+  StatementUse select(db->prepare("SELECT COALESCE(MAX(seq), 0) FROM control"));
+  select->step("read the control log's end");
+  return select->int64(0);
+}
+
+std::vector<ControlEvent> SqliteEventStore::readControlOfTypes(
+    const std::vector<std::string>& types, int64_t fromSeq) const {
+  // One statement per type through the index (and one for the rows that do not read, which
+  // throw below): the cost grows with the rows returned, not with the log.
+  std::vector<std::string> wanted = types;
+  wanted.emplace_back("?");
+  auto db = impl_->reader();
+  static const std::string sql = std::string("SELECT seq, body, checksum FROM control WHERE (") +
+                                 schema::kControlTypeExpression + ") = ?1 AND seq >= ?2";
+  std::vector<ControlEvent> out;
+  for (const std::string& type : wanted) {
+    StatementUse select(db->prepare(sql.c_str()));
+    select->bind(1, std::string_view(type));
+    select->bind(2, fromSeq);
+    while (select->step("read the control log")) {
+      int64_t seq = select->int64(0);
+      verifyControlRowChecksum(
+          seq, select->text(1),
+          select->isNull(2) ? std::nullopt : std::optional<int64_t>(select->int64(2)));
+      out.push_back(controlEventFromText(seq, select->text(1)));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return out;
+}
+
 Lease SqliteEventStore::acquireLease(const LeaseRequest& request) {
   Lease granted;
   WriteRequest r;

@@ -101,6 +101,10 @@ void checkEventSchema(Db& db) {
 
 }  // namespace
 
+const char* const kControlTypeExpression =
+    "CASE WHEN json_valid(body) AND json_type(body, '$.type') = 'text' "
+    "THEN json_extract(body, '$.type') ELSE '?' END";
+
 const char* const kExecutionColumns =
     "id, workflow, subject, status, started_at, ended_at, next_seq, steps, log_bytes, "
     "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, "
@@ -115,6 +119,11 @@ void prepareSchema(Db& db) {
     checkEventSchema(db);
     db.exec(kCreateTables, "create tables");
     addChecksumColumns(db);
+    // Built once over an older home's control log, in this transaction.
+    db.exec((std::string("CREATE INDEX IF NOT EXISTS control_by_type ON control ((") +
+             kControlTypeExpression + "), seq)")
+                .c_str(),
+            "index the control log by type");
     db.exec("COMMIT", "commit schema");
   } catch (...) {
     // The error being thrown is the one to report; a failed rollback leaves nothing to undo.

@@ -4,7 +4,7 @@
 //   executions(id PK, workflow, subject, status, started_at, ended_at, next_seq, steps,
 //              log_bytes, state_bytes, <the FoldSizes fields>)
 //   events(execution_id, seq, body, checksum, PK(execution_id, seq)) WITHOUT ROWID
-//   control(seq PK, body, checksum)
+//   control(seq PK, body, checksum), index control_by_type(kControlTypeExpression, seq)
 //   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
 //          acquired_at, renewed_at, expires_at, released)  -- docs/spec/leases.md
 // checksum is log_check.h's rowChecksum of the row; NULL in rows written before it existed.
@@ -23,6 +23,10 @@ namespace loom::kernel::schema {
 using loom::sqlite::Db;
 using loom::sqlite::Statement;
 using loom::sqlite::StatementUse;
+
+// A control row's type as its index holds it: the body's "type", or '?' when the body is not
+// JSON with a string type (a corrupt row, which every typed read returns so that it throws).
+extern const char* const kControlTypeExpression;
 
 // Puts the database in WAL mode, creates the tables when missing and records EVENT_SCHEMA in
 // a new database, adding the checksum columns to a database written before them. Throws

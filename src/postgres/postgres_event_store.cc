@@ -396,6 +396,14 @@ int64_t PostgresEventStore::appendControl(int64_t expectedNextSeq,
   });
 }
 
+int64_t PostgresEventStore::lastControlSeq() const {
+  Result r = withConnection(impl_->pool, [&](Connection& conn) {
+    return conn.exec("SELECT COALESCE(MAX(seq), 0) FROM control", {},
+                     "read the control log's end");
+  });
+  return r.int64(0, 0);
+}
+
 std::vector<ControlEvent> PostgresEventStore::readControl(int64_t fromSeq) const {
   Result r = withConnection(impl_->pool, [&](Connection& conn) {
     return conn.exec("SELECT seq, body, checksum FROM control WHERE seq >= $1 ORDER BY seq",

@@ -90,6 +90,17 @@ std::vector<kernel::ControlEvent> SimEventStore::readControl(int64_t fromSeq) co
   return ForwardingEventStore::readControl(fromSeq);
 }
 
+int64_t SimEventStore::lastControlSeq() const {
+  at_.beforeRead();
+  return ForwardingEventStore::lastControlSeq();
+}
+
+std::vector<kernel::ControlEvent> SimEventStore::readControlOfTypes(
+    const std::vector<std::string>& types, int64_t fromSeq) const {
+  at_.beforeRead();
+  return ForwardingEventStore::readControlOfTypes(types, fromSeq);
+}
+
 std::optional<kernel::Lease> SimEventStore::currentLease(const std::string& executionId) const {
   at_.beforeRead();
   return ForwardingEventStore::currentLease(executionId);

@@ -72,6 +72,9 @@ class SimEventStore : private detail::OwnedEventStore, public kernel::Forwarding
   std::optional<kernel::ExecutionInfo> info(const std::string& executionId) const override;
   std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override;
   std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
+  int64_t lastControlSeq() const override;
+  std::vector<kernel::ControlEvent> readControlOfTypes(const std::vector<std::string>& types,
+                                                       int64_t fromSeq = 1) const override;
   std::optional<kernel::Lease> currentLease(const std::string& executionId) const override;
 
   // The runner's process died: what an embedded log staged and has not committed is dropped

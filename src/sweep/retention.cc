@@ -283,8 +283,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
 
 void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive) {
   std::vector<std::string> present = archive.segmentNames();  // sorted
-  for (const auto& e : store.readControl(1)) {
-    if (e.type != "RETENTION_RUN" && e.type != "RETENTION_ARCHIVED") continue;
+  for (const auto& e : store.readControlOfTypes({"RETENTION_RUN", "RETENTION_ARCHIVED"})) {
     std::vector<std::string> names;
     const json::value* segment = e.data.if_contains("segment");
     if (segment != nullptr && segment->is_string()) names.emplace_back(segment->get_string());

@@ -19,45 +19,6 @@
 namespace loom::testing {
 namespace {
 
-const std::string kTools = std::string(LOOM_SOURCE_DIR) + "/examples/agents/tools/";
-
-// An agent app: turn 1 calls `search` (untrusted: its result is tainted) and `fetch_report`
-// (claim-checked: its 1.5-4 kB result is offloaded), turn 2 calls `publish` (needs approval),
-// turn 3 answers.
-void writeAgentApp(const TempDir& dir) {
-  std::ofstream(dir / "script.json") << R"({"turns": [
-    {"toolCalls": [{"name": "search", "arguments": {"query": "revenue"}},
-                   {"name": "fetch_report", "arguments": {"page": 2}}]},
-    {"toolCalls": [{"name": "publish", "arguments": {"pages": 1}}]},
-    {"answer": "Published."}]})";
-  std::ofstream(dir / "agent.toml") << R"([agent]
-name = "inspect"
-prompt = "Read page 2, then publish."
-[model]
-kind = "scripted"
-script = "script.json"
-[[tools]]
-name = "search"
-description = "Searches the reports."
-command = [")" + kTools + R"(search"]
-untrusted = true
-[[tools]]
-name = "fetch_report"
-description = "Fetches one page."
-command = [")" + kTools + R"(fetch_report"]
-[[tools]]
-name = "publish"
-description = "Publishes."
-command = [")" + kTools + R"(publish"]
-requiresApproval = true
-[storage.contentStore]
-kind = "filesystem"
-[execution.claimCheck]
-store = "default"
-toolIds = ["fetch_report"]
-inlineCapBytes = 256
-)";
-}
 
 
 TEST_F(ServeCli, ListsRunsByStatusPageByPage) {

@@ -259,6 +259,29 @@ TEST_P(EventStoreConformance, ControlLogAppendsReadsAndConflicts) {
   EXPECT_TRUE(store().readControl(4).empty());
 }
 
+// The end of the log and the events of chosen types, as the sweep, erasure and every run
+// listing read them: the same events readControl holds, in order.
+TEST_P(EventStoreConformance, ControlLogEndAndEventsOfTypes) {
+  EXPECT_EQ(0, store().lastControlSeq());
+  EXPECT_TRUE(store().readControlOfTypes({"SUBJECT_SHREDDED"}).empty());
+  store().appendControl(1, {control("BLOB_READ", "a"), control("SUBJECT_SHREDDED", "alice"),
+                            control("BLOB_READ", "b"), control("RETENTION_RUN", "x"),
+                            control("SUBJECT_SHREDDED", "bob")});
+  EXPECT_EQ(5, store().lastControlSeq());
+  auto shreds = store().readControlOfTypes({"SUBJECT_SHREDDED"});
+  ASSERT_EQ(2u, shreds.size());
+  EXPECT_EQ(2, shreds[0].seq);
+  EXPECT_EQ("bob", shreds[1].data.at("subject").get_string());
+  auto two = store().readControlOfTypes({"RETENTION_RUN", "SUBJECT_SHREDDED"}, 3);
+  ASSERT_EQ(2u, two.size());
+  EXPECT_EQ(4, two[0].seq);
+  EXPECT_EQ("RETENTION_RUN", two[0].type);
+  EXPECT_EQ(5, two[1].seq);
+  EXPECT_TRUE(store().readControlOfTypes({"RETENTION_ARCHIVED"}).empty());
+  EXPECT_EQ(6, kernel::appendControlAtEnd(store(), control("BLOB_READ", "c")));
+  EXPECT_EQ(6, store().lastControlSeq());
+}
+
 TEST_P(EventStoreConformance, ControlLogRefusesUnknownTypesAndEmptyBatches) {
   EXPECT_THROW(store().appendControl(1, {control("RETENTION_RUN", "x"), control("NOPE", "x")}),
                InvalidArgumentError);

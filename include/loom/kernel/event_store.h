@@ -72,6 +72,15 @@ class EventStore {
   // event needs no particular type.
   virtual int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) = 0;
   virtual std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const = 0;
+  // The seq of the last control event, 0 when there is none. Stores answer from their index
+  // (a cost that does not grow with the log); the default reads the whole log.
+  virtual int64_t lastControlSeq() const;
+  // The control events whose type is one of `types`, seq >= fromSeq, in order; a row that does
+  // not read (corrupt) throws as readControl does. Stores answer from an index of types, so
+  // the cost grows with the events returned, not with the log (which BLOB_READ events fill);
+  // the default filters readControl.
+  virtual std::vector<ControlEvent> readControlOfTypes(const std::vector<std::string>& types,
+                                                       int64_t fromSeq = 1) const;
 
   // Leases. acquireLease takes the lease as LeaseRequest says, with a token greater than
   // every earlier token of the execution (which need not exist yet), and returns it; when a

@@ -34,6 +34,11 @@ class ForwardingEventStore : public EventStore {
   std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const override {
     return target_.readControl(fromSeq);
   }
+  int64_t lastControlSeq() const override { return target_.lastControlSeq(); }
+  std::vector<ControlEvent> readControlOfTypes(const std::vector<std::string>& types,
+                                               int64_t fromSeq = 1) const override {
+    return target_.readControlOfTypes(types, fromSeq);
+  }
   Lease acquireLease(const LeaseRequest& request) override {
     return target_.acquireLease(request);
   }

@@ -82,6 +82,9 @@ class SqliteEventStore : public EventStore {
   bool remove(const std::string& executionId) override;
   int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) override;
   std::vector<ControlEvent> readControl(int64_t fromSeq = 1) const override;
+  int64_t lastControlSeq() const override;
+  std::vector<ControlEvent> readControlOfTypes(const std::vector<std::string>& types,
+                                               int64_t fromSeq = 1) const override;
   // Lease writes go through group commit too (durable as appends are).
   Lease acquireLease(const LeaseRequest& request) override;
   Lease renewLease(const Lease& lease, int64_t ttlMillis) override;

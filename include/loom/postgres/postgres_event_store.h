@@ -53,6 +53,7 @@ class PostgresEventStore : public kernel::EventStore {
   bool remove(const std::string& executionId) override;
   int64_t appendControl(int64_t expectedNextSeq, std::vector<kernel::ControlEvent> events) override;
   std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
+  int64_t lastControlSeq() const override;
   kernel::Lease acquireLease(const kernel::LeaseRequest& request) override;
   kernel::Lease renewLease(const kernel::Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const kernel::Lease& lease) override;
