@@ -18,6 +18,25 @@
 namespace loom::app {
 namespace {
 
+// A master key beside the data it protects protects nothing: a copy or backup of the home
+// carries both (docs/compliance.md). Refused before it is read.
+void requireKeyFileOutsideHome(const Config& config) {
+  if (!config.security.keys->file || !config.storage.url.empty()) return;
+  std::error_code ec;
+  std::filesystem::path file = std::filesystem::weakly_canonical(*config.security.keys->file, ec);
+  if (ec) return;  // loadMasterKey names what is wrong with it
+  std::filesystem::path home = std::filesystem::weakly_canonical(config.storage.home, ec);
+  if (ec) return;
+  std::filesystem::path relative = file.lexically_relative(home);
+  if (relative.empty() || *relative.begin() == "..") return;
+  throw ConfigError("security.keys.file: " + *config.security.keys->file +
+                    " lies inside the home " + config.storage.home +
+                    ": a copy or backup of the home would carry the key that unseals it, and "
+                    "erasing a subject would not make their data unreadable there. Move the "
+                    "key out of the home (e.g. /etc/loom/master.key, mode 600) and point "
+                    "security.keys.file at it, or use security.keys.env");
+}
+
 using Layers = std::vector<std::shared_ptr<effects::Middleware>>;
 
 // The claim-check slot (ADR 0140 D5): just inside the kill switch and OUTSIDE redaction and
@@ -150,7 +169,10 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   markSecretVariables(*config);  // before any tool or MCP server can be started
   // The master key is read before anything exists: a missing one stops boot here.
   std::optional<MasterKey> masterKey;
-  if (config->security.keys) masterKey.emplace(compliance::loadMasterKey(*config->security.keys));
+  if (config->security.keys) {
+    requireKeyFileOutsideHome(*config);
+    masterKey.emplace(compliance::loadMasterKey(*config->security.keys));
+  }
 
   // 3. Create the home and open the stores.
   auto app = std::unique_ptr<App>(new App());

@@ -29,7 +29,9 @@ void addSecurityKeyRows(std::vector<OptionRow>& rows) {
   }
   {
     OptionRow& r = addOptionRow(rows, "security.keys.file", OptionType::kString,
-                          "A file holding the master key (64 hex digits).");
+                          "A file holding the master key (64 hex digits), mode 600, outside the "
+                          "home: a file inside it is refused, since every copy or backup of the "
+                          "home would carry it.");
     r.set = [](Config& c, OptionValue v) { keys(c).file = std::get<std::string>(v); };
   }
   {

@@ -36,6 +36,35 @@ class ComplianceCli : public ::testing::Test {
   std::vector<std::string> env{"LOOM_MASTER_KEY=" + masterKey(dir)};
 };
 
+// A key file inside the home (mode 600, readable) would travel with every copy and backup of
+// the data it seals: refused before anything is written, naming the file and where to put it.
+TEST_F(ComplianceCli, AMasterKeyFileInsideTheHomeIsRefused) {
+  std::filesystem::create_directories(home);
+  std::string key = home + "/master.key";
+  {
+    std::ofstream out(key);
+    out << masterKey(dir) << "\n";
+  }
+  std::filesystem::permissions(key, std::filesystem::perms::owner_read |
+                                        std::filesystem::perms::owner_write);
+  std::string config = dir / "keys.toml";
+  std::ofstream(config) << "[security.keys]\nfile = \"" << key << "\"\n\n[compliance.erase]\n";
+  Outcome refused = loom({"run", "example.steps", "--config", config, "--subject", "alice",
+                          "--input", R"({"steps": 1, "sleepMs": 0})"});
+  EXPECT_EQ(refused.exitCode, 1) << refused.out;
+  EXPECT_NE(refused.err.find("security.keys.file: " + key + " lies inside the home"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(home + "/loom.db")) << "nothing was written";
+  std::filesystem::rename(key, dir / "master.key");  // moved out, as the message says
+  std::ofstream(config) << "[security.keys]\nfile = \"" << dir / "master.key"
+                        << "\"\n\n[compliance.erase]\n";
+  EXPECT_EQ(loom({"run", "example.steps", "--config", config, "--subject", "alice", "--input",
+                  R"({"steps": 1, "sleepMs": 0})"})
+                .exitCode,
+            0);
+}
+
 TEST_F(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
   ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1", "--prompt",
                   "alice-secret-prompt"}).exitCode, 0);
