@@ -241,6 +241,10 @@ class Worker {
     const std::string& id = claim.executionId;
     std::string outcome;
     bool failed = false;
+    // The claim fences every other runner out: a run not ended now ends, if it ends, by
+    // this worker's child. One that ended between the listing and the claim was reported by
+    // whoever ended it, so this worker says nothing of it.
+    if (endedBeforeTheClaim(claim)) return;
     try {
       UniqueFd err = scratchFile("loom worker");
       std::vector<std::string> argv{child_.program};
@@ -265,6 +269,20 @@ class Worker {
       backoff_.erase(id);
     }
     sayLocked("worker: " + id + ": " + outcome);
+  }
+
+  bool endedBeforeTheClaim(const kernel::Lease& claim) {
+    std::optional<kernel::ExecutionInfo> info;
+    try {
+      info = store_.info(claim.executionId);
+    } catch (const Error&) {
+      return false;  // the child meets the same error and says it
+    }
+    if (!info || !kernel::isEnded(info->status)) return false;
+    releaseClaim(claim);
+    std::lock_guard lock(mu_);
+    running_.erase(claim.executionId);
+    return true;
   }
 
   // What the child's run came to: the execution's status now, or why it is still runnable.
