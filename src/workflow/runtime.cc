@@ -56,8 +56,8 @@ RunResult endedResult(const kernel::ExecutionInfo& info, const kernel::EventStor
   RunResult r;
   r.id = info.id;
   r.status = info.status;
-  // The result sits in the last event; read it rather than replay the log.
-  store.scan(info.id, info.nextSeq - 1, [&](const kernel::Event& e) {
+  // Read whole (not only the last event): a corrupt row is refused as `loom log` refuses it.
+  store.scan(info.id, 1, [&](const kernel::Event& e) {
     refuseErased(info.id, e);
     if (e.type == EventType::kExecutionCompleted) r.output = e.data.at("output");
     if (e.type == EventType::kExecutionFailed) r.error = e.data.at("error");

@@ -87,6 +87,15 @@ TEST_F(LogCorruption, ADeletedRowIsAGapThatResumeRefusesInsteadOfRunningTheStepA
   EXPECT_EQ(readLines(witness).size(), ran) << "a step recorded before the gap ran again";
 }
 
+// An ended run's resume prints its recorded result: it reads the whole log to do so, and
+// refuses a corrupt row as `log` and `state` do, instead of exiting 0 over it.
+TEST_F(LogCorruption, AResumeOfAnEndedRunRefusesACorruptRowAsLogAndStateDo) {
+  run("ended");
+  sql("UPDATE events SET body = replace(body, 'STEP_COMPLETED', 'STEP_COMPLETED ') "
+      "WHERE execution_id = 'ended' AND seq = 3");
+  expectRefusedEverywhere("ended", 3, "checksum does not match");
+}
+
 TEST_F(LogCorruption, AMissingLastRowIsAGapToo) {
   run("tail");
   sql("DELETE FROM events WHERE execution_id = 'tail' AND seq = 5");
