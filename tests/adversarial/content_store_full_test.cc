@@ -83,9 +83,13 @@ TEST(ContentStoreFull, AResultThatCannotBeStoredParksTheRunAndResumeCompletesAft
   ASSERT_EQ(log.exitCode, 0) << log.err;
   EXPECT_EQ(log.out.find("STEP_FAILED"), std::string::npos) << "a stored-nothing call was "
                                                                "recorded as the tool's failure";
-  Outcome again = runLoom({"--home", home, "resume", "r", "--json"}, dir, env);
+  Outcome again = runLoom({"--home", home, "resume", "r"}, dir, env);  // as a person reads it
   ASSERT_EQ(again.exitCode, 0) << again.err;
-  EXPECT_EQ(again.json().at("status"), "parked") << "still no room: it parks again";
+  EXPECT_NE(again.out.find("status:   parked (contentStoreUnavailable"), std::string::npos)
+      << "still no room: it parks again: " << again.out;
+  EXPECT_NE(again.out.find("No space left on device"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("then loom retry r"), std::string::npos)
+      << "the message names the run and the command that continues it: " << again.out;
   EXPECT_EQ(readLines(witness).size(), ran + 1) << "only the unstored call ran again";
 
   ASSERT_TRUE(disk.grow(4 << 20)) << std::strerror(errno);
