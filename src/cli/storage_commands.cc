@@ -160,7 +160,8 @@ Action setupRetention(CLI::App& command, Session& session) {
     if (report.damagedSegments.empty()) return kExitOk;
     // Done, but the sweep, erasure and export now refuse the damaged segments: say so by the
     // exit status too, for a cron job or a script.
-    std::cerr << "loom retention run: finished, but " << report.damagedSegments.size()
+    std::cerr << "loom retention run: " << (args->dryRun ? "dry run: " : "finished, but ")
+              << report.damagedSegments.size()
               << " archive segment(s) did not read back whole (" << *report.damagedSegments.begin()
               << (report.damagedSegments.size() > 1 ? ", ..." : "")
               << "); the sweep, erasure and export refuse them: restore them from a backup "

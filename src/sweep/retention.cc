@@ -181,6 +181,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   std::vector<std::string> ids;
   std::unique_ptr<ArchiveWriter> writer;
   auto archiveAnew = [&](const kernel::ExecutionInfo& info) {
+    if (options.dryRun) return;  // a dry run checks the copies it would rely on, writes nothing
     if (!writer) {
       writer = std::make_unique<ArchiveWriter>(
           archiveStore, ArchiveWriterOptions{options.clock, options.compressionLevel});
@@ -201,7 +202,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
     ++r.scanned;
     r.bytesBefore += info.logBytes;
     ids.push_back(info.id);
-    if (options.dryRun || !options.archive) return;
+    if (!options.archive) return;
     auto copy = archived.find(info.id);
     if (copy != archived.end() && copy->second.matches(info)) {
       if (readsBackAsLive(store, archive, copy->second.segment, info.id, segments)) {
@@ -330,8 +331,15 @@ std::string describe(const RetentionReport& r) {
                     " of live log)\n";
   if (r.dryRun) {
     if (r.scanned == 0) return out + "  dry run: nothing to do\n";
-    return out + "  dry run: would " + (r.archive ? "archive them into a new segment and " : "") +
+    out += "  dry run: would " + std::string(r.archive ? "archive them into a new segment and " : "") +
            "remove their live logs; nothing was changed\n";
+    for (const auto& damaged : r.damagedSegments) {
+      out += "  segment " + damaged +
+             " does not read back whole: a real run would archive the selected logs it holds "
+             "again and leave it as it is; the sweep, erasure and export refuse it until it is "
+             "restored from a backup\n";
+    }
+    return out;
   }
   if (!r.segmentPath.empty()) {
     out += "  archived " + std::to_string(r.archived) + " into " + r.segmentPath + " (" +

@@ -164,6 +164,17 @@ TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
     damage.seekp(48);  // inside the execution's block, after the file header
     damage.put('\xff');
   }
+  // A dry run reports what the real run would refuse, and changes nothing.
+  Outcome dry =
+      runLoom({"--home", home, "retention", "run", "--config", config, "--dry-run"}, dir);
+  EXPECT_EQ(dry.exitCode, 1) << dry.out;
+  EXPECT_NE(dry.out.find("segment " + segments[0].filename().string() +
+                         " does not read back whole: a real run would archive"),
+            std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.err.find("dry run: 1 archive segment(s) did not read back whole"),
+            std::string::npos)
+      << dry.err;
   Outcome again = runLoom({"--home", home, "retention", "run", "--config", config, "--json"}, dir);
   EXPECT_EQ(again.exitCode, 1) << again.out;
   EXPECT_EQ(again.json().at("removed").as_int64(), 1) << "it finished";
