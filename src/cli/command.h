@@ -86,6 +86,10 @@ class Session {
   app::StorageLocation location() const;
   // Refuses (NotFoundError naming --home) when the home has no loom.db: nothing ran there.
   void requireDatabase() const;
+  // Closes every store this session opened (the next use reopens them, as a new process
+  // would): a long-lived server does so after a failed flush, which stops every write of this
+  // process to the file until its last connection closes.
+  void closeStores();
 
   // Loads the agent app at `file` and registers it; its config is what runtime() boots.
   // Throws ConfigValidationError listing the file's problems. Call before runtime().

@@ -44,6 +44,10 @@ class InspectorRoutes {
   InspectorRoutes(Session& session, ServeOptions options);
   // Adds every route to `server`.
   void install(httplib::Server& server);
+  // Before each request: after a failed flush (a disk error) this process writes nothing more
+  // to the file until every connection to it closes, so the server closes its stores and the
+  // request reopens them, as a restarted server would. A disk still failing fails again.
+  void recoverAfterFailedFlush();
 
  private:
   void readBlob(const httplib::Request& req, httplib::Response& res);

@@ -218,7 +218,8 @@ Action setupServe(CLI::App& command, Session& session) {
     InspectorRoutes routes(session, options);
     routes.install(server);
     server.set_pre_routing_handler(
-        [&options](const httplib::Request& req, httplib::Response& res) {
+        [&options, &routes](const httplib::Request& req, httplib::Response& res) {
+          routes.recoverAfterFailedFlush();
           return checkAccess(options, req, res);
         });
     int port = options.port;

@@ -18,6 +18,7 @@
 #include "loom/kernel/event_store.h"
 #include "serve.h"
 #include "serve_errors.h"
+#include "util/sqlite_db.h"
 #include "serve_page.h"
 
 extern char** environ;
@@ -438,6 +439,12 @@ void InspectorRoutes::install(httplib::Server& server) {
     reply(res, 200, json::object{{"blobs", blobs}, {"bytes", bytes}});
   }));
   installOperations(server);
+}
+
+void InspectorRoutes::recoverAfterFailedFlush() {
+  if (!sqlite::anyFlushFailed()) return;
+  std::lock_guard lock(mu_);
+  if (sqlite::anyFlushFailed()) session_.closeStores();
 }
 
 void InspectorRoutes::readBlob(const Request& req, Response& res) {

@@ -105,6 +105,18 @@ kernel::Durability Session::durability() const {
   }
 }
 
+void Session::closeStores() {
+  bootedReader_.reset();
+  booted_.reset();
+  counting_.reset();
+  callsAtReplayEnd_.reset();
+  killSwitch_.reset();
+  archiveUnsealer_.reset();
+  reader_.reset();
+  keys_.reset();
+  store_.reset();
+}
+
 void Session::requireDatabase() const {
   app::StorageLocation where = location();
   if (where.onPostgres()) return;  // the stores refuse a schema that was never migrated

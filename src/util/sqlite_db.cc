@@ -200,6 +200,8 @@ Db::~Db() {
   FlushFailures::instance().closed(fileKey_);
 }
 
+bool anyFlushFailed() { return FlushFailures::instance().anyMarked(); }
+
 void Db::requireNoFailedFlush() const {
   if (!FlushFailures::instance().anyMarked()) return;
   std::string reason = FlushFailures::instance().reasonFor(fileKey_);

@@ -241,4 +241,8 @@ class ReaderPool {
   mutable std::vector<std::unique_ptr<Db>> idle_;  // GUARDED_BY(mu_)
 };
 
+// True when a flush of any database failed in this process and a connection to it is still
+// open: a long-lived process (the inspector server) closes its connections to start afresh.
+bool anyFlushFailed();
+
 }  // namespace loom::sqlite

@@ -79,5 +79,31 @@ TEST_F(ServeControlLog, BlobReadsAreDatedAndNeitherListingsNorMemoryGrowWithThem
   EXPECT_EQ("0\n", fileText(dated)) << "every blob read this server journaled is dated";
 }
 
+// The disk under the home fails a flush (EIO from fsync, through a preloaded library): the blob
+// read that journals its BLOB_READ answers 503, and once the disk flushes again the server
+// recovers by itself (it closes its stores and reopens them) instead of answering 503 until
+// it is restarted.
+TEST_F(ServeControlLog, AfterAFailedFlushTheServerRecoversOnceTheDiskFlushesAgain) {
+  writeAgentApp(dir_);
+  ASSERT_EQ(0, loom({"run", dir_ / "agent.toml", "--id", "ag"}).exitCode);
+  const char* bin = std::getenv("LOOM_TEST_BIN_DIR");
+  ASSERT_NE(bin, nullptr);
+  std::string flag = dir_ / "disk-fails";
+  serve({}, {"LD_PRELOAD=" + std::string(bin) + "/tests/support/libloom_fsync_fault.so",
+             "LOOM_FAULT_FSYNC_WHILE=" + flag, "ASAN_OPTIONS=verify_asan_link_order=0"});
+  std::string address = blobAddress();
+  ASSERT_FALSE(address.empty());
+  ASSERT_EQ(200, get("/api/v1/executions/ag/blobs/" + address).first);
+  std::ofstream{flag};  // the disk starts failing
+  auto [failed, error] = get("/api/v1/executions/ag/blobs/" + address);
+  EXPECT_EQ(503, failed) << json::toText(error);
+  EXPECT_EQ("unavailable", code(error));
+  std::filesystem::remove(flag);  // and works again
+  auto [recovered, blob] = get("/api/v1/executions/ag/blobs/" + address);
+  EXPECT_EQ(200, recovered) << json::toText(blob);
+  auto [listed, runs] = get("/api/v1/executions");
+  EXPECT_EQ(200, listed) << json::toText(runs);
+}
+
 }  // namespace
 }  // namespace loom::testing
