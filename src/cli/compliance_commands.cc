@@ -76,6 +76,7 @@ Action setupErase(CLI::App& command, Session& session) {
     sweep::Archive archive(app.archiveStore());
     compliance::EraseCoordinatorOptions options = app::eraseOptions(app, archive);
     options.alsoCitedBy = sharing.pins();
+    options.beforeDestroying = [&lock] { lock.check(); };
     auto result = compliance::eraseSubject(options, args->subject);
     session.out() << (args->json ? json::toText(compliance::toJson(result)) + "\n"
                                  : compliance::describe(result));

@@ -87,12 +87,15 @@ Action setupSweep(CLI::App& command, Session& session) {
     options.ttlMillis = args->ttlDays * kDay;
     options.graceMillis = args->graceHours * 3600 * 1000;
     options.dryRun = args->dryRun;
-    // Between blobs the sweep proves, at most once a second, that it still holds its lock.
+    // The sweep proves it still holds its lock before every 64 deletes, and at most once a
+    // second while it reads.
     std::function<void(const sweep::SweepProgress&)> bar;
     if (!args->json) bar = progressBar();
     auto lastCheck = std::chrono::steady_clock::now();
     options.onProgress = [&lock, bar, lastCheck](const sweep::SweepProgress& p) mutable {
-      if (std::chrono::steady_clock::now() - lastCheck >= std::chrono::seconds(1)) {
+      // Before every 64 deletes, and at most once a second while it reads.
+      if (p.phase == "delete" ||
+          std::chrono::steady_clock::now() - lastCheck >= std::chrono::seconds(1)) {
         lock.check();
         lastCheck = std::chrono::steady_clock::now();
       }
@@ -154,6 +157,7 @@ Action setupRetention(CLI::App& command, Session& session) {
     options.afterDays = retention->afterDays;
     options.archive = retention->archive;
     options.dryRun = args->dryRun;
+    options.beforeRemoving = [&lock] { lock.check(); };
     auto report = app.runRetention(options);
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));

@@ -254,6 +254,7 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
 
   std::exception_ptr shredUnfinished;  // the key is gone, its old bytes may not be yet
   bool destroyed = false;
+  if (options_.beforeDestroying) options_.beforeDestroying();
   try {
     destroyed = options_.keys.shred(subject);
   } catch (const Error&) {
@@ -283,6 +284,7 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
   // (its ledger row is written first) and a retained one may be the subject's own run putting
   // it again: both stay in the ledger, so a repeated erase deletes them once they land.
   std::vector<char> deletedHere(order.size(), 0);
+  if (options_.beforeDestroying && !order.empty()) options_.beforeDestroying();
   detail::forEachIndexInParallel(order.size(), options_.concurrency, [&](std::size_t i) {
     const std::string& address = *order[i];
     if (options_.content->deleteIfUntouchedSince(address, *plan.touchCutoff)) {

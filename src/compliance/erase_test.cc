@@ -65,6 +65,21 @@ class UnfinishedShredKeyStore : public KeyStore {
 
 // A shred whose key is gone but whose flush failed still deletes the subject's blobs before it
 // fails, and is not journaled as finished: running it again shreds (flushes) again and ends it.
+// The CLI's lock check before the shred: a lost lock stops the erasure before anything is
+// destroyed (the intent is journaled; a repeat finishes it).
+TEST_F(EraseTest, ALostLockBeforeTheShredDestroysNothing) {
+  auto mine = w_.offload("alice's report");
+  w_.run("a1", "alice", {mine});
+  EraseCoordinatorOptions o = w_.options();
+  o.beforeDestroying = [] { throw UnavailableError("the maintenance lock was lost"); };
+  EXPECT_THROW(eraseSubject(o, "alice"), UnavailableError);
+  EXPECT_TRUE(w_.hasKey("alice"));
+  EXPECT_TRUE(w_.content.has(addressOf(mine)));
+  auto r = eraseSubject(w_.options(), "alice");
+  EXPECT_TRUE(r.shredded);
+  EXPECT_FALSE(w_.content.has(addressOf(mine)));
+}
+
 TEST_F(EraseTest, AShredLeftUnfinishedStillDeletesTheBlobsAndARepeatFinishesIt) {
   auto mine = w_.offload("alice's report");
   auto mine2 = w_.offload("alice's second report");

@@ -265,6 +265,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   appendArchivedEvent(store, r, now);
   for (const auto& id : ids) {
     try {
+      if (options.beforeRemoving) options.beforeRemoving();
       if (snapshots != nullptr) r.snapshotsRemoved += snapshots->remove(id);
       if (store.remove(id)) ++r.removed;
     } catch (const Error& e) {

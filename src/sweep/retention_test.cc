@@ -194,6 +194,24 @@ TEST_F(RetentionTest, ADryRunChangesNothing) {
   EXPECT_NE(describe(r).find("dry run"), std::string::npos);
 }
 
+// The CLI's lock check before each remove: a lost lock stops the run before the next remove,
+// the logs not removed yet stay live, and a second run finishes.
+TEST_F(RetentionTest, ALostLockStopsTheRunBeforeTheNextRemove) {
+  std::size_t live = liveIds(store_).size();
+  RetentionOptions o = options(true, false);
+  int checks = 0;
+  o.beforeRemoving = [&checks] {
+    if (++checks == 2) throw UnavailableError("the maintenance lock was lost");
+  };
+  EXPECT_THROW(runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), o),
+               UnavailableError);
+  EXPECT_EQ(liveIds(store_).size(), live - 1) << "one of the two selected logs was removed";
+  RetentionReport again =
+      runRetention(store_, &snapshots_, folderArchiveStore(archiveDir_), options(true, false));
+  EXPECT_EQ(again.removed, 1);
+  EXPECT_EQ(again.alreadyArchived, 1);
+}
+
 TEST_F(RetentionTest, WithoutArchiveTheLogsAreRemovedAndNoSegmentIsWritten) {
   RetentionReport r =
       runRetention(store_, nullptr, folderArchiveStore(archiveDir_), options(false));

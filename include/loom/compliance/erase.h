@@ -88,6 +88,10 @@ struct EraseCoordinatorOptions {
   // Other homes that share the content store (storage.contentStore.shared): a blob any of them
   // cites is kept, counted in keptCitedElsewhere.
   std::vector<sweep::PinSource> alsoCitedBy;
+  // Called before the shred and before the blob deletes; a throw stops the erasure there (run
+  // it again to finish). The CLI proves its maintenance lock is still held (on PostgreSQL its
+  // connection can end, and another machine's erasure or sweep may then run).
+  std::function<void()> beforeDestroying;
 };
 
 struct ContentDeleted {

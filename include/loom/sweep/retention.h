@@ -37,6 +37,9 @@ struct RetentionOptions {
   std::shared_ptr<const Clock> clock = systemClock();
   std::size_t pageSize = 256;  // executions listed per store call
   int compressionLevel = 3;    // zstd level of the segment
+  // Called before each live log is removed; a throw stops the run there (run it again to
+  // finish). The CLI proves its maintenance lock is still held (PostgreSQL).
+  std::function<void()> beforeRemoving;
 };
 
 struct RetentionReport {
