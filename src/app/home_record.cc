@@ -149,16 +149,6 @@ bool holdsBlobs(const content::ContentStore& store) {
   return false;
 }
 
-// `path` absolute and lexically normal, without a trailing '/': how identities spell paths.
-std::string normalText(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
-  if (ec) absolute = path;
-  std::string text = absolute.lexically_normal().string();
-  while (text.size() > 1 && text.back() == '/') text.pop_back();  // "blobs/" is "blobs"
-  return text;
-}
-
 // `path` relative to the home's folder when it lies inside it (through links too); nullopt
 // when it lies elsewhere.
 std::optional<std::string> insideHome(const std::string& path, const std::filesystem::path& home) {
@@ -195,11 +185,11 @@ std::optional<std::string> copiedHomesOwnStore(const StorageLocation& where, Rec
   json::object row = rowObject(where, kOpenedRow, *opened);
   std::string id = stringMember(row, "storeId");
   try {
-    if (id.empty() || StoreRecord({kind, normalText(own), false}).id() != id) return std::nullopt;
+    if (id.empty() || StoreRecord({kind, normalPath(own), false}).id() != id) return std::nullopt;
   } catch (const Error&) {
     return std::nullopt;  // not a store Loom wrote: the recorded one stands, and is checked
   }
-  return normalText(own);
+  return normalPath(own);
 }
 
 // The recorded store's path as this home reads it: relative to the home's folder, or (a row
@@ -209,7 +199,7 @@ std::string resolvedStorePath(const StorageLocation& where, RecordRows& rows,
   std::string kind = stringMember(row, "kind");
   std::filesystem::path path(stringMember(row, "path"));
   if (kind == "postgresql") return path.string();
-  if (path.is_relative()) return normalText(where.home / path);
+  if (path.is_relative()) return normalPath(where.home / path);
   return copiedHomesOwnStore(where, rows, kind, path).value_or(path.string());
 }
 
@@ -226,6 +216,15 @@ json::object storeRow(const ContentStoreIdentity& store, const std::filesystem::
 
 }  // namespace
 
+std::string normalPath(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec) absolute = path;
+  std::string text = absolute.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();  // "blobs/" is "blobs"
+  return text;
+}
+
 std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
                                                          const std::filesystem::path& home) {
   const ContentStoreConfig& c = config.storage.contentStore;
@@ -234,7 +233,7 @@ std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
   std::filesystem::path path = !c.path.empty()
                                    ? std::filesystem::path(c.path)
                                    : home / (c.kind == "sqlite" ? "content.db" : "blobs");
-  return ContentStoreIdentity{c.kind, normalText(path), c.sealed};
+  return ContentStoreIdentity{c.kind, normalPath(path), c.sealed};
 }
 
 std::string describe(const ContentStoreIdentity& s) {
@@ -442,7 +441,7 @@ void confirmRecordedContentStore(const Config& config, const RecordedStore& reco
         self.restoreIdAdvice(*recorded.storeId));
   }
   // A store outside the home names the homes that use it (otherHomesOfStore).
-  if (!insideHome(store.path, where.home)) self.claim(normalText(where.home));
+  if (!insideHome(store.path, where.home)) self.claim(normalPath(where.home));
   if (recorded.storeId) return;
   json::object row{{"kind", store.kind}, {"path", store.path}};
   if (auto relative = insideHome(store.path, where.home)) row["path"] = *relative;

@@ -48,6 +48,10 @@ struct HomeRecord {
 std::optional<ContentStoreIdentity> contentStoreIdentity(const Config& config,
                                                          const std::filesystem::path& home);
 
+// `path` absolute and lexically normal, without a trailing '/': how a home's record spells
+// the paths of stores and homes.
+std::string normalPath(const std::filesystem::path& path);
+
 // "the filesystem content store at /x/blobs (sealed)": how messages name a store.
 std::string describe(const ContentStoreIdentity& store);
 

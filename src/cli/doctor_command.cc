@@ -129,10 +129,7 @@ int forgetHome(Session& session, const app::Config& config, const app::HomeRecor
                                     "give that home its own store");
     }
   }
-  std::error_code ec;
-  std::filesystem::path absolute = std::filesystem::absolute(home, ec).lexically_normal();
-  std::string path = absolute.string();
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  std::string path = app::normalPath(home);
   if (!app::StoreRecord(*record.contentStore).release(path)) {
     throw NotFoundError("--forget-home: " + app::describe(*record.contentStore) +
                         " holds no claim of the home " + path + " (see `loom doctor`)");

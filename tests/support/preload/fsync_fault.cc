@@ -16,26 +16,23 @@ bool failing() {
 
 using SyncFn = int (*)(int);
 
+// The real call, unless the disk is failing.
+int syncOrFail(const char* name, int fd) {
+  if (failing()) {
+    errno = EIO;
+    return -1;
+  }
+  static SyncFn fsyncFn = reinterpret_cast<SyncFn>(dlsym(RTLD_NEXT, "fsync"));
+  static SyncFn fdatasyncFn = reinterpret_cast<SyncFn>(dlsym(RTLD_NEXT, "fdatasync"));
+  return (name[1] == 's' ? fsyncFn : fdatasyncFn)(fd);
+}
+
 }  // namespace
 
 extern "C" {
 
-int fsync(int fd) {
-  static SyncFn real = reinterpret_cast<SyncFn>(dlsym(RTLD_NEXT, "fsync"));
-  if (failing()) {
-    errno = EIO;
-    return -1;
-  }
-  return real(fd);
-}
+int fsync(int fd) { return syncOrFail("fsync", fd); }
 
-int fdatasync(int fd) {
-  static SyncFn real = reinterpret_cast<SyncFn>(dlsym(RTLD_NEXT, "fdatasync"));
-  if (failing()) {
-    errno = EIO;
-    return -1;
-  }
-  return real(fd);
-}
+int fdatasync(int fd) { return syncOrFail("fdatasync", fd); }
 
 }  // extern "C"
