@@ -319,8 +319,14 @@ void recordHome(const Config& config) {
   }
   if (offloads && recorded.contentStoreShared != config.storage.contentStore.shared) {
     // Declared shared (or no longer) by this config: the row says so for commands without one.
-    json::object row = storeRow(*store, where.home, config.storage.contentStore.shared);
-    if (!where.onPostgres()) row["v"] = 2;
+    // Only that member changes (a row from before "v" keeps its meaning).
+    RecordRows rows(where);
+    json::object row = rowObject(where, "contentStore", rows.read("contentStore").value_or("{}"));
+    if (config.storage.contentStore.shared) {
+      row["shared"] = true;
+    } else {
+      row.erase("shared");
+    }
     writeRow(where, "contentStore", json::toText(json::value(std::move(row))), true);
   }
   if (config.security.keys) {
@@ -426,7 +432,6 @@ std::optional<RecordedStore> requireRecordedContentStore(const Config& config) {
 void confirmRecordedContentStore(const Config& config, const RecordedStore& recorded) {
   const ContentStoreIdentity& store = recorded.store;
   StorageLocation where = storageLocation(config);
-  if (recorded.rewriteRow) writeRow(where, "contentStore", *recorded.rewriteRow, true);
   StoreRecord self(store);
   std::optional<std::string> id = self.id();
   if (recorded.storeId && id != recorded.storeId) {
@@ -440,6 +445,7 @@ void confirmRecordedContentStore(const Config& config, const RecordedStore& reco
         "home's store (restored from a backup made before it had an id), " +
         self.restoreIdAdvice(*recorded.storeId));
   }
+  if (recorded.rewriteRow) writeRow(where, "contentStore", *recorded.rewriteRow, true);
   // A store outside the home names the homes that use it (otherHomesOfStore).
   if (!insideHome(store.path, where.home)) self.claim(normalPath(where.home));
   if (recorded.storeId) return;

@@ -160,9 +160,15 @@ std::vector<std::filesystem::path> StoreRecord::claims() const {
   std::filesystem::path folder = std::filesystem::path(store_.path) / "HOMES";
   std::error_code ec;
   if (!std::filesystem::is_directory(folder, ec)) return homes;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.path().extension() == ".tmp") continue;  // a claim being written
-    if (auto home = readLine(entry.path(), kClaimPrefix)) homes.emplace_back(*home);
+  std::filesystem::directory_iterator entries(folder, ec);
+  for (; !ec && entries != std::filesystem::directory_iterator(); entries.increment(ec)) {
+    const std::filesystem::path& entry = entries->path();
+    if (entry.extension() == ".tmp") continue;  // a claim being written
+    if (auto home = readLine(entry, kClaimPrefix)) homes.emplace_back(*home);
+  }
+  if (ec) {  // a claim that cannot be read is no proof that no home uses the store
+    throw UnavailableError("cannot read the claims in " + folder.string() + " (" + ec.message() +
+                           "); give this process read access to it");
   }
   return homes;
 }
@@ -247,8 +253,18 @@ std::vector<OtherHome> otherHomesOfStore(const Config& config) {
   for (const auto& home : self.claims()) {
     found.push_back({home, "its claim " + self.claimPlace(home)});
   }
-  std::filesystem::path folder = std::filesystem::path(store->path).parent_path();
-  if (posix::pathExists(folder / "loom.db")) found.push_back({folder, "the store lies in its folder"});
+  // The homes whose folder holds the store, however deep and through whatever links: a store
+  // inside a home is that home's without a claim.
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::weakly_canonical(store->path, ec);
+  if (ec) real = std::filesystem::path(store->path);
+  for (std::filesystem::path folder = real.parent_path(); !folder.empty();
+       folder = folder.parent_path()) {
+    if (posix::pathExists(folder / "loom.db")) {
+      found.push_back({folder, "the store lies in its folder"});
+    }
+    if (folder == folder.root_path()) break;
+  }
   for (OtherHome& h : found) {
     if (sameFile(h.home, where.home)) continue;
     bool seen = false;

@@ -129,8 +129,13 @@ int forgetHome(Session& session, const app::Config& config, const app::HomeRecor
                                     "give that home its own store");
     }
   }
+  // The claim as it was spelled, found however DIR is spelled now (through a link).
+  app::StoreRecord self(*record.contentStore);
   std::string path = app::normalPath(home);
-  if (!app::StoreRecord(*record.contentStore).release(path)) {
+  for (const auto& claimed : self.claims()) {
+    if (app::sameFile(claimed, home)) path = claimed.string();
+  }
+  if (!self.release(path)) {
     throw NotFoundError("--forget-home: " + app::describe(*record.contentStore) +
                         " holds no claim of the home " + path + " (see `loom doctor`)");
   }

@@ -90,6 +90,11 @@ HomeLock::HomeLock(const app::StorageLocation& where, const std::string& command
                            std::error_code(errno, std::generic_category()).message() + ")");
   }
   if (::flock(folder_.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) {
+      throw UnavailableError("cannot lock the home folder " + where.home.string() + " (" +
+                             std::error_code(errno, std::generic_category()).message() +
+                             "); on NFS, run the maintenance commands where the home's disk is");
+    }
     refuseHeld(command, namedHolder(path), "the home folder " + where.home.string());
   }
   for (int attempt = 0;; ++attempt) {

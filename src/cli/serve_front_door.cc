@@ -189,6 +189,7 @@ void FrontDoorServer::serve(const FrontDoorLimits& limits) {
   std::size_t capacity = kMaxHeaderBytes + limits.maxBodyBytes + 1024;
   std::vector<pollfd> polled;
   bool starved = false;
+  std::string failure;  // thrown once the routing threads are joined
   while (!stopping_) {
     // Out of descriptors with none to drop: new connections wait while routing frees some.
     short accepting = starved ? 0 : POLLIN;
@@ -200,7 +201,10 @@ void FrontDoorServer::serve(const FrontDoorLimits& limits) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(a.deadline - now).count();
       waitMs = static_cast<int>(std::clamp<int64_t>(left, 0, waitMs));
     }
-    if (::poll(polled.data(), polled.size(), waitMs) < 0 && errno != EINTR) break;
+    if (::poll(polled.data(), polled.size(), waitMs) < 0 && errno != EINTR) {
+      failure = std::string("the server cannot wait for its connections: ") + std::strerror(errno);
+      break;
+    }
     starved = false;
     if (stopping_) break;
     // Requests first, then new connections: a pollfd's index is its connection's place.
@@ -254,6 +258,9 @@ void FrontDoorServer::serve(const FrontDoorLimits& limits) {
   }
   arriving.clear();
   pool.shutdown();  // lets the requests being routed finish
+  ::close(listenFd);
+  svr_sock_ = INVALID_SOCKET;
+  if (!failure.empty()) throw UnavailableError(failure);
 }
 
 }  // namespace loom::cli

@@ -26,6 +26,8 @@ using loom::sqlite::StatementUse;
 
 // A control row's type as its index holds it: the body's "type", or '?' when the body is not
 // JSON with a string type (a corrupt row, which every typed read returns so that it throws).
+// A body changed into JSON of another type is indexed under that type: only readControl, which
+// checks every row's checksum, sees it.
 extern const char* const kControlTypeExpression;
 
 // Puts the database in WAL mode, creates the tables when missing and records EVENT_SCHEMA in

@@ -150,6 +150,23 @@ TEST_F(HomeCopyCli, AHomeWhoseStoreLiesInAnotherHomeRefusesToDelete) {
       << doctor.out;
 }
 
+// Another home's store reached through a link (the second home's blobs folder links to the
+// first's): the store lies in the first home's folder once the link is resolved, so the second
+// home refuses to delete from it.
+TEST_F(HomeCopyCli, AStoreReachedThroughALinkIsTheHomeItLiesIn) {
+  run(home_, app(1), "r1");
+  std::filesystem::create_directories(copy_);
+  std::filesystem::create_directory_symlink(home_ + "/blobs", copy_ + "/blobs");
+  run(copy_, app(2), "c1");
+  std::vector<std::string> before = blobFiles(home_ + "/blobs");
+  ASSERT_EQ(before.size(), 2u);
+  Outcome refused = loom(copy_, {"sweep", "--grace-hours", "0", "--ttl-days", "0"});
+  EXPECT_EQ(refused.exitCode, 1) << refused.out;
+  EXPECT_NE(refused.err.find("is also the content store of the home " + home_), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(blobFiles(home_ + "/blobs"), before);
+}
+
 // A store outside both homes: the copy finds the original's claim. Declared shared, each
 // home's sweep spares what the other cites; a moved home's old claim holds every delete back
 // until it is released.

@@ -75,8 +75,9 @@ class EventStore {
   // The seq of the last control event, 0 when there is none. Stores answer from their index
   // (a cost that does not grow with the log); the default reads the whole log.
   virtual int64_t lastControlSeq() const;
-  // The control events whose type is one of `types`, seq >= fromSeq, in order; a row that does
-  // not read (corrupt) throws as readControl does. Stores answer from an index of types, so
+  // The control events whose type is one of `types`, seq >= fromSeq, in order; a row of those
+  // types that does not read (corrupt), or one whose body is not JSON, throws as readControl
+  // does (readControl alone checks every row). Stores answer from an index of types, so
   // the cost grows with the events returned, not with the log (which BLOB_READ events fill);
   // the default filters readControl.
   virtual std::vector<ControlEvent> readControlOfTypes(const std::vector<std::string>& types,
