@@ -232,7 +232,7 @@ TEST(Workers, AnIdleWorkerSaysItStopsOnSigterm) {
       runLoom({"--home", home, "run", "example.steps", "--input", R"({"steps": 1})"}, dir).exitCode,
       0);
   Child worker({"--home", home, "worker", "--poll-ms", "50"}, dir);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(worker.waitForOutput("worker: pid "));  // its signal handlers are in place
   worker.kill(SIGTERM);
   Outcome stopped = worker.wait();
   EXPECT_EQ(stopped.exitCode, 0) << stopped.err;

@@ -138,6 +138,24 @@ Outcome Child::wait(int timeoutMs) {
   return o;
 }
 
+std::string Child::outSoFar() const { return readFile(outPath_); }
+
+bool Child::waitForOutput(const std::string& needle, int timeoutMs) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (outSoFar().find(needle) == std::string::npos) {
+    if (exited()) {
+      ADD_FAILURE() << "loom ended before it printed \"" << needle << "\"";
+      return false;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "loom did not print \"" << needle << "\" within " << timeoutMs << " ms";
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
 Outcome runLoom(const std::vector<std::string>& args, const TempDir& dir,
                 const std::vector<std::string>& env) {
   Child child(args, dir, env);

@@ -43,6 +43,11 @@ class Child {
   pid_t pid() const { return pid_; }
   // Waits for the child to end (SIGKILLs it after `timeoutMs`, and the test fails).
   Outcome wait(int timeoutMs = 60'000);
+  // What the child has written on stdout so far.
+  std::string outSoFar() const;
+  // Waits until the child's stdout holds `needle` (the test fails when the child ends first or
+  // after `timeoutMs`): a child is ready for a signal only once it says so.
+  bool waitForOutput(const std::string& needle, int timeoutMs = 60'000);
 
  private:
   pid_t pid_ = -1;
