@@ -184,7 +184,10 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   StorageLocation where = locationOf(*config, options);
   app->contentStore_ =
       openContentStore(*config, options.clock, where.postgresClock, std::move(logWriter));
-  if (masterKey) AppAccess::openCompliance(*config, where, *masterKey, options.clock, *app);
+  if (masterKey) {
+    AppAccess::openCompliance(*config, where, *masterKey, options.clock, *app);
+    recordKeys(*config);  // only once the key opened the home's keys
+  }
   if (options.wrapContentStore) app->contentStore_ = options.wrapContentStore(app->contentStore_);
   app->killSwitch_ = openKillSwitch(where, options.clock);
   app->archive_ = openArchiveStore(where);

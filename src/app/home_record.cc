@@ -298,7 +298,7 @@ void recordHome(const Config& config) {
   StorageLocation where = storageLocation(config);
   std::optional<ContentStoreIdentity> store = contentStoreIdentity(config, where.home);
   bool offloads = store && canOffload(config);
-  if (!offloads && !config.security.keys) return;
+  if (!offloads) return;
   HomeRecord recorded = readHomeRecord(where);
   if (offloads && !recorded.contentStore) {
     // Only when there is none: another process booting the new home at once with another store
@@ -329,7 +329,12 @@ void recordHome(const Config& config) {
     }
     writeRow(where, "contentStore", json::toText(json::value(std::move(row))), true);
   }
-  if (config.security.keys) {
+}
+
+void recordKeys(const Config& config) {
+  if (config.storage.eventStore.kind != "sqlite" || !config.security.keys) return;
+  StorageLocation where = storageLocation(config);
+  {
     json::object switches{{"erase", config.compliance.erase}, {"crypto", config.security.crypto}};
     json::object origin;
     if (config.security.keys->file) {

@@ -63,6 +63,10 @@ HomeRecord readHomeRecord(const StorageLocation& where);
 // Records `config` for its home at boot (see above). Throws FailedPreconditionError, writing
 // nothing, when the config can offload and wires another content store than the recorded one.
 void recordHome(const Config& config);
+// Records where `config` reads its master key, and its erase and crypto switches: called only
+// once the key store opened with that key, so that a key the home was not created with (another
+// home's, on a shared PostgreSQL schema) changes no row.
+void recordKeys(const Config& config);
 
 // What requireRecordedContentStore found of the home's recorded store, for
 // confirmRecordedContentStore once it is open.

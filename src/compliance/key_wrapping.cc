@@ -37,7 +37,8 @@ void verifyCheckValue(const SecretKey& master, const std::optional<std::string>&
     throw ConfigError("the master key in " + origin + " does not open this key store (" + store +
                       "); it was created under another master key. Set security.keys to the "
                       "master key this home was created with (a new key cannot read existing "
-                      "keys, and nothing was changed)");
+                      "keys, and nothing was changed); a separate home needs its own --home, or "
+                      "on PostgreSQL its own storage.schema");
   }
 }
 

@@ -442,6 +442,45 @@ TEST_F(PostgresCli, EachMachineRecordsItsOwnKeyFileAndNeverReadsAnothers) {
   EXPECT_EQ(shared, "home.keys {\"erase\":true,\"crypto\":false}") << "no machine's path";
 }
 
+// A second home pointed at the schema with its own master key is refused by the key check,
+// and the refusal changes no row: the machines of the first home go on reading with their key.
+TEST_F(PostgresCli, AnotherHomesMasterKeyIsRefusedAndChangesNoRow) {
+  auto app = [&](const std::string& name, const std::string& key) {
+    std::string keyFile = dir_ / ("key-" + name);
+    std::ofstream(keyFile) << key << "\n";
+    std::filesystem::permissions(
+        keyFile, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::string script = dir_ / "answer.json";
+    std::ofstream(script) << R"({"turns": [{"answer": "done"}]})";
+    std::string file = dir_ / ("app-" + name + ".toml");
+    std::ofstream(file) << "[agent]\nname = \"keyed\"\nprompt = \"hello from " << name
+                        << "\"\n\n[model]\nkind = \"scripted\"\nscript = \"" << script
+                        << "\"\n\n[security.keys]\nfile = \"" << keyFile << "\"\n";
+    return file;
+  };
+  std::string first = app("first", std::string(64, 'a'));
+  std::string second = app("second", std::string(64, 'b'));
+  ASSERT_EQ(0, cli({"run", first, "--id", "ka", "--subject", "alice"}, "a").exitCode);
+  auto rows = [&] {
+    return shell("psql '" + url_ + "' -Atc \"SELECT key || ' ' || value FROM " + schema_ +
+                 ".meta WHERE key LIKE 'home.keys%' ORDER BY key\"");
+  };
+  auto before = rows();
+  ASSERT_EQ(0, before.first) << before.second;
+
+  Outcome refused = cli({"run", second, "--id", "kb", "--subject", "bob"}, "b");
+  EXPECT_EQ(1, refused.exitCode) << refused.out;
+  EXPECT_NE(refused.err.find("does not open this key store"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("its own storage.schema"), std::string::npos) << refused.err;
+  EXPECT_EQ(rows().second, before.second) << "a refused boot rewrote the home record";
+  Outcome log = cli({"log", "ka"}, "a");  // no --config: the record still names the first key
+  ASSERT_EQ(0, log.exitCode) << log.err;
+  EXPECT_NE(log.out.find("hello from first"), std::string::npos) << log.out;
+  Outcome listed = cli({"ls", "--json"}, "a");
+  ASSERT_EQ(0, listed.exitCode) << listed.err;
+  EXPECT_EQ(listed.json().as_array().size(), 1u) << "the refused home started no run";
+}
+
 // `loom migrate-home`: an embedded home with sealed, erased, offloaded, parked and orphaned
 // runs and a kill switch stop moves to the schema, and every run goes on there.
 TEST_F(PostgresCli, MigrateHomeMovesAnEmbeddedHomeAndItsRunsGoOnOnTheServer) {
