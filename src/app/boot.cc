@@ -143,6 +143,13 @@ sweep::RetentionReport App::runRetention(const sweep::RetentionOptions& options)
   return sweep::runRetention(events, &snapshots, archive_, options);
 }
 
+sweep::SupersedeReport App::supersedeSegment(const std::string& name, bool dryRun) {
+  kernel::EventStore& events = rawStore_ ? *rawStore_ : *store_;
+  return sweep::supersedeSegment(events, archive_, name, {.dryRun = dryRun, .clock = clock_});
+}
+
+sweep::Archive App::readableArchive() { return sweep::readableArchive(archive_, *store_); }
+
 void App::warn(std::string_view message) const {
   middleware::warn(config_->observability.onWarn, message);
 }

@@ -5,10 +5,10 @@
 #include "compliance/sealing_event_store.h"
 #include "home_record.h"
 #include "loom/compliance/master_key.h"
+#include "loom/sweep/retention.h"
 #include "storage_location.h"
 #include "store_record.h"
 #include "sweep/content_walker.h"
-#include "loom/sweep/retention.h"
 #include "sweep/pin_sources.h"
 
 namespace loom::app {
@@ -45,10 +45,10 @@ sweep::SweepSources sweepSources(App& app, const sweep::Archive& archive) {
 }
 
 struct SharingHomes::Home {
-  explicit Home(const std::filesystem::path& home)
-      : where{.home = home}, archive(openArchiveStore(where)) {
+  explicit Home(const std::filesystem::path& home) : where{.home = home} {
     HomeRecord record = readHomeRecord(where);
     store = openEventStore(where);
+    archive.emplace(sweep::readableArchive(openArchiveStore(where), *store));
     if (record.keysUnknownHere) throw FailedPreconditionError(*record.keysUnknownHere);
     if (record.keys) {
       auto masterKey = compliance::loadMasterKey(*record.keys);
@@ -67,7 +67,7 @@ struct SharingHomes::Home {
   const kernel::EventStore& logs() const { return reader ? *reader : *store; }
 
   StorageLocation where;
-  sweep::Archive archive;
+  std::optional<sweep::Archive> archive;  // once its store is open: its superseded segments
   std::unique_ptr<kernel::EventStore> store;
   std::unique_ptr<compliance::KeyStore> keys;
   std::unique_ptr<kernel::EventStore> reader;  // through the home's keys, when it has them
@@ -78,7 +78,7 @@ SharingHomes::SharingHomes(const App& app, std::string_view refused) {
   for (const OtherHome& other : requireStoreOwnedOrShared(app.config(), refused)) {
     try {
       homes_.push_back(std::make_unique<Home>(other.home));
-      sweep::requireJournaledSegments(homes_.back()->logs(), homes_.back()->archive);
+      sweep::requireJournaledSegments(homes_.back()->logs(), *homes_.back()->archive);
     } catch (const Error& e) {
       throw FailedPreconditionError(
           std::string(refused) + ": the content store is shared with the home " +
@@ -95,8 +95,8 @@ std::vector<sweep::PinSource> SharingHomes::pins() const {
   std::vector<sweep::PinSource> pins;
   for (const auto& home : homes_) {
     const Home& h = *home;
-    sweep::PinSource archived = h.keys ? compliance::sealedArchivePins(h.archive, *h.keys)
-                                       : sweep::archivePins(h.archive);
+    sweep::PinSource archived = h.keys ? compliance::sealedArchivePins(*h.archive, *h.keys)
+                                       : sweep::archivePins(*h.archive);
     sweep::PinSource snapshotted = sweep::snapshotPins(*h.snapshots);
     pins.push_back({"sharedHome", [&h, archived, snapshotted](const sweep::AddressVisitor& visit) {
                       kernel::forEachExecution(h.logs(), {}, [&](const kernel::ExecutionInfo& i) {

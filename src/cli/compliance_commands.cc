@@ -73,7 +73,7 @@ Action setupErase(CLI::App& command, Session& session) {
     }
     app::SharingHomes sharing(app, "erase of subject '" + args->subject +
                                        "' refused, nothing was shredded or deleted");
-    sweep::Archive archive(app.archiveStore());
+    sweep::Archive archive = app.readableArchive();
     compliance::EraseCoordinatorOptions options = app::eraseOptions(app, archive);
     options.alsoCitedBy = sharing.pins();
     options.beforeDestroying = [&lock] { lock.check(); };
@@ -104,7 +104,7 @@ Action setupExport(CLI::App& command, Session& session) {
     if (auto why = wrongStore(app)) {
       throw FailedPreconditionError("export of subject '" + args->subject + "' refused: " + *why);
     }
-    sweep::Archive archive(app.archiveStore());
+    sweep::Archive archive = app.readableArchive();
     json::object exported =
         compliance::exportSubject(app::exportOptions(app, archive), args->subject);
     if (exported.at("executions").as_array().empty() &&

@@ -60,7 +60,8 @@ void addConfigOption(CLI::App& command, Session& session) {
 std::optional<sweep::ArchivedExecution> archivedUnlessLive(Session& session,
                                                            const std::string& id) {
   if (session.store(false).info(id)) return std::nullopt;
-  sweep::Archive archive(app::openArchiveStore(session.location()));
+  sweep::Archive archive =
+      sweep::readableArchive(app::openArchiveStore(session.location()), session.store(false));
   std::optional<sweep::ArchivedExecution> archived = archive.find(id);
   if (!archived) {
     sweep::requireJournaledSegments(session.store(false), archive);  // not gone: missing
@@ -146,7 +147,7 @@ std::vector<inspect::RunStatus> archivedRuns(Session& session,
                                              const kernel::ExecutionFilter& filter,
                                              const inspect::ShredTimes& shreds) {
   const kernel::EventStore& store = session.store(false);
-  sweep::Archive archive(app::openArchiveStore(session.location()));
+  sweep::Archive archive = sweep::readableArchive(app::openArchiveStore(session.location()), store);
   try {
     sweep::requireJournaledSegments(store, archive);
   } catch (const Error& e) {

@@ -82,7 +82,7 @@ Action setupSweep(CLI::App& command, Session& session) {
       throw FailedPreconditionError("sweep refused, nothing was deleted: " + *why);
     }
     app::SharingHomes sharing(app, "sweep refused, nothing was deleted");
-    sweep::Archive archive(app.archiveStore());
+    sweep::Archive archive = app.readableArchive();
     sweep::SweepOptions options;
     options.ttlMillis = args->ttlDays * kDay;
     options.graceMillis = args->graceHours * 3600 * 1000;
@@ -119,16 +119,41 @@ Action setupSweep(CLI::App& command, Session& session) {
   };
 }
 
+namespace {
+
+// `loom retention supersede SEGMENT`: under the maintenance lock, like a retention run.
+template <typename Args>
+int supersede(Session& session, const Args& args) {
+  if (args.segment.empty()) {
+    throw InvalidArgumentError(
+        "retention supersede needs the SEGMENT to retire: its file name, as `loom retention "
+        "run --dry-run` names it");
+  }
+  app::App& app = session.app(false);
+  HomeLock lock(app::storageLocation(app.config()), "retention supersede");
+  sweep::SupersedeReport report = app.supersedeSegment(args.segment, args.dryRun);
+  session.out() << (args.json ? json::toText(sweep::toJson(report)) + "\n"
+                              : sweep::describe(report));
+  return kExitOk;
+}
+
+}  // namespace
+
 Action setupRetention(CLI::App& command, Session& session) {
   struct Args {
     std::string action;
+    std::string segment;
     bool dryRun = false;
     bool json = false;
     std::string config;
   };
   auto args = std::make_shared<Args>();
-  command.add_option("ACTION", args->action, "run")->required()->check(CLI::IsMember({"run"}));
-  command.add_flag("--dry-run", args->dryRun, "Report what would be discarded; change nothing");
+  command.add_option("ACTION", args->action, "run, or supersede SEGMENT")
+      ->required()
+      ->check(CLI::IsMember({"run", "supersede"}));
+  command.add_option("SEGMENT", args->segment,
+                     "supersede: the damaged segment's file name, as `run` names it");
+  command.add_flag("--dry-run", args->dryRun, "Report what would be done; change nothing");
   command.add_flag("--json", args->json, "Print the report as one JSON object");
   addConfigOption(command, args->config);
   command.footer(
@@ -140,9 +165,21 @@ Action setupRetention(CLI::App& command, Session& session) {
       "A crash in the middle loses nothing: run it again. An earlier segment that does not read\n"
       "back whole is kept as it is (it may hold the only copies of runs removed before) and the\n"
       "selected logs it held are archived anew; the run then exits 1 naming it, since the sweep,\n"
-      "erasure and export refuse it: restore it from a backup.");
+      "erasure and export refuse it: restore it from a backup, or supersede it.\n"
+      "`supersede SEGMENT` retires a damaged segment once every run it lists is whole\n"
+      "elsewhere (a newer segment or its live log: same version, every event read back, the\n"
+      "same events where its own block still reads). It journals the mark; from then on the\n"
+      "sweep, erasure, export and `loom log` leave the segment out, and its file may be moved\n"
+      "away. It refuses, changing nothing (exit 1), while a run's only copy is in the segment.");
   return [&session, args] {
     if (!args->config.empty()) session.loadConfig(args->config);
+    if (args->action == "supersede") return supersede(session, *args);
+    if (!args->segment.empty()) {
+      throw InvalidArgumentError(
+          "retention run takes no SEGMENT; did you mean `loom retention "
+          "supersede " +
+          args->segment + "`?");
+    }
     app::App& app = session.app(false);
     HomeLock lock(app::storageLocation(app.config()), "retention run");
     app::requireStoreOwnedOrShared(app.config(),
@@ -165,11 +202,12 @@ Action setupRetention(CLI::App& command, Session& session) {
     // Done, but the sweep, erasure and export now refuse the damaged segments: say so by the
     // exit status too, for a cron job or a script.
     std::cerr << "loom retention run: " << (args->dryRun ? "dry run: " : "finished, but ")
-              << report.damagedSegments.size()
-              << " archive segment(s) did not read back whole (" << *report.damagedSegments.begin()
+              << report.damagedSegments.size() << " archive segment(s) did not read back whole ("
+              << *report.damagedSegments.begin()
               << (report.damagedSegments.size() > 1 ? ", ..." : "")
-              << "); the sweep, erasure and export refuse them: restore them from a backup "
-                 "(docs/spec/archive-segment.md)\n";
+              << "); the sweep, erasure and export refuse them: restore them from a backup, "
+                 "or retire each with `loom retention supersede SEGMENT` once a later run "
+                 "archived its runs anew (docs/spec/archive-segment.md)\n";
     return kExitFailure;
   };
 }

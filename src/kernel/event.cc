@@ -20,13 +20,14 @@ constexpr std::array<std::pair<EventType, std::string_view>, 8> kTypeNames{{
     {EventType::kExecutionCancelled, "EXECUTION_CANCELLED"},
 }};
 
-constexpr std::array<std::string_view, 6> kControlEventTypes{
+constexpr std::array<std::string_view, 7> kControlEventTypes{
     "BLOB_READ",
     "ERASURE_CONTENT_DELETE_INTENDED",
     "ERASURE_CONTENT_DELETED",
     "SUBJECT_SHREDDED",
     "RETENTION_ARCHIVED",
     "RETENTION_RUN",
+    "RETENTION_SUPERSEDED",
 };
 
 // The reserved members of the event envelope; data may not use them.

@@ -97,7 +97,7 @@ void World::erase(const std::string& subject) {
   Deleting deleting{deleters_, nullptr};  // its deletes are judged by checkErased
   try {
     app::App& app = ops();
-    sweep::Archive archive(app.archiveStore());
+    sweep::Archive archive = app.readableArchive();
     compliance::EraseCoordinatorOptions options = app::eraseOptions(app, archive);
     options.concurrency = 1;  // one thread: the order of its writes is the seed's
     compliance::EraseSubjectResult result = compliance::eraseSubject(options, subject);
@@ -119,7 +119,7 @@ void World::sweep() {
   Deleting deleting{deleters_, &deleted};
   try {
     app::App& app = ops();
-    sweep::Archive archive(app.archiveStore());
+    sweep::Archive archive = app.readableArchive();
     sweep::SweepOptions options;
     options.ttlMillis = telemetryTtl_;
     options.graceMillis = 1'000;

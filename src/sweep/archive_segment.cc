@@ -87,6 +87,14 @@ struct ArchiveSegment::Impl {
   [[noreturn]] void corrupt(const std::string& what) const {
     throw DataLossError("archive segment '" + location + "' " + what);
   }
+  // A damaged block: the segment's other runs still read, and the runs it holds may be whole
+  // elsewhere (rearchived by a later retention run), so the remedy names both ways out.
+  [[noreturn]] void corruptBlock(const std::string& what) const {
+    corrupt(what +
+            "; restore the segment from a backup, or, when every run it holds is whole in "
+            "another segment or its live log, retire it with `loom retention supersede " +
+            name + "`");
+  }
 
   void readHeaderAndIndex() {
     std::string header;
@@ -184,21 +192,21 @@ struct ArchiveSegment::Impl {
       ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
       rc = ZSTD_decompressStream(dctx, &out, &in);
       if (ZSTD_isError(rc)) {
-        corrupt("has a " + where + " that does not decompress: " + ZSTD_getErrorName(rc));
+        corruptBlock("has a " + where + " that does not decompress: " + ZSTD_getErrorName(rc));
       }
       if (static_cast<int64_t>(raw.size() + out.pos) > rawLength) {
-        corrupt("has a " + where + " that decompresses to more than its " +
-                std::to_string(rawLength) + " bytes");
+        corruptBlock("has a " + where + " that decompresses to more than its " +
+                     std::to_string(rawLength) + " bytes");
       }
       raw.append(chunk.data(), out.pos);
       if (rc != 0 && in.pos == in.size && out.pos < out.size) {
-        corrupt("has a " + where + " whose zstd frame is cut short");
+        corruptBlock("has a " + where + " whose zstd frame is cut short");
       }
     }
     if (in.pos != in.size || static_cast<int64_t>(raw.size()) != rawLength) {
-      corrupt("has a " + where + " of " + std::to_string(raw.size()) +
-              " bytes where its index says " + std::to_string(rawLength) +
-              (in.pos != in.size ? ", with bytes after its frame" : ""));
+      corruptBlock("has a " + where + " of " + std::to_string(raw.size()) +
+                   " bytes where its index says " + std::to_string(rawLength) +
+                   (in.pos != in.size ? ", with bytes after its frame" : ""));
     }
     return raw;
   }
@@ -210,7 +218,7 @@ struct ArchiveSegment::Impl {
     std::string compressed = bytes->read(e.offset, static_cast<std::size_t>(e.length), where);
     format::Checksum sum;
     sum.update(compressed);
-    if (sum.hex() != e.checksum) corrupt("has a damaged " + where + ": checksum mismatch");
+    if (sum.hex() != e.checksum) corruptBlock("has a damaged " + where + ": checksum mismatch");
     std::string raw = decompress(compressed, e.rawLength, where);
     compressed = std::string();
     int64_t seq = 0;
@@ -218,15 +226,15 @@ struct ArchiveSegment::Impl {
     while (!rest.empty()) {
       std::size_t nl = rest.find('\n');
       if (nl == std::string_view::npos || seq >= e.events) {
-        corrupt("has a " + where + " with more text than its " + std::to_string(e.events) +
-                " events");
+        corruptBlock("has a " + where + " with more text than its " + std::to_string(e.events) +
+                     " events");
       }
       visit(kernel::eventFromText(id, ++seq, rest.substr(0, nl)));
       rest.remove_prefix(nl + 1);
     }
     if (seq != e.events) {
-      corrupt("has a " + where + " with " + std::to_string(seq) +
-              " events where its index counts " + std::to_string(e.events));
+      corruptBlock("has a " + where + " with " + std::to_string(seq) +
+                   " events where its index counts " + std::to_string(e.events));
     }
   }
 
@@ -300,10 +308,15 @@ void ArchiveSegment::forEachEvent(const ArchiveEventVisitor& visit) const {
   });
 }
 
-Archive::Archive(std::shared_ptr<const ArchiveStore> store) : store_(std::move(store)) {}
+Archive::Archive(std::shared_ptr<const ArchiveStore> store, std::set<std::string> retired)
+    : store_(std::move(store)), retired_(std::move(retired)) {}
 Archive::Archive(fs::path dir) : store_(folderArchiveStore(std::move(dir))) {}
 
-std::vector<std::string> Archive::segmentNames() const { return store_->segmentNames(); }
+std::vector<std::string> Archive::segmentNames() const {
+  std::vector<std::string> names = store_->segmentNames();
+  std::erase_if(names, [this](const std::string& name) { return retired_.contains(name); });
+  return names;
+}
 
 ArchiveSegment Archive::openSegment(const std::string& name) const {
   return ArchiveSegment::open(*store_, name);

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "archive_format.h"
+#include "log_digest.h"
 #include "loom/sweep/archive.h"
+#include "loom/sweep/supersede.h"
 #include "loom/util/error.h"
 
 namespace loom::sweep {
@@ -78,22 +80,6 @@ std::map<std::string, ArchivedVersion> archivedVersions(const Archive& archive) 
   });
   return out;
 }
-
-// The count and a digest of a log's stored events, fed one event at a time.
-class LogDigest {
- public:
-  void add(const kernel::Event& event) {
-    ++events_;
-    sum_.update(kernel::toText(event));
-    sum_.update("\n");
-  }
-  int64_t events() const { return events_; }
-  std::string hex() { return sum_.hex(); }
-
- private:
-  int64_t events_ = 0;
-  format::Checksum sum_;
-};
 
 // A live log is removed only when its copy in `segment` reads back (every block's checksum)
 // and holds each of its events unchanged: a segment damaged on its way to the disk, or a
@@ -173,7 +159,7 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
   // the caller holds the home's lock), and the logs it archived but did not remove yet, which
   // are removed now without being archived a second time.
   removeLeftoverTempSegments(archiveStore->stagingDir());
-  Archive archive(archiveStore);
+  Archive archive = readableArchive(archiveStore, store);  // a superseded segment is no copy
   std::map<std::string, ArchivedVersion> archived = archivedVersions(archive);
   std::map<std::string, ArchiveSegment> segments;  // opened by readsBackAsLive
 
@@ -284,18 +270,26 @@ RetentionReport runRetention(kernel::EventStore& store, kernel::SnapshotStore* s
 }
 
 void requireJournaledSegments(const kernel::EventStore& store, const Archive& archive) {
-  std::vector<std::string> present = archive.segmentNames();  // sorted
-  for (const auto& e : store.readControlOfTypes({"RETENTION_RUN", "RETENTION_ARCHIVED"})) {
+  std::vector<std::string> present = archive.segmentNames();     // sorted
+  std::set<std::string> superseded = supersededSegments(store);  // no one's only copy
+  for (const auto& e :
+       store.readControlOfTypes({"RETENTION_RUN", "RETENTION_ARCHIVED", "RETENTION_SUPERSEDED"})) {
     std::vector<std::string> names;
-    const json::value* segment = e.data.if_contains("segment");
-    if (segment != nullptr && segment->is_string()) names.emplace_back(segment->get_string());
-    const json::value* relied = e.data.if_contains("alreadyArchivedIn");
-    if (relied != nullptr && relied->is_array()) {
+    if (e.type != "RETENTION_SUPERSEDED") {
+      const json::value* segment = e.data.if_contains("segment");
+      if (segment != nullptr && segment->is_string()) names.emplace_back(segment->get_string());
+    }
+    // The segments the runs rely on: those holding the only copies of removed logs, and those
+    // holding the copies that made a damaged segment superseded.
+    for (const char* member : {"alreadyArchivedIn", "heldIn"}) {
+      const json::value* relied = e.data.if_contains(member);
+      if (relied == nullptr || !relied->is_array()) continue;
       for (const auto& n : relied->get_array()) {
         if (n.is_string()) names.emplace_back(n.get_string());
       }
     }
     for (const auto& name : names) {
+      if (superseded.contains(name)) continue;
       if (std::binary_search(present.begin(), present.end(), name)) continue;
       throw UnavailableError(
           "archive segment '" + name + "', which retention wrote or relied on (control event #" +
@@ -332,13 +326,15 @@ std::string describe(const RetentionReport& r) {
                     " of live log)\n";
   if (r.dryRun) {
     if (r.scanned == 0) return out + "  dry run: nothing to do\n";
-    out += "  dry run: would " + std::string(r.archive ? "archive them into a new segment and " : "") +
+    out += "  dry run: would " +
+           std::string(r.archive ? "archive them into a new segment and " : "") +
            "remove their live logs; nothing was changed\n";
     for (const auto& damaged : r.damagedSegments) {
       out += "  segment " + damaged +
              " does not read back whole: a real run would archive the selected logs it holds "
              "again and leave it as it is; the sweep, erasure and export refuse it until it is "
-             "restored from a backup\n";
+             "restored from a backup, or superseded (`loom retention supersede " +
+             damaged + "`) once every run it holds is whole elsewhere\n";
     }
     return out;
   }
@@ -350,7 +346,9 @@ std::string describe(const RetentionReport& r) {
              " did not read back whole: the selected logs it held are archived again, but it may "
              "hold the only copies of runs removed before, so it is left as it is; keep it, check "
              "the archive's disk and restore it from a backup (the sweep, erasure and export "
-             "refuse a damaged segment)\n";
+             "refuse a damaged segment), or, once every run it holds is whole elsewhere, retire "
+             "it with `loom retention supersede " +
+             damaged + "`\n";
     }
   } else if (r.scanned > 0 && !r.archive) {
     out += "  not archived (storage.retention.archive = false)\n";

@@ -1,8 +1,8 @@
 // `loom` end to end for the claim-check opt-in and the content lifetime: the 200-turn
 // examples/agents/claim-check.toml app parks for approval, a fresh process approves it (from
-// the park's snapshot) and reports 0 content-store calls made by the replay (ADR 0140 D6); `loom sweep` keeps every
-// retained blob; `loom retention run` archives the log and `loom log` still reads it; `loom
-// bench claim-check` prints its rows.
+// the park's snapshot) and reports 0 content-store calls made by the replay (ADR 0140 D6); `loom
+// sweep` keeps every retained blob; `loom retention run` archives the log and `loom log` still
+// reads it; `loom bench claim-check` prints its rows.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -144,13 +144,12 @@ TEST(ClaimCheckCli, AnArchivedRunIsReadByEveryReadCommandMarkedArchived) {
 }
 
 // A retention run killed after its segment landed, before it removed the live log (loom.db as
-// it was then), whose segment was then damaged on disk: the next run archives the log anew,
-// removes it, names the damaged segment and exits 1, since the sweep now refuses that segment.
-TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
-  TempDir dir;
-  auto [home, config] = retentionHome(dir);
+// it was then), whose segment was then damaged on disk. Returns the segment's path.
+std::filesystem::path killedRetentionWithADamagedSegment(const TempDir& dir,
+                                                         const std::string& home,
+                                                         const std::string& config) {
   std::filesystem::copy_file(home + "/loom.db", dir / "before.db");
-  ASSERT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
+  EXPECT_EQ(runLoom({"--home", home, "retention", "run", "--config", config}, dir).exitCode, 0);
   std::filesystem::copy_file(dir / "before.db", home + "/loom.db",
                              std::filesystem::copy_options::overwrite_existing);
   for (const char* f : {"/loom.db-wal", "/loom.db-shm"}) std::filesystem::remove(home + f);
@@ -158,19 +157,25 @@ TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
   for (const auto& e : std::filesystem::directory_iterator(home + "/archive")) {
     segments.push_back(e.path());
   }
-  ASSERT_EQ(segments.size(), 1u);
-  {
-    std::fstream damage(segments[0], std::ios::in | std::ios::out | std::ios::binary);
-    damage.seekp(48);  // inside the execution's block, after the file header
-    damage.put('\xff');
-  }
+  EXPECT_EQ(segments.size(), 1u);
+  std::fstream damage(segments.at(0), std::ios::in | std::ios::out | std::ios::binary);
+  damage.seekp(48);  // inside the execution's block, after the file header
+  damage.put('\xff');
+  return segments.at(0);
+}
+
+// The next run archives the log anew, removes it, names the damaged segment and exits 1,
+// since the sweep now refuses that segment.
+TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
+  TempDir dir;
+  auto [home, config] = retentionHome(dir);
+  std::string segment = killedRetentionWithADamagedSegment(dir, home, config).filename();
   // A dry run reports what the real run would refuse, and changes nothing.
-  Outcome dry =
-      runLoom({"--home", home, "retention", "run", "--config", config, "--dry-run"}, dir);
+  Outcome dry = runLoom({"--home", home, "retention", "run", "--config", config, "--dry-run"}, dir);
   EXPECT_EQ(dry.exitCode, 1) << dry.out;
-  EXPECT_NE(dry.out.find("segment " + segments[0].filename().string() +
-                         " does not read back whole: a real run would archive"),
-            std::string::npos)
+  EXPECT_NE(
+      dry.out.find("segment " + segment + " does not read back whole: a real run would archive"),
+      std::string::npos)
       << dry.out;
   EXPECT_NE(dry.err.find("dry run: 1 archive segment(s) did not read back whole"),
             std::string::npos)
@@ -178,10 +183,59 @@ TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
   Outcome again = runLoom({"--home", home, "retention", "run", "--config", config, "--json"}, dir);
   EXPECT_EQ(again.exitCode, 1) << again.out;
   EXPECT_EQ(again.json().at("removed").as_int64(), 1) << "it finished";
-  EXPECT_EQ(again.json().at("damagedSegments").at(0).as_string(), segments[0].filename().string());
+  EXPECT_EQ(again.json().at("damagedSegments").at(0).as_string(), segment);
   EXPECT_NE(again.err.find("restore them from a backup"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("loom retention supersede"), std::string::npos) << again.err;
   Outcome log = runLoom({"--home", home, "log", "r1", "--json"}, dir);
   EXPECT_EQ(log.exitCode, 0) << "archived anew, whole: " << log.err;
+}
+
+// Once its runs are archived anew, the damaged segment is retired: the sweep refused it, naming
+// the command; after `retention supersede` every reader leaves it out, and the file may go.
+TEST(ClaimCheckCli, ADamagedSegmentArchivedAnewIsSupersededAndTheSweepGoesOn) {
+  TempDir dir;
+  auto [home, config] = retentionHome(dir);
+  std::filesystem::path segment = killedRetentionWithADamagedSegment(dir, home, config);
+  std::string name = segment.filename();
+  auto loom = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--home", home});
+    return runLoom(args, dir);
+  };
+  // While the log is live, the damaged block is not its only copy either.
+  Outcome early = loom({"retention", "supersede", name, "--dry-run", "--json"});
+  ASSERT_EQ(early.exitCode, 0) << early.err;
+  EXPECT_EQ(early.json().at("liveCopies"), 1);
+  EXPECT_EQ(early.json().at("dryRun"), true);
+  EXPECT_EQ(loom({"retention", "run", "--config", config}).exitCode, 1);  // archived anew
+  Outcome refused = loom({"sweep"});
+  EXPECT_EQ(refused.exitCode, 1);
+  EXPECT_NE(refused.err.find("loom retention supersede " + name), std::string::npos) << refused.err;
+
+  Outcome dry = loom({"retention", "supersede", name, "--dry-run"});
+  ASSERT_EQ(dry.exitCode, 0) << dry.err;
+  EXPECT_NE(dry.out.find("dry run"), std::string::npos) << dry.out;
+  EXPECT_EQ(loom({"sweep"}).exitCode, 1) << "a dry run changed something";
+  Outcome done = loom({"retention", "supersede", name, "--json"});
+  ASSERT_EQ(done.exitCode, 0) << done.err;
+  EXPECT_EQ(done.json().at("heldIn").as_array().size(), 1u) << done.out;
+  EXPECT_EQ(done.json().at("damaged").at(0), "r1") << done.out;
+  Outcome swept = loom({"sweep"});
+  EXPECT_EQ(swept.exitCode, 0) << swept.err;
+  EXPECT_EQ(loom({"retention", "run", "--config", config}).exitCode, 0) << "no damage left";
+
+  std::filesystem::rename(segment, dir / name);  // retired: the operator may move it away
+  EXPECT_EQ(loom({"sweep"}).exitCode, 0);
+  Outcome log = loom({"log", "r1"});
+  EXPECT_EQ(log.exitCode, 0) << log.err;
+  Outcome listed = loom({"ls", "--json"});
+  ASSERT_EQ(listed.exitCode, 0) << listed.err;
+  EXPECT_EQ(listed.json().at(0).at("archived"), true) << listed.out;
+  Outcome repeat = loom({"retention", "supersede", name});
+  EXPECT_EQ(repeat.exitCode, 0) << repeat.err;
+  EXPECT_NE(repeat.out.find("superseded before"), std::string::npos) << repeat.out;
+  Outcome missing = loom({"retention", "supersede"});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.err.find("needs the SEGMENT"), std::string::npos) << missing.err;
 }
 
 // The archive's disk not mounted (its segment gone from where retention wrote it): the commands

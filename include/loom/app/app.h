@@ -23,6 +23,7 @@
 #include "loom/middleware/kill_switch_store.h"
 #include "loom/sweep/archive_store.h"
 #include "loom/sweep/retention.h"
+#include "loom/sweep/supersede.h"
 #include "loom/util/clock.h"
 #include "loom/workflow/runtime.h"
 #include "loom/workflow/workflow.h"
@@ -76,6 +77,11 @@ class App {
   // (storage.retention; docs/spec/archive.md). It reads the stores under any sealing layer,
   // so segments hold ciphertext, never plaintext. Throws what sweep::runRetention throws.
   sweep::RetentionReport runRetention(const sweep::RetentionOptions& options);
+  // Retires the damaged archive segment `name` once every run it holds is whole elsewhere
+  // (sweep::supersedeSegment, over the stores as stored, like runRetention).
+  sweep::SupersedeReport supersedeSegment(const std::string& name, bool dryRun);
+  // The archive the sweep, erasure and export read: every segment but the superseded ones.
+  sweep::Archive readableArchive();
   // The per-subject key store (security.keys), nullptr when no option needs it.
   compliance::KeyStore* keys() { return keys_.get(); }
   // Who put which blob (security.keys set), for erasure; nullptr otherwise.

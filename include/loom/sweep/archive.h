@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -129,18 +130,23 @@ class ArchiveSegment {
   std::unique_ptr<Impl> impl_;
 };
 
-// Every segment of one store. An execution archived twice (retention interrupted between
-// writing a segment and removing the live logs, then run again) is in two segments, with the
-// same events.
+// Every segment of one store, but those it was told are retired (a damaged segment whose every
+// run is whole elsewhere: `loom retention supersede`, readableArchive in supersede.h). An
+// execution archived twice (retention interrupted between writing a segment and removing the
+// live logs, then run again) is in two segments, with the same events.
 class Archive {
  public:
-  explicit Archive(std::shared_ptr<const ArchiveStore> store);
+  explicit Archive(std::shared_ptr<const ArchiveStore> store,
+                   std::set<std::string> retired = {});
   // folderArchiveStore(dir).
   explicit Archive(std::filesystem::path dir);
 
   const ArchiveStore& store() const { return *store_; }
+  // The segments of the store that this archive does not read.
+  const std::set<std::string>& retired() const { return retired_; }
 
-  // The segments' names, oldest first. Throws UnavailableError when they cannot be listed.
+  // The segments' names, oldest first, without the retired ones. Throws UnavailableError when
+  // they cannot be listed.
   std::vector<std::string> segmentNames() const;
   // ArchiveSegment::open(store(), name).
   ArchiveSegment openSegment(const std::string& name) const;
@@ -158,6 +164,7 @@ class Archive {
 
  private:
   std::shared_ptr<const ArchiveStore> store_;
+  std::set<std::string> retired_;
 };
 
 }  // namespace loom::sweep
