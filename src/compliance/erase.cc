@@ -8,6 +8,7 @@
 #include "compliance/claim_check_refs.h"
 #include "erase_journal.h"
 #include "erase_parallel.h"
+#include "loom/util/clock.h"
 #include "sweep/content_walker.h"
 #include "util/utf8.h"
 
@@ -22,6 +23,16 @@ std::string refusalMessage(const std::string& subject, const std::string& reason
   return "erasure of subject '" + subject + "' refused before shredding anything: " + cited +
          " of its executions would stay in the content store because " + reason +
          "; fix that and run the erasure again (docs/compliance.md, \"Refusals\")";
+}
+
+// When `address` is dated after the store's clock (a skewed clock's date), that date.
+std::optional<int64_t> touchedAhead(const content::ContentStore& store, std::string_view address) {
+  if (!store.capabilities().enumerate) return std::nullopt;
+  std::optional<content::BlobInfo> info = store.stat(address);
+  if (!info) return std::nullopt;
+  int64_t now = store.touchClock();  // read after the stat: a put before it is dated <= now
+  if (info->lastTouchedMillis <= now) return std::nullopt;
+  return info->lastTouchedMillis;
 }
 
 void requireSubject(const std::string& subject) {
@@ -279,7 +290,7 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
   std::sort(order.begin(), order.end(), [](const std::string* a, const std::string* b) {
     return std::lexicographical_compare(a->rbegin(), a->rend(), b->rbegin(), b->rend());
   });
-  std::atomic<int64_t> deleted{0}, retained{0}, missing{0};
+  std::atomic<int64_t> deleted{0}, retained{0}, missing{0}, datedAhead{0}, datedAheadUntil{0};
   // Only what this call deleted leaves the ledger. A missing blob may be a put still in flight
   // (its ledger row is written first) and a retained one may be the subject's own run putting
   // it again: both stay in the ledger, so a repeated erase deletes them once they land.
@@ -292,6 +303,12 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
       deletedHere[i] = 1;
     } else if (options_.content->has(address)) {
       ++retained;  // put again since the cutoff: another execution cites it now
+      if (auto at = touchedAhead(*options_.content, address)) {  // or dated by a skewed clock
+        ++datedAhead;
+        int64_t seen = datedAheadUntil.load();
+        while (seen < *at && !datedAheadUntil.compare_exchange_weak(seen, *at)) {
+        }
+      }
     } else if (resumed) {
       ++deleted;  // gone already: the interrupted attempt of this erasure deleted it
       deletedHere[i] = 1;
@@ -300,7 +317,8 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
     }
     return true;
   });
-  result.contentDeleted = ContentDeleted{deleted.load(), retained.load(), missing.load()};
+  result.contentDeleted = ContentDeleted{deleted.load(), retained.load(), missing.load(),
+                                         datedAhead.load(), datedAheadUntil.load()};
   result.keptCitedElsewhere = plan.keptAddresses;
   if (options_.ledger != nullptr) {
     std::vector<std::string> forgotten;
@@ -323,13 +341,16 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
     }
   }
 
-  detail::journal(options_.events, detail::kDeletedType,
-                  json::object{{"subject", subject},
-                               {"deleted", result.contentDeleted.deleted},
-                               {"retained", result.contentDeleted.retained},
-                               {"missing", result.contentDeleted.missing},
-                               {"intent", result.intent}},
-                  now());
+  json::object done{{"subject", subject},
+                    {"deleted", result.contentDeleted.deleted},
+                    {"retained", result.contentDeleted.retained},
+                    {"missing", result.contentDeleted.missing},
+                    {"intent", result.intent}};
+  if (result.contentDeleted.datedAhead > 0) {
+    done["datedAhead"] = result.contentDeleted.datedAhead;
+    done["datedAheadUntil"] = result.contentDeleted.datedAheadUntil;
+  }
+  detail::journal(options_.events, detail::kDeletedType, std::move(done), now());
   return result;
 }
 
@@ -341,12 +362,19 @@ EraseSubjectResult eraseSubject(const EraseCoordinatorOptions& options,
 json::value toJson(const EraseSubjectResult& r) {
   json::array kept;
   for (const auto& a : r.keptCitedElsewhere) kept.emplace_back(a);
-  return json::object{{"subject", r.subject},
-                      {"shredded", r.shredded},
-                      {"contentDeleted", json::object{{"deleted", r.contentDeleted.deleted},
-                                                      {"retained", r.contentDeleted.retained},
-                                                      {"missing", r.contentDeleted.missing},
-                                                      {"keptCitedElsewhere", std::move(kept)}}}};
+  return json::object{
+      {"subject", r.subject},
+      {"shredded", r.shredded},
+      {"contentDeleted",
+       json::object{
+           {"deleted", r.contentDeleted.deleted},
+           {"retained", r.contentDeleted.retained},
+           {"missing", r.contentDeleted.missing},
+           {"datedAhead", r.contentDeleted.datedAhead},
+           {"datedAheadUntil", r.contentDeleted.datedAhead > 0
+                                   ? json::value(formatTimestamp(r.contentDeleted.datedAheadUntil))
+                                   : json::value()},
+           {"keptCitedElsewhere", std::move(kept)}}}};
 }
 
 std::string describe(const EraseSubjectResult& r) {
@@ -355,9 +383,18 @@ std::string describe(const EraseSubjectResult& r) {
                       "erased)\n"
                     : "  keys: none to shred (the subject had no data key)\n";
   out += "  blobs: " + std::to_string(r.contentDeleted.deleted) + " deleted";
-  if (r.contentDeleted.retained > 0) {
-    out += ", " + std::to_string(r.contentDeleted.retained) +
+  const ContentDeleted& c = r.contentDeleted;
+  if (c.retained > c.datedAhead) {
+    out += ", " + std::to_string(c.retained - c.datedAhead) +
            " retained (put again for another execution while the erasure ran)";
+  }
+  if (c.datedAhead > 0) {
+    out += ", " + std::to_string(c.datedAhead) +
+           " retained because their last put is dated after the content store's clock (until " +
+           formatTimestamp(c.datedAheadUntil) +
+           ": a clock set back, or blobs copied from a machine whose clock ran ahead); run the "
+           "erasure again after that time, or once their dates are set right (`touch` the "
+           "files), to delete them";
   }
   if (r.contentDeleted.missing > 0) {
     out += ", " + std::to_string(r.contentDeleted.missing) +

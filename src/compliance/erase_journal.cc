@@ -50,7 +50,9 @@ std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
       } else if (latest && deleted && json::requireInt(e.data, "intent") == latest->intent) {
         latest->finished = ContentDeleted{json::requireInt(e.data, "deleted"),
                                           json::requireInt(e.data, "retained"),
-                                          json::optionalInt(e.data, "missing").value_or(0)};
+                                          json::optionalInt(e.data, "missing").value_or(0),
+                                          json::optionalInt(e.data, "datedAhead").value_or(0),
+                                          json::optionalInt(e.data, "datedAheadUntil").value_or(0)};
       }
     } catch (const InvalidArgumentError& bad) {
       throw CorruptEventError("(control log)", e.seq, e.type + ": " + bad.what());

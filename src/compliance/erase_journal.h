@@ -1,7 +1,8 @@
 // The erasure's records in the control log (docs/spec/events.md, "Control log"):
 //   ERASURE_CONTENT_DELETE_INTENDED {subject, addresses, kept?, touchCutoff}
 //   SUBJECT_SHREDDED {subject}
-//   ERASURE_CONTENT_DELETED {subject, deleted, retained, missing?, intent}
+//   ERASURE_CONTENT_DELETED {subject, deleted, retained, missing?, intent, datedAhead?,
+//   datedAheadUntil?}
 // Reading them back is how an interrupted erasure is found and finished. Private to the
 // compliance module. Thread-safe as the event store; appends retry on a concurrent writer.
 #pragma once

@@ -4,7 +4,9 @@
 // boot with a clear error.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -108,6 +110,61 @@ TEST_F(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
 // A subject or an id that is not UTF-8 would land in JSON rows Loom cannot read back, making
 // the control log or the run list unreadable for every later erase, sweep and retention: it is
 // refused before anything is written, and the home goes on working.
+// The blob files of the home's filesystem content store (names of 64 hex digits).
+std::vector<std::filesystem::path> blobFiles(const std::string& home) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(home + "/blobs")) {
+    if (e.is_regular_file() && e.path().parent_path().filename().string().size() == 2) {
+      out.push_back(e.path());  // in a shard folder
+    }
+  }
+  return out;
+}
+
+// A blob whose date is ahead of the store's clock (copied from a machine whose clock ran
+// ahead) is spared like one put during the erasure, but the report says which wait and why,
+// and a repeat once the dates are right deletes them.
+TEST_F(ComplianceCli, BlobsDatedAheadOfTheStoresClockAreNamedAndARepeatDeletesThemLater) {
+  // The compliance example's fetch_report, each result a blob file (packBelowBytes = 0).
+  const std::string examples = std::string(LOOM_SOURCE_DIR) + "/examples/agents";
+  std::string script = dir / "script.json", app = dir / "files.toml";
+  std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "fetch_report", )"
+                        << R"("arguments": {"page": 1}}]}, {"answer": "ok"}]})";
+  std::ofstream(app) << "[agent]\nname = \"c\"\nprompt = \"read\"\nmaxTurns = 5\n\n"
+                     << "[model]\nkind = \"scripted\"\nscript = \"" << script << "\"\n\n"
+                     << "[[tools]]\nname = \"fetch_report\"\ndescription = \"page\"\n"
+                     << "command = [\"" << examples << "/tools/fetch_report\"]\n\n"
+                     << "[execution.claimCheck]\ntoolIds = [\"fetch_report\"]\n\n"
+                     << "[security.keys]\nenv = \"LOOM_MASTER_KEY\"\n\n[compliance.erase]\n\n"
+                     << "[storage.contentStore]\npackBelowBytes = 0\n";
+  Outcome ran = loom({"run", app, "--subject", "alice", "--id", "a1"});
+  ASSERT_EQ(ran.exitCode, 0) << ran.err;
+  std::vector<std::filesystem::path> blobs = blobFiles(home);
+  ASSERT_FALSE(blobs.empty());
+  auto ahead = std::filesystem::file_time_type::clock::now() + std::chrono::hours(48);
+  for (const auto& b : blobs) std::filesystem::last_write_time(b, ahead);
+
+  Outcome erase = loom({"erase", "alice", "--config", app, "--json"});
+  ASSERT_EQ(erase.exitCode, 0) << erase.err;
+  json::value doc = erase.json();
+  const json::value& content = doc.at("contentDeleted");
+  EXPECT_EQ(content.at("deleted"), 0) << erase.out;
+  EXPECT_EQ(content.at("retained").as_int64(), static_cast<int64_t>(blobs.size())) << erase.out;
+  EXPECT_EQ(content.at("datedAhead"), content.at("retained")) << erase.out;
+  EXPECT_TRUE(content.at("datedAheadUntil").is_string()) << erase.out;
+  for (const auto& b : blobs) EXPECT_TRUE(std::filesystem::exists(b)) << "kept: " << b;
+
+  for (const auto& b : blobs) {
+    std::filesystem::last_write_time(
+        b, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  }
+  Outcome again = loom({"erase", "alice", "--config", app});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_NE(again.out.find(std::to_string(blobs.size()) + " deleted"), std::string::npos)
+      << again.out;
+  for (const auto& b : blobs) EXPECT_FALSE(std::filesystem::exists(b)) << "left: " << b;
+}
+
 TEST_F(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) {
   ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1"}).exitCode, 0);
   for (const auto& args :

@@ -102,6 +102,14 @@ struct ContentDeleted {
   // Planned blobs a fresh erasure found absent from the content store: deleted before (by a
   // sweep of reclaimable blobs, an earlier erasure) or never stored there. Not counted deleted.
   int64_t missing = 0;
+  // Of the retained, those whose last put is dated after the content store's clock at the
+  // moment it was spared: no put can date a blob so (a put stamps the store's now), so the date
+  // comes from a clock that ran ahead or was set back (a store copied or restored from another
+  // machine). Kept like every blob touched since the cutoff; they wait for the store's clock to
+  // pass datedAheadUntil (the latest of their dates, ms since the epoch; 0 when none), after
+  // which a repeat of the erasure deletes them.
+  int64_t datedAhead = 0;
+  int64_t datedAheadUntil = 0;
   bool operator==(const ContentDeleted&) const = default;
 };
 
@@ -149,7 +157,7 @@ class EraseCoordinator {
   EraseSubjectResult eraseSubject(const std::string& subject);
 
  private:
-  int scanThreads() const;  // options.concurrency, at most one per hardware thread
+  int scanThreads() const;         // options.concurrency, at most one per hardware thread
   int64_t cutoffAfterNow() const;  // the content store's first touch-clock tick after now
   // One erasure pass: resumes an interrupted attempt's intent (`resumed` set) or plans afresh.
   EraseSubjectResult eraseOnce(const std::string& subject, bool& resumed);
