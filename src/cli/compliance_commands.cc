@@ -51,9 +51,11 @@ Action setupErase(CLI::App& command, Session& session) {
   command.add_option("SUBJECT", args->subject, "The data subject to erase")->required();
   command.add_flag("--json", args->json,
                    "Print {\"subject\", \"shredded\", \"contentDeleted\": {\"deleted\", "
-                   "\"retained\", \"missing\", \"keptCitedElsewhere\"}} (retained: spared, "
-                   "put again while the erasure ran; missing: already gone; keptCitedElsewhere: "
-                   "the addresses another subject's run still cites)");
+                   "\"retained\", \"missing\", \"datedAhead\", \"datedAheadUntil\", "
+                   "\"keptCitedElsewhere\"}} (retained: spared, put again while the erasure ran "
+                   "or, datedAhead of them, dated after the store's clock until datedAheadUntil; "
+                   "missing: already gone; keptCitedElsewhere: the addresses another subject's "
+                   "run still cites)");
   addConfigOption(command, args->config);
   command.footer(
       "GDPR Art. 17. Before anything is destroyed, it collects every blob the subject's runs\n"

@@ -402,7 +402,7 @@ TEST_F(EraseTest, PrintsTheResultForTheCli) {
   EraseSubjectResult r{"alice", true, ContentDeleted{3, 1, 2}, 7, {std::string(64, 'c')}};
   EXPECT_EQ(json::toText(toJson(r)),
             R"({"subject":"alice","shredded":true,"contentDeleted":{"deleted":3,"retained":1,)"
-            R"("missing":2,"keptCitedElsewhere":[")" +
+            R"("missing":2,"datedAhead":0,"datedAheadUntil":null,"keptCitedElsewhere":[")" +
                 std::string(64, 'c') + R"("]}})");
   std::string text = describe(r);
   EXPECT_NE(text.find("3 deleted, 1 retained"), std::string::npos) << text;

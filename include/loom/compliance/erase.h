@@ -169,7 +169,8 @@ class EraseCoordinator {
 EraseSubjectResult eraseSubject(const EraseCoordinatorOptions& options, const std::string& subject);
 
 // {"subject": S, "shredded": B, "contentDeleted": {"deleted": N, "retained": M, "missing": K,
-// "keptCitedElsewhere": [addresses]}}: what `loom erase --json` prints.
+// "datedAhead": D, "datedAheadUntil": RFC 3339 or null, "keptCitedElsewhere": [addresses]}}:
+// what `loom erase --json` prints.
 json::value toJson(const EraseSubjectResult& result);
 // Human-readable lines for `loom erase`.
 std::string describe(const EraseSubjectResult& result);
