@@ -442,6 +442,67 @@ TEST_F(PostgresCli, EachMachineRecordsItsOwnKeyFileAndNeverReadsAnothers) {
   EXPECT_EQ(shared, "home.keys {\"erase\":true,\"crypto\":false}") << "no machine's path";
 }
 
+// The maintenance lock lost while a sweep deletes (its connection cut: a server restart, a
+// network cut): the sweep finds out at its next check, within 64 deletes, and stops (exit 1)
+// instead of going on beside the next holder; a second sweep finishes the work. A row lock
+// held by a second session pauses the sweep at its first delete, so the cut lands mid-run.
+TEST_F(PostgresCli, ASweepWhoseMaintenanceLockIsLostStopsWithinSixtyFourDeletes) {
+  ASSERT_NO_FATAL_FAILURE(runAliceAndBob());  // records the schema's content store
+  std::string psql = "psql '" + url_ + "' -Atc ";
+  auto query = [&](const std::string& sql) {
+    auto [exit, out] = shell(psql + "\"" + sql + "\"");
+    EXPECT_EQ(exit, 0) << sql << ": " << out;
+    return out;
+  };
+  const int kUncited = 200;
+  query("INSERT INTO " + schema_ + ".blobs SELECT encode(sha256(('uncited ' || i)::bytea), " +
+        "'hex'), ('uncited ' || i)::bytea, 10, 0 FROM generate_series(1, " +
+        std::to_string(kUncited) + ") i");
+  auto uncitedLeft = [&] {
+    return std::stoi(query("SELECT count(*) FROM " + schema_ + ".blobs WHERE touched_at = 0"));
+  };
+  ASSERT_EQ(uncitedLeft(), kUncited);
+  // The blocker: every uncited row locked until it is terminated.
+  std::string blocker = "PGAPPNAME=loom-test-blocker " + psql + "\"BEGIN; SELECT address FROM " +
+                        schema_ + ".blobs WHERE touched_at = 0 FOR UPDATE; " +
+                        "SELECT pg_sleep(120); COMMIT\" >/dev/null 2>&1 &";
+  ASSERT_EQ(std::system(blocker.c_str()), 0);
+  auto waitFor = [&](const std::string& sql) {
+    for (int i = 0; i < 600; ++i) {  // 30 s
+      if (query(sql).find('t') == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  ASSERT_TRUE(waitFor("SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = "
+                      "'loom-test-blocker' AND query LIKE '%pg_sleep%' AND state = 'active'"));
+
+  std::vector<std::string> env = env_;
+  env.insert(env.end(), masterKey_.begin(), masterKey_.end());  // it reads the sealed runs
+  Child sweep({"--home", home("c"), "sweep", "--grace-hours", "0"}, dir_, env);
+  bool waiting = waitFor(
+      "SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+      "query LIKE 'DELETE FROM blobs%'");
+  std::string held = "FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = "
+                     "(hashtext('loom " + schema_ + " maintenance')::bigint & 4294967295)::oid";
+  query("SELECT pg_terminate_backend(pid) " + held);
+  query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+        "'loom-test-blocker'");
+  Outcome stopped = sweep.wait();
+  ASSERT_TRUE(waiting) << "the sweep never reached its deletes: " << stopped.out << stopped.err;
+  EXPECT_EQ(stopped.exitCode, 1) << stopped.out;
+  EXPECT_NE(stopped.err.find("the maintenance lock of `loom sweep`"), std::string::npos)
+      << stopped.err;
+  EXPECT_NE(stopped.err.find("was lost"), std::string::npos) << stopped.err;
+  int left = uncitedLeft();
+  EXPECT_GE(left, kUncited - 64) << "it went on deleting without its lock";
+  EXPECT_LT(left, kUncited) << "the first delete waited for the row, then ran";
+
+  Outcome again = cli({"sweep", "--grace-hours", "0", "--json"}, "c", masterKey_);
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(uncitedLeft(), 0) << "a second sweep finishes the work";
+}
+
 // A second home pointed at the schema with its own master key is refused by the key check,
 // and the refusal changes no row: the machines of the first home go on reading with their key.
 TEST_F(PostgresCli, AnotherHomesMasterKeyIsRefusedAndChangesNoRow) {
