@@ -10,6 +10,7 @@
 #include "loom/compliance/erase.h"
 #include "loom/compliance/export.h"
 #include "loom/compliance/key_store.h"
+#include "loom/compliance/subject.h"
 #include "loom/sweep/archive.h"
 #include "util/posix_file.h"
 
@@ -17,9 +18,10 @@ namespace loom::cli {
 namespace {
 
 void addConfigOption(CLI::App& command, std::string& file) {
-  command.add_option("--config", file,
-                     "The loom.toml (or agent app) whose compliance.erase, security.keys and "
-                     "storage options to use; its storage.home applies unless --home is given")
+  command
+      .add_option("--config", file,
+                  "The loom.toml (or agent app) whose compliance.erase, security.keys and "
+                  "storage options to use; its storage.home applies unless --home is given")
       ->type_name("FILE");
 }
 
@@ -44,11 +46,17 @@ std::optional<std::string> wrongStore(app::App& app) {
 Action setupErase(CLI::App& command, Session& session) {
   struct Args {
     std::string subject;
+    std::string subjectHex;
     bool json = false;
     std::string config;
   };
   auto args = std::make_shared<Args>();
-  command.add_option("SUBJECT", args->subject, "The data subject to erase")->required();
+  auto* named = command.add_option("SUBJECT", args->subject, "The data subject to erase");
+  auto* hex = command.add_option("--subject-hex", args->subjectHex,
+                                 "The subject as the hex of its bytes (ff for the byte 0xFF): a "
+                                 "subject an old home holds that is not UTF-8");
+  named->excludes(hex);
+  hex->excludes(named);
   command.add_flag("--json", args->json,
                    "Print {\"subject\", \"shredded\", \"contentDeleted\": {\"deleted\", "
                    "\"retained\", \"missing\", \"datedAhead\", \"datedAheadUntil\", "
@@ -66,15 +74,24 @@ Action setupErase(CLI::App& command, Session& session) {
       "is kept and counted as retained). A crash anywhere is finished by running it again.\n"
       "Without --config it uses the content store and keys the home recorded; a --config\n"
       "wiring another content store is refused before the shred. A run of the subject still\n"
-      "going records nothing more; running the erasure again deletes what it wrote.");
+      "going records nothing more; running the erasure again deletes what it wrote.\n"
+      "A subject that is not UTF-8 (in a home from before Loom checked) is shown with each\n"
+      "stray byte as \\xNN, and named exactly in the journal and --json by subjectHex.");
   return [&session, args] {
+    if (!args->subjectHex.empty()) args->subject = compliance::subjectFromHex(args->subjectHex);
+    if (args->subject.empty()) {
+      throw InvalidArgumentError(
+          "loom erase needs the SUBJECT to erase (or --subject-hex HEX for one that is not "
+          "UTF-8)");
+    }
+    std::string shown = compliance::shownSubject(args->subject);
     app::App& app = complianceApp(session, args->config);
     HomeLock lock(app::storageLocation(app.config()), "erase");
     if (auto why = wrongStore(app)) {
       throw compliance::ContentCopiesRemainError(args->subject, *why, -1);
     }
-    app::SharingHomes sharing(app, "erase of subject '" + args->subject +
-                                       "' refused, nothing was shredded or deleted");
+    app::SharingHomes sharing(
+        app, "erase of subject '" + shown + "' refused, nothing was shredded or deleted");
     sweep::Archive archive = app.readableArchive();
     compliance::EraseCoordinatorOptions options = app::eraseOptions(app, archive);
     options.alsoCitedBy = sharing.pins();
@@ -94,7 +111,10 @@ Action setupExport(CLI::App& command, Session& session) {
   };
   auto args = std::make_shared<Args>();
   command.add_option("SUBJECT", args->subject, "The data subject to export")->required();
-  command.add_option("-o,--output", args->output, "The file to write, whole or not at all: a failed write leaves it as it was (default: stdout)")
+  command
+      .add_option("-o,--output", args->output,
+                  "The file to write, whole or not at all: a failed write leaves it as it was "
+                  "(default: stdout)")
       ->type_name("FILE");
   addConfigOption(command, args->config);
   command.footer(

@@ -8,6 +8,7 @@
 #include "compliance/claim_check_refs.h"
 #include "erase_journal.h"
 #include "erase_parallel.h"
+#include "loom/compliance/subject.h"
 #include "loom/util/clock.h"
 #include "sweep/content_walker.h"
 #include "util/utf8.h"
@@ -20,7 +21,8 @@ using IdSet = std::set<std::string, std::less<>>;
 std::string refusalMessage(const std::string& subject, const std::string& reason, int64_t blobs) {
   std::string cited = blobs < 0 ? "an unknown number of blobs"
                                 : std::to_string(blobs) + (blobs == 1 ? " blob" : " blobs");
-  return "erasure of subject '" + subject + "' refused before shredding anything: " + cited +
+  return "erasure of subject '" + shownSubject(subject) +
+         "' refused before shredding anything: " + cited +
          " of its executions would stay in the content store because " + reason +
          "; fix that and run the erasure again (docs/compliance.md, \"Refusals\")";
 }
@@ -36,8 +38,9 @@ std::optional<int64_t> touchedAhead(const content::ContentStore& store, std::str
 }
 
 void requireSubject(const std::string& subject) {
+  // Any bytes: an old home may hold a subject that is not UTF-8 (ADR 0025), and the journal
+  // names it so that it stays UTF-8 (putSubject).
   if (subject.empty()) throw InvalidArgumentError("eraseSubject: the subject is empty");
-  requireUtf8(subject, "the data subject");
 }
 
 // Runs a planning read; a store that cannot enumerate (FailedPreconditionError) is a refusal.
@@ -257,7 +260,8 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
     json::array kept;
     for (const auto& a : plan.keptAddresses) kept.emplace_back(a);
     json::object intended{
-        {"subject", subject}, {"addresses", std::move(addresses)}, {"kept", std::move(kept)}};
+        {"subject", ""}, {"addresses", std::move(addresses)}, {"kept", std::move(kept)}};
+    putSubject(intended, subject);
     intended["touchCutoff"] = plan.touchCutoff ? json::value(*plan.touchCutoff) : json::value();
     result.intent =
         detail::journal(options_.events, detail::kIntendedType, std::move(intended), now());
@@ -279,8 +283,9 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
   result.shredded = destroyed || options_.keys.wasShredded(subject);
   bool shredJournaled = plan.resumesIntent && last && last->shredJournaled;
   if (result.shredded && !shredJournaled) {
-    detail::journal(options_.events, detail::kShreddedType, json::object{{"subject", subject}},
-                    now());
+    json::object shredded;
+    putSubject(shredded, subject);
+    detail::journal(options_.events, detail::kShreddedType, std::move(shredded), now());
   }
 
   // Addresses are sorted; deleting them in that order would send every concurrent delete to
@@ -332,7 +337,8 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
     try {
       std::rethrow_exception(shredUnfinished);
     } catch (const Error& e) {
-      rethrowWithContext(e, "erasure of subject '" + subject + "' deleted its blobs (" +
+      rethrowWithContext(e, "erasure of subject '" + shownSubject(subject) +
+                                "' deleted its blobs (" +
                                 std::to_string(result.contentDeleted.deleted) + " deleted, " +
                                 std::to_string(result.contentDeleted.retained) +
                                 " retained), but is not finished (the old bytes of those "
@@ -341,11 +347,12 @@ EraseSubjectResult EraseCoordinator::eraseOnce(const std::string& subject, bool&
     }
   }
 
-  json::object done{{"subject", subject},
+  json::object done{{"subject", ""},
                     {"deleted", result.contentDeleted.deleted},
                     {"retained", result.contentDeleted.retained},
                     {"missing", result.contentDeleted.missing},
                     {"intent", result.intent}};
+  putSubject(done, subject);
   if (result.contentDeleted.datedAhead > 0) {
     done["datedAhead"] = result.contentDeleted.datedAhead;
     done["datedAheadUntil"] = result.contentDeleted.datedAheadUntil;
@@ -362,8 +369,8 @@ EraseSubjectResult eraseSubject(const EraseCoordinatorOptions& options,
 json::value toJson(const EraseSubjectResult& r) {
   json::array kept;
   for (const auto& a : r.keptCitedElsewhere) kept.emplace_back(a);
-  return json::object{
-      {"subject", r.subject},
+  json::object out{
+      {"subject", ""},
       {"shredded", r.shredded},
       {"contentDeleted",
        json::object{
@@ -375,10 +382,12 @@ json::value toJson(const EraseSubjectResult& r) {
                                    ? json::value(formatTimestamp(r.contentDeleted.datedAheadUntil))
                                    : json::value()},
            {"keptCitedElsewhere", std::move(kept)}}}};
+  putSubject(out, r.subject);
+  return out;
 }
 
 std::string describe(const EraseSubjectResult& r) {
-  std::string out = "erased subject '" + r.subject + "'\n";
+  std::string out = "erased subject '" + shownSubject(r.subject) + "'\n";
   out += r.shredded ? "  keys: shredded (sealed events, snapshots and archived copies read as "
                       "erased)\n"
                     : "  keys: none to shred (the subject had no data key)\n";

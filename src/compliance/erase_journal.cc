@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "loom/compliance/subject.h"
 #include "loom/content/content_store.h"
 #include "loom/util/error.h"
 
@@ -35,7 +36,7 @@ std::optional<ErasureRecord> latestErasure(const kernel::EventStore& events,
          deleted = e.type == kDeletedType;
     if (!intended && !shredded && !deleted) continue;
     try {
-      if (json::requireString(e.data, "subject") != subject) continue;
+      if (subjectOf(e.data) != subject) continue;  // subjectHex names a subject not UTF-8
       if (intended) {
         latest = ErasureRecord{};
         latest->intent = e.seq;
@@ -70,11 +71,14 @@ int64_t journal(kernel::EventStore& events, std::string_view type, json::object 
 std::map<std::string, int64_t, std::less<>> shredTimes(const kernel::EventStore& events) {
   std::map<std::string, int64_t, std::less<>> at;
   for (const auto& e : events.readControlOfTypes({std::string(kShreddedType)})) {
-    const auto* subject = e.data.if_contains("subject");
-    if (subject != nullptr && subject->is_string()) {
-      int64_t& t = at[std::string(subject->get_string())];
-      t = std::max(t, e.atMillis);
+    std::string subject;
+    try {
+      subject = subjectOf(e.data);
+    } catch (const InvalidArgumentError&) {
+      continue;  // names no subject: marks none erased (latestErasure refuses such a row)
     }
+    int64_t& t = at[subject];
+    t = std::max(t, e.atMillis);
   }
   return at;
 }

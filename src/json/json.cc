@@ -218,10 +218,13 @@ void roundDoublesExactly(std::string_view text, const boost::json::parse_options
 
 }  // namespace
 
-value parse(std::string_view text, std::string_view what) {
+namespace {
+
+value parseWith(std::string_view text, std::string_view what, bool storedText) {
   boost::system::error_code ec;
   boost::json::parse_options options;
   options.max_depth = kMaxStoredDepth;
+  options.allow_invalid_utf8 = storedText;
   value v = boost::json::parse(text, ec, {}, options);
   if (ec) {
     throw InvalidArgumentError(std::string(what) + ": not valid JSON (" + ec.message() + ")");
@@ -249,16 +252,31 @@ value parse(std::string_view text, std::string_view what) {
   return v;
 }
 
+}  // namespace
+
+value parse(std::string_view text, std::string_view what) { return parseWith(text, what, false); }
+
+value parseStored(std::string_view text, std::string_view what) {
+  return parseWith(text, what, true);
+}
+
 std::string_view kindName(const value& v) {
   switch (v.kind()) {
-    case boost::json::kind::null: return "null";
-    case boost::json::kind::bool_: return "boolean";
+    case boost::json::kind::null:
+      return "null";
+    case boost::json::kind::bool_:
+      return "boolean";
     case boost::json::kind::int64:
-    case boost::json::kind::uint64: return "integer";
-    case boost::json::kind::double_: return "number";
-    case boost::json::kind::string: return "string";
-    case boost::json::kind::array: return "array";
-    case boost::json::kind::object: return "object";
+    case boost::json::kind::uint64:
+      return "integer";
+    case boost::json::kind::double_:
+      return "number";
+    case boost::json::kind::string:
+      return "string";
+    case boost::json::kind::array:
+      return "array";
+    case boost::json::kind::object:
+      return "object";
   }
   return "unknown";
 }

@@ -25,6 +25,16 @@ TEST(JsonParse, AKeySpelledTwiceInOneObjectIsRefusedNamingIt) {
   EXPECT_NE(parseError(R"({"a": 1, "\u0061": 2})").find("\"a\" appears"), std::string::npos);
 }
 
+// Text from outside must be UTF-8; a row Loom stored before it checked reads as its bytes.
+TEST(JsonParse, OnlyAStoredTextMayHoldBytesThatAreNotUtf8) {
+  std::string text = "{\"subject\":\"zz\xff\"}";
+  EXPECT_THROW(parse(text, "input"), InvalidArgumentError);
+  value v = parseStored(text, "row");
+  EXPECT_EQ(std::string(v.at("subject").as_string()), "zz\xff");
+  EXPECT_EQ(toText(v), text) << "written back as it was read";
+  EXPECT_THROW(parseStored("{\"a\":1,\"a\":2}", "row"), InvalidArgumentError);
+}
+
 TEST(JsonParse, EqualKeysInDifferentObjectsAndColonsInStringsAreFine) {
   value v = parse(R"({"a": {"a": 1}, "b": [{"a": "x:y"}, {"a": "\":\""}], "c:d": 2})", "t");
   EXPECT_EQ(v.at("a").at("a").as_int64(), 1);

@@ -284,7 +284,7 @@ Event eventFromJson(const std::string& executionId, int64_t seq, const json::val
 Event eventFromText(const std::string& executionId, int64_t seq, std::string_view text) {
   json::value v;
   try {
-    v = json::parse(text, "event text");
+    v = json::parseStored(text, "event text");
   } catch (const InvalidArgumentError& e) {
     throw CorruptEventError(executionId, seq, e.what());
   }
@@ -395,7 +395,7 @@ std::string toText(const ControlEvent& event) {
 
 ControlEvent controlEventFromText(int64_t seq, std::string_view text) {
   try {
-    json::value v = json::parse(text, "control event text");
+    json::value v = json::parseStored(text, "control event text");
     if (!v.is_object()) throw InvalidArgumentError("not a JSON object");
     ControlEvent event;
     event.seq = seq;

@@ -17,7 +17,7 @@ void checkSnapshotKey(const Snapshot& snapshot) {
 json::value parseSnapshotState(std::string_view text, std::string_view where,
                                const std::string& executionId, int64_t seq) {
   try {
-    return json::parse(text, "state");
+    return json::parseStored(text, "state");
   } catch (const InvalidArgumentError& e) {
     throw DataLossError("snapshot of execution '" + executionId + "' at seq " +
                         std::to_string(seq) + " in " + std::string(where) +

@@ -159,7 +159,7 @@ struct ArchiveSegment::Impl {
       std::size_t nl = index.find('\n');
       if (nl == std::string_view::npos) corrupt("has an index whose last line is unterminated");
       try {
-        json::value v = json::parse(index.substr(0, nl), "entry");
+        json::value v = json::parseStored(index.substr(0, nl), "entry");
         if (!v.is_object()) throw InvalidArgumentError("not a JSON object");
         Entry e = entryFromJson(v.get_object(), indexOffset);
         if (byId.count(e.info.id) != 0) {

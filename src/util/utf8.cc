@@ -45,6 +45,22 @@ std::size_t firstInvalid(std::string_view text) {
 
 }  // namespace
 
+std::string escapeInvalidUtf8(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  while (!text.empty()) {
+    std::size_t bad = firstInvalid(text);
+    out.append(text.substr(0, bad));
+    if (bad == std::string_view::npos) break;
+    auto byte = static_cast<unsigned char>(text[bad]);
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 15];
+    text.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
 bool isValidUtf8(std::string_view text) { return firstInvalid(text) == std::string_view::npos; }
 
 void requireUtf8(std::string_view text, std::string_view what) {

@@ -5,6 +5,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace loom {
@@ -12,5 +13,8 @@ namespace loom {
 bool isValidUtf8(std::string_view text);
 // Throws InvalidArgumentError naming `what` and the byte offset when `text` is not UTF-8.
 void requireUtf8(std::string_view text, std::string_view what);
+// `text` with its well-formed sequences as they are and every other byte as \xNN: always UTF-8,
+// for a message or a report that shows a name of unknown encoding.
+std::string escapeInvalidUtf8(std::string_view text);
 
 }  // namespace loom

@@ -30,5 +30,13 @@ TEST(Utf8, AcceptsWellFormedTextAndRefusesEveryIllFormedSequence) {
   }
 }
 
+TEST(Utf8, EscapingShowsEachStrayByteAndKeepsEveryWellFormedSequence) {
+  EXPECT_EQ(escapeInvalidUtf8("alice"), "alice");
+  EXPECT_EQ(escapeInvalidUtf8("zz\xff"), "zz\\xff");
+  EXPECT_EQ(escapeInvalidUtf8("\xC3\xA9t\xE9"), "\xC3\xA9t\\xe9");  // é kept, Latin-1 é shown
+  EXPECT_EQ(escapeInvalidUtf8("\xE2\x82"), "\\xe2\\x82");              // a sequence cut short
+  EXPECT_TRUE(isValidUtf8(escapeInvalidUtf8("\xff\xfe\x80")));
+}
+
 }  // namespace
 }  // namespace loom

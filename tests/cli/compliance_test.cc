@@ -47,8 +47,8 @@ TEST_F(ComplianceCli, AMasterKeyFileInsideTheHomeIsRefused) {
     std::ofstream out(key);
     out << masterKey(dir) << "\n";
   }
-  std::filesystem::permissions(key, std::filesystem::perms::owner_read |
-                                        std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::string config = dir / "keys.toml";
   std::ofstream(config) << "[security.keys]\nfile = \"" << key << "\"\n\n[compliance.erase]\n";
   Outcome refused = loom({"run", "example.steps", "--config", config, "--subject", "alice",
@@ -68,10 +68,13 @@ TEST_F(ComplianceCli, AMasterKeyFileInsideTheHomeIsRefused) {
 }
 
 TEST_F(ComplianceCli, ExportThenEraseOneSubjectAndTheOtherStaysIntact) {
-  ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1", "--prompt",
-                  "alice-secret-prompt"}).exitCode, 0);
-  ASSERT_EQ(loom({"run", kApp, "--subject", "bob", "--id", "b1", "--prompt",
-                  "bob-secret-prompt"}).exitCode, 0);
+  ASSERT_EQ(
+      loom({"run", kApp, "--subject", "alice", "--id", "a1", "--prompt", "alice-secret-prompt"})
+          .exitCode,
+      0);
+  ASSERT_EQ(loom({"run", kApp, "--subject", "bob", "--id", "b1", "--prompt", "bob-secret-prompt"})
+                .exitCode,
+            0);
   EXPECT_FALSE(folderContains(home, "alice-secret-prompt")) << "sealed at rest";
 
   std::string exported = dir / "alice.json";
@@ -167,9 +170,13 @@ TEST_F(ComplianceCli, BlobsDatedAheadOfTheStoresClockAreNamedAndARepeatDeletesTh
 
 TEST_F(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) {
   ASSERT_EQ(loom({"run", kApp, "--subject", "alice", "--id", "a1"}).exitCode, 0);
+  // Erasing one is allowed (an old home may hold it, ADR 0025): the journal names it in hex.
+  Outcome odd = loom({"erase", "\xff", "--config", kApp, "--json"});
+  ASSERT_EQ(odd.exitCode, 0) << odd.err;
+  EXPECT_EQ(odd.json().at("subject"), "\\xff") << odd.out;
+  EXPECT_EQ(odd.json().at("subjectHex"), "ff") << odd.out;
   for (const auto& args :
-       std::vector<std::vector<std::string>>{{"erase", "\xff", "--config", kApp},
-                                             {"export", "\xff\xfe", "--config", kApp},
+       std::vector<std::vector<std::string>>{{"export", "\xff\xfe", "--config", kApp},
                                              {"run", kApp, "--subject", "\xff\xfe", "--id", "b1"},
                                              {"run", kApp, "--subject", "bob", "--id", "id\xff"}}) {
     Outcome refused = loom(args);
@@ -184,17 +191,70 @@ TEST_F(ComplianceCli, ASubjectOrIdThatIsNotUtf8IsRefusedAndTheHomeKeepsWorking) 
   EXPECT_EQ(loom({"sweep"}).exitCode, 0);
 }
 
+// A home from a build before the UTF-8 check, whose run's subject is the bytes "zz\xff" (its
+// rows from before row checksums too): its runs read, and the subject is erased by its hex,
+// blobs and all, with a report and a journal in UTF-8.
+TEST_F(ComplianceCli, AnOldHomesSubjectThatIsNotUtf8IsErasedByItsHex) {
+  const std::string examples = std::string(LOOM_SOURCE_DIR) + "/examples/agents";
+  std::string script = dir / "script.json", app = dir / "old.toml", keyed = dir / "keyed.toml";
+  std::ofstream(script) << R"({"turns": [{"toolCalls": [{"name": "fetch_report", )"
+                        << R"("arguments": {"page": 2}}]}, {"answer": "ok"}]})";
+  std::string body =
+      "[agent]\nname = \"c\"\nprompt = \"read\"\nmaxTurns = 5\n\n"
+      "[model]\nkind = \"scripted\"\nscript = \"" +
+      script +
+      "\"\n\n"
+      "[[tools]]\nname = \"fetch_report\"\ndescription = \"page\"\n"
+      "command = [\"" +
+      examples +
+      "/tools/fetch_report\"]\n\n"
+      "[execution.claimCheck]\ntoolIds = [\"fetch_report\"]\n\n"
+      "[storage.contentStore]\npackBelowBytes = 0\n\n";
+  std::ofstream(app) << body;  // the old home had no keys: nothing sealed
+  std::ofstream(keyed) << body << "[security.keys]\nenv = \"LOOM_MASTER_KEY\"\n\n"
+                       << "[compliance.erase]\n";
+  Outcome ran = runLoom({"--home", home, "run", app, "--subject", "zzsubj", "--id", "old1"}, dir);
+  ASSERT_EQ(ran.exitCode, 0) << ran.err;
+  std::vector<std::filesystem::path> blobs = blobFiles(home);
+  ASSERT_FALSE(blobs.empty());
+  std::string sql =
+      "UPDATE events SET body = replace(body, '\"zzsubj\"', '\"zz' || CAST(X'FF' AS TEXT) || "
+      "'\"'), checksum = NULL WHERE execution_id = 'old1'; UPDATE executions SET subject = "
+      "'zz' || CAST(X'FF' AS TEXT) WHERE id = 'old1';";
+  ASSERT_EQ(std::system(("sqlite3 " + home + "/loom.db \"" + sql + "\"").c_str()), 0);
+
+  Outcome log = loom({"log", "old1"});
+  EXPECT_EQ(log.exitCode, 0) << "an old row reads as the bytes it holds: " << log.err;
+  Outcome erase = loom({"erase", "--subject-hex", "7a7aff", "--config", keyed, "--json"});
+  ASSERT_EQ(erase.exitCode, 0) << erase.err;
+  json::value doc = erase.json();  // valid UTF-8 JSON
+  EXPECT_EQ(doc.at("subject"), "zz\\xff") << erase.out;
+  EXPECT_EQ(doc.at("subjectHex"), "7a7aff") << erase.out;
+  EXPECT_EQ(doc.at("contentDeleted").at("deleted").as_int64(), static_cast<int64_t>(blobs.size()))
+      << erase.out;
+  for (const auto& b : blobs) EXPECT_FALSE(std::filesystem::exists(b)) << "left: " << b;
+  Outcome text = loom({"erase", "zz\xff", "--config", keyed});  // the raw bytes name it too
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("erased subject 'zz\\xff'"), std::string::npos) << text.out;
+  EXPECT_EQ(loom({"sweep"}).exitCode, 0) << "the journal and the old rows read";
+  Outcome bad = loom({"erase", "--subject-hex", "7a7", "--config", keyed});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("not an even number of hex digits"), std::string::npos) << bad.err;
+}
+
 TEST(ComplianceCliKeys, AWrongMasterKeyStopsBootAndEraseNeedsKeys) {
   TempDir dir;
   std::string home = dir / "home";
   ASSERT_EQ(runLoom({"--home", home, "run", kApp, "--subject", "a", "--id", "x"}, dir,
-                    {"LOOM_MASTER_KEY=" + masterKey(dir)}).exitCode, 0);
+                    {"LOOM_MASTER_KEY=" + masterKey(dir)})
+                .exitCode,
+            0);
   Outcome wrong = runLoom({"--home", home, "log", "x", "--config", kApp}, dir,
                           {"LOOM_MASTER_KEY=" + masterKey(dir)});
   EXPECT_EQ(wrong.exitCode, 1);
   EXPECT_NE(wrong.err.find("LOOM_MASTER_KEY"), std::string::npos) << wrong.err;
-  Outcome missing = runLoom({"--home", home, "run", kApp, "--subject", "a"}, dir,
-                            {"LOOM_MASTER_KEY="});
+  Outcome missing =
+      runLoom({"--home", home, "run", kApp, "--subject", "a"}, dir, {"LOOM_MASTER_KEY="});
   EXPECT_EQ(missing.exitCode, 1);
   EXPECT_NE(missing.err.find("LOOM_MASTER_KEY"), std::string::npos) << missing.err;
   Outcome noKeys = runLoom({"--home", home, "erase", "a"}, dir);
@@ -275,8 +335,7 @@ TEST(ComplianceCliKeys, OnlyWhatIsSealedNeedsTheMasterKey) {
                            "--subject", "dave"},
                           dir, withKey);
   EXPECT_EQ(clear.exitCode, 1);
-  EXPECT_NE(clear.err.find("its events would be written in clear"), std::string::npos)
-      << clear.err;
+  EXPECT_NE(clear.err.find("its events would be written in clear"), std::string::npos) << clear.err;
 }
 
 }  // namespace
