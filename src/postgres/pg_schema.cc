@@ -40,6 +40,9 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (execution_id, seq));
 CREATE TABLE IF NOT EXISTS control (seq bigint PRIMARY KEY, body bytea NOT NULL,
                                     checksum bigint NOT NULL);
+CREATE INDEX IF NOT EXISTS control_by_type ON control (
+  (COALESCE(substring(encode(body, 'escape') from '^\{"seq":[0-9]+,"type":"([A-Z_]+)"'), '?')),
+  seq);
 CREATE TABLE IF NOT EXISTS leases (
   execution_id text COLLATE "C" PRIMARY KEY,
   owner_id text NOT NULL,

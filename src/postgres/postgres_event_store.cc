@@ -404,6 +404,32 @@ int64_t PostgresEventStore::lastControlSeq() const {
   return r.int64(0, 0);
 }
 
+std::vector<ControlEvent> PostgresEventStore::readControlOfTypes(
+    const std::vector<std::string>& types, int64_t fromSeq) const {
+  // The type as the envelope spells it ({"seq":N,"type":"T",...}, kernel::toText); a row that
+  // does not start so is indexed as '?', returned to every typed read, and parsed here: a
+  // corrupt one throws, another one is kept only when its type is wanted.
+  std::string wanted = "?";
+  for (const auto& type : types) wanted += "," + type;
+  Result r = withConnection(impl_->pool, [&](Connection& conn) {
+    return conn.exec(
+        "SELECT seq, body, checksum FROM control WHERE COALESCE(substring(encode(body, 'escape') "
+        "from '^\\{\"seq\":[0-9]+,\"type\":\"([A-Z_]+)\"'), '?') = "
+        "ANY(string_to_array($1, ',')) AND seq >= $2 ORDER BY seq",
+        {Param::text(wanted), Param::int64(fromSeq)}, "read the control log by type");
+  });
+  std::vector<ControlEvent> out;
+  for (int row = 0; row < r.rows(); ++row) {
+    int64_t seq = r.int64(row, 0);
+    kernel::verifyControlRowChecksum(seq, r.text(row, 1), r.optionalInt64(row, 2));
+    ControlEvent event = kernel::controlEventFromText(seq, r.text(row, 1));
+    if (std::find(types.begin(), types.end(), event.type) != types.end()) {
+      out.push_back(std::move(event));
+    }
+  }
+  return out;
+}
+
 std::vector<ControlEvent> PostgresEventStore::readControl(int64_t fromSeq) const {
   Result r = withConnection(impl_->pool, [&](Connection& conn) {
     return conn.exec("SELECT seq, body, checksum FROM control WHERE seq >= $1 ORDER BY seq",

@@ -72,6 +72,41 @@ TEST_F(PostgresEventStoreTest, AnUnmigratedSchemaIsRefusedNamingTheMigration) {
   EXPECT_EQ(2, store.append("e1", 1, {started()}));
 }
 
+// A typed read of the control log goes through the index control_by_type (the type as the
+// envelope spells it), so a listing costs the rows it returns; a row that does not read is
+// still refused by every typed read.
+TEST_F(PostgresEventStoreTest, ATypedControlReadUsesTheIndexAndRefusesACorruptRow) {
+  postgres::migrate(options());
+  postgres::PostgresEventStore store(options());
+  for (const char* type : {"BLOB_READ", "SUBJECT_SHREDDED", "BLOB_READ", "RETENTION_RUN"}) {
+    kernel::appendControlAtEnd(store, kernel::ControlEvent{0, type, 1, json::object{{"x", 1}}});
+  }
+  auto shredded = store.readControlOfTypes({"SUBJECT_SHREDDED", "RETENTION_RUN"});
+  ASSERT_EQ(shredded.size(), 2u);
+  EXPECT_EQ(shredded[0].seq, 2);
+  EXPECT_EQ(shredded[1].type, "RETENTION_RUN");
+  EXPECT_EQ(store.readControlOfTypes({"BLOB_READ"}, 2).size(), 1u);
+
+  auto conn = admin();
+  conn.run("SET enable_seqscan = off", "test");  // a table this small would be scanned anyway
+  postgres::Result plan = conn.execDynamic(
+      "EXPLAIN SELECT seq FROM control WHERE COALESCE(substring(encode(body, 'escape') from "
+      "'^\\{\"seq\":[0-9]+,\"type\":\"([A-Z_]+)\"'), '?') = ANY(string_to_array('RETENTION_RUN', "
+      "',')) AND seq >= 1",
+      {}, "test");
+  std::string text;
+  for (int row = 0; row < plan.rows(); ++row) text += std::string(plan.text(row, 0)) + "\n";
+  EXPECT_THAT(text, HasSubstr("control_by_type"));
+
+  conn.run("UPDATE control SET body = convert_to('not json', 'UTF8') WHERE seq = 3", "test");
+  try {
+    store.readControlOfTypes({"SUBJECT_SHREDDED"});
+    FAIL() << "a typed read passed over a corrupt row";
+  } catch (const CorruptEventError& e) {
+    EXPECT_EQ(3, e.seq());
+  }
+}
+
 TEST_F(PostgresEventStoreTest, ASchemaOfANewerLoomIsRefusedByTheStoreAndTheMigration) {
   postgres::migrate(options());
   admin().run("UPDATE meta SET value = '99' WHERE key = 'schema_version'", "test");

@@ -54,6 +54,10 @@ class PostgresEventStore : public kernel::EventStore {
   int64_t appendControl(int64_t expectedNextSeq, std::vector<kernel::ControlEvent> events) override;
   std::vector<kernel::ControlEvent> readControl(int64_t fromSeq = 1) const override;
   int64_t lastControlSeq() const override;
+  // Through the index control_by_type (`loom db migrate` adds it to a schema an earlier build
+  // made): the cost grows with the rows returned, not with the log.
+  std::vector<kernel::ControlEvent> readControlOfTypes(const std::vector<std::string>& types,
+                                                       int64_t fromSeq = 1) const override;
   kernel::Lease acquireLease(const kernel::LeaseRequest& request) override;
   kernel::Lease renewLease(const kernel::Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const kernel::Lease& lease) override;
