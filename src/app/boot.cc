@@ -143,9 +143,12 @@ sweep::RetentionReport App::runRetention(const sweep::RetentionOptions& options)
   return sweep::runRetention(events, &snapshots, archive_, options);
 }
 
-sweep::SupersedeReport App::supersedeSegment(const std::string& name, bool dryRun) {
+sweep::SupersedeReport App::supersedeSegment(const std::string& name,
+                                             const sweep::SupersedeOptions& options) {
   kernel::EventStore& events = rawStore_ ? *rawStore_ : *store_;
-  return sweep::supersedeSegment(events, archive_, name, {.dryRun = dryRun, .clock = clock_});
+  sweep::SupersedeOptions withClock = options;
+  withClock.clock = clock_;
+  return sweep::supersedeSegment(events, archive_, name, withClock);
 }
 
 sweep::Archive App::readableArchive() { return sweep::readableArchive(archive_, *store_); }

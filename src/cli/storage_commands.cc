@@ -131,7 +131,10 @@ int supersede(Session& session, const Args& args) {
   }
   app::App& app = session.app(false);
   HomeLock lock(app::storageLocation(app.config()), "retention supersede");
-  sweep::SupersedeReport report = app.supersedeSegment(args.segment, args.dryRun);
+  sweep::SupersedeOptions options;
+  options.dryRun = args.dryRun;
+  options.beforeJournaling = [&lock] { lock.check(); };
+  sweep::SupersedeReport report = app.supersedeSegment(args.segment, options);
   session.out() << (args.json ? json::toText(sweep::toJson(report)) + "\n"
                               : sweep::describe(report));
   return kExitOk;

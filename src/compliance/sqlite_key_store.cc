@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "key_wrapping.h"
+#include "loom/compliance/subject.h"
 #include "loom/util/error.h"
 #include "util/sqlite_db.h"
 #include "util/utf8.h"
@@ -159,21 +160,21 @@ struct SqliteKeyStore::Impl {
     if (rc == SQLITE_OK) return;
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
       throw UnavailableError(
-          "the key of subject '" + subject + "' is shredded, but another process kept reading " +
-          path +
+          "the key of subject '" + shownSubject(subject) +
+          "' is shredded, but another process kept reading " + path +
           " (or checkpointing it) past the busy timeout (a `loom serve`, a worker, a "
           "backup or a query), so the old copy of its wrapped key stays in that file and its "
-          "write-ahead log until a checkpoint runs: run `loom erase " +
-          subject + "` again, after pausing a reader that holds the home for long");
+          "write-ahead log until a checkpoint runs: run `" +
+          eraseCommand(subject) + "` again, after pausing a reader that holds the home for long");
     }
     try {
       db.fail(rc, "checkpoint the WAL after a shred");
     } catch (const Error& e) {
-      rethrowWithContext(e, "the key of subject '" + subject +
+      rethrowWithContext(e, "the key of subject '" + shownSubject(subject) +
                                 "' is shredded, but its old bytes may stay in the write-ahead log "
                                 "until a checkpoint succeeds; fix the cause (it follows), then "
-                                "shred it again (`loom erase " +
-                                subject + "` again)");
+                                "shred it again (`" +
+                                eraseCommand(subject) + "` again)");
     }
   }
 

@@ -13,6 +13,11 @@ void putSubject(json::object& data, std::string_view subject) {
   if (!isValidUtf8(subject)) data["subjectHex"] = detail::toHex(subject);
 }
 
+std::string eraseCommand(std::string_view subject) {
+  if (isValidUtf8(subject)) return "loom erase " + std::string(subject);
+  return "loom erase --subject-hex " + detail::toHex(subject);
+}
+
 std::string subjectOf(const json::object& data) {
   if (const json::value* hex = data.if_contains("subjectHex")) {
     if (!hex->is_string()) throw InvalidArgumentError("'subjectHex' is not a string");
@@ -26,8 +31,8 @@ std::string subjectFromHex(std::string_view hex) {
   if (hex.empty() || hex.size() % 2 != 0 ||
       !detail::fromHex(hex, reinterpret_cast<uint8_t*>(bytes.data()), bytes.size())) {
     throw InvalidArgumentError("the subject's hex '" + std::string(hex.substr(0, 80)) +
-                               "' is not an even number of hex digits: give its bytes as two "
-                               "hex digits each (ff for the byte 0xFF)");
+                               "' is not hex: give each of the subject's bytes as two hex digits "
+                               "(ff for the byte 0xFF)");
   }
   return bytes;
 }

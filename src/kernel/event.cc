@@ -1,8 +1,10 @@
 #include "loom/kernel/event.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
+#include "control_types.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 
@@ -31,17 +33,14 @@ constexpr std::array<std::string_view, 7> kControlEventTypes{
 };
 
 // The reserved members of the event envelope; data may not use them.
-bool isEnvelopeKey(std::string_view key) {
-  return key == "seq" || key == "type" || key == "at";
-}
+bool isEnvelopeKey(std::string_view key) { return key == "seq" || key == "type" || key == "at"; }
 
 void requireKind(const json::object& data, std::string_view key, boost::json::kind kind,
                  std::string_view kindText) {
   const json::value& v = json::require(data, key);
   if (v.kind() != kind) {
-    throw InvalidArgumentError("field '" + std::string(key) + "' must be " +
-                               std::string(kindText) + ", not " +
-                               std::string(json::kindName(v)));
+    throw InvalidArgumentError("field '" + std::string(key) + "' must be " + std::string(kindText) +
+                               ", not " + std::string(json::kindName(v)));
   }
 }
 
@@ -89,8 +88,7 @@ json::object envelope(int64_t seq, std::string_view type, int64_t atMillis,
 }
 
 // Splits a stored envelope into its header and data; throws InvalidArgumentError.
-std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq,
-                                           json::object& data) {
+std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq, json::object& data) {
   int64_t textSeq = json::requireInt(o, "seq");
   if (textSeq != seq) {
     throw InvalidArgumentError("seq field says " + std::to_string(textSeq));
@@ -312,8 +310,8 @@ Event executionStarted(std::string_view workflow, json::value input,
   return make(EventType::kExecutionStarted, atMillis, std::move(d));
 }
 
-Event stepCompleted(std::string_view stepId, std::string_view taskKind,
-                    std::string_view effectId, json::value output, int64_t atMillis) {
+Event stepCompleted(std::string_view stepId, std::string_view taskKind, std::string_view effectId,
+                    json::value output, int64_t atMillis) {
   json::object d;
   d.reserve(7);  // room for the runtime's input, attempt and durationMs: no regrowth
   d.emplace("stepId", stepId);
@@ -380,6 +378,12 @@ Event executionFailed(std::string_view code, std::string_view message, int64_t a
 
 Event executionCancelled(std::string_view reason, int64_t atMillis) {
   return make(EventType::kExecutionCancelled, atMillis, {{"reason", reason}});
+}
+
+std::vector<std::string> knownControlEventTypes() {
+  std::vector<std::string> out(kControlEventTypes.begin(), kControlEventTypes.end());
+  std::sort(out.begin(), out.end());  // std::string orders as unsigned bytes
+  return out;
 }
 
 bool isKnownControlEventType(std::string_view type) {

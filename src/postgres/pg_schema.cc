@@ -40,9 +40,6 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (execution_id, seq));
 CREATE TABLE IF NOT EXISTS control (seq bigint PRIMARY KEY, body bytea NOT NULL,
                                     checksum bigint NOT NULL);
-CREATE INDEX IF NOT EXISTS control_by_type ON control (
-  (COALESCE(substring(encode(body, 'escape') from '^\{"seq":[0-9]+,"type":"([A-Z_]+)"'), '?')),
-  seq);
 CREATE TABLE IF NOT EXISTS leases (
   execution_id text COLLATE "C" PRIMARY KEY,
   owner_id text NOT NULL,
@@ -149,6 +146,8 @@ void migrate(const PostgresOptions& options) {
     }
   }
   conn->run(kCreateTables, "create Loom's tables");
+  conn->run("CREATE INDEX IF NOT EXISTS control_by_type ON control (" LOOM_PG_CONTROL_TYPE ", seq)",
+            "index the control log by type");
   conn->execDynamic(
       "INSERT INTO meta (key, value) VALUES ('schema_version', $1), ('event_schema', $2) "
       "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -4,7 +4,7 @@
 //   executions(id PK, workflow, subject, status, started_at, ended_at, next_seq, steps,
 //              log_bytes, state_bytes, <the FoldSizes fields>)
 //   events(execution_id, seq, body bytea, checksum, PK(execution_id, seq))
-//   control(seq PK, body bytea, checksum)
+//   control(seq PK, body bytea, checksum), INDEX control_by_type(kControlTypeExpression, seq)
 //   leases(execution_id PK, owner_id, host, pid, boot_id, pid_namespace, start_ticks, token,
 //          acquired_at, renewed_at, expires_at, released)
 //   snapshots(execution_id, seq, state bytea, PK(execution_id, seq))
@@ -26,6 +26,14 @@
 #include "pg_connection.h"
 
 namespace loom::postgres::schema {
+
+// A control row's type as its envelope spells it ({"seq":N,"type":"T",...}), read by a regular
+// expression over its bytes so that no row can fail it, or '?' for a row that does not start
+// so; byte-ordered (COLLATE "C") so the gaps between the known types are index ranges. The
+// index control_by_type is over it; a query must spell it the same to use the index.
+#define LOOM_PG_CONTROL_TYPE                                                                       \
+  "(COALESCE(substring(encode(body, 'escape') from '^\\{\"seq\":[0-9]+,\"type\":\"([A-Z_]+)\"'), " \
+  "'?') COLLATE \"C\")"
 
 // Throws FailedPreconditionError unless `conn`'s schema holds tables of
 // kPostgresSchemaVersion and an EVENT_SCHEMA this build reads.

@@ -31,16 +31,25 @@ std::optional<std::string> wholeDigest(const kernel::ExecutionInfo& info, Visit&
   return digest.hex();
 }
 
-// The other segments a damaged one's runs may be whole in, newest first, opened once each;
-// a segment that does not open holds no copy anyone can count on.
+// The other segments a damaged one's runs may be whole in. Each segment's index is read once,
+// keeping only the candidate copies of `ids` (the same version of the log), newest segment first;
+// a segment is opened again only to read a candidate, so no more than one is open at a time.
 class OtherCopies {
  public:
-  OtherCopies(const Archive& archive) {
+  OtherCopies(const Archive& archive, const std::vector<kernel::ExecutionInfo>& runs)
+      : archive_(archive) {
+    std::map<std::string, const kernel::ExecutionInfo*> wanted;
+    for (const auto& info : runs) wanted[info.id] = &info;
     std::vector<std::string> names = archive.segmentNames();
     for (auto it = names.rbegin(); it != names.rend(); ++it) {
       try {
-        segments_.push_back(archive.openSegment(*it));
-      } catch (const DataLossError&) {
+        for (const auto& listed : archive.openSegment(*it).listExecutions()) {
+          auto run = wanted.find(listed.id);
+          if (run != wanted.end() && sameVersion(listed, *run->second)) {
+            candidates_[listed.id].push_back(*it);
+          }
+        }
+      } catch (const DataLossError&) {  // an index that does not read holds no sure copy
       }
     }
   }
@@ -49,21 +58,23 @@ class OtherCopies {
   // the same events).
   std::optional<std::string> find(const kernel::ExecutionInfo& info,
                                   const std::optional<std::string>& own) const {
-    for (const ArchiveSegment& segment : segments_) {
-      if (!segment.contains(info.id)) continue;
-      auto listed = segment.listExecutions();
-      auto it = std::find_if(listed.begin(), listed.end(),
-                             [&](const kernel::ExecutionInfo& i) { return i.id == info.id; });
-      if (it == listed.end() || !sameVersion(*it, info)) continue;
-      auto copy =
-          wholeDigest(info, [&](const auto& sink) { segment.forEachEventOf(info.id, sink); });
-      if (copy && (!own || *copy == *own)) return segment.name();
+    auto it = candidates_.find(info.id);
+    if (it == candidates_.end()) return std::nullopt;
+    for (const std::string& name : it->second) {
+      try {
+        ArchiveSegment segment = archive_.openSegment(name);
+        auto copy =
+            wholeDigest(info, [&](const auto& sink) { segment.forEachEventOf(info.id, sink); });
+        if (copy && (!own || *copy == *own)) return name;
+      } catch (const DataLossError&) {
+      }
     }
     return std::nullopt;
   }
 
  private:
-  std::vector<ArchiveSegment> segments_;
+  const Archive& archive_;
+  std::map<std::string, std::vector<std::string>> candidates_;  // id -> segments, newest first
 };
 
 // Whether the live store holds `info`'s log whole (and, when `own` is known, the same events).
@@ -78,9 +89,10 @@ bool wholeLive(const kernel::EventStore& store, const kernel::ExecutionInfo& inf
 ArchiveSegment openListed(const Archive& everything, const std::string& name) {
   std::vector<std::string> names = everything.segmentNames();
   if (!std::binary_search(names.begin(), names.end(), name)) {
-    throw NotFoundError("archive segment '" + name + "' is not in " +
-                        everything.store().describe() +
-                        ": give a segment's file name as `loom retention run --dry-run` names it");
+    throw NotFoundError(
+        "archive segment '" + name + "' is not in " + everything.store().describe() +
+        ": give the segment's name as the refusal of the sweep, erasure or export, or `loom "
+        "retention run`, names it");
   }
   try {
     return everything.openSegment(name);
@@ -163,7 +175,8 @@ SupersedeReport supersedeSegment(kernel::EventStore& store,
   }
 
   retired.insert(name);
-  OtherCopies others(Archive(archive, retired));
+  Archive elsewhere(archive, retired);
+  OtherCopies others(elsewhere, infos);
   std::vector<std::string> missing;
   for (const auto& info : infos) {
     auto it = own.find(info.id);
@@ -185,6 +198,7 @@ SupersedeReport supersedeSegment(kernel::EventStore& store,
         "), so it holds their only copy; restore it from a backup");
   }
   if (options.dryRun) return r;
+  if (options.beforeJournaling) options.beforeJournaling();
 
   json::object data{{"segment", name},
                     {"executions", r.executions},
@@ -201,12 +215,15 @@ SupersedeReport supersedeSegment(kernel::EventStore& store,
 }
 
 json::value toJson(const SupersedeReport& r) {
-  return json::object{
-      {"segment", r.segment},       {"location", r.location},
-      {"executions", r.executions}, {"damaged", json::array(r.damaged.begin(), r.damaged.end())},
-      {"damage", r.damage},         {"heldIn", json::array(r.heldIn.begin(), r.heldIn.end())},
-      {"liveCopies", r.liveCopies}, {"alreadySuperseded", r.alreadySuperseded},
-      {"dryRun", r.dryRun}};
+  return json::object{{"segment", r.segment},
+                      {"location", r.location},
+                      {"executions", r.executions},
+                      {"damagedRuns", json::array(r.damaged.begin(), r.damaged.end())},
+                      {"damage", r.damage},
+                      {"heldIn", json::array(r.heldIn.begin(), r.heldIn.end())},
+                      {"liveCopies", r.liveCopies},
+                      {"alreadySuperseded", r.alreadySuperseded},
+                      {"dryRun", r.dryRun}};
 }
 
 std::string describe(const SupersedeReport& r) {

@@ -6,6 +6,7 @@
 #include "cited_table.h"
 #include "loom/util/error.h"
 #include "sweep/content_walker.h"
+#include "util/utf8.h"
 
 namespace loom::sweep {
 namespace {
@@ -92,8 +93,8 @@ class Sweeper {
       scanEvents(info);
     } catch (const kernel::SealedEventError& e) {
       // The message says how to open it once for all (refusalMessage), not once per run.
-      unreadable_.push_back(
-          {info.id, std::string(kSealedReason) + " under subject '" + e.subject() + "'"});
+      unreadable_.push_back({info.id, std::string(kSealedReason) + " under subject '" +
+                                          escapeInvalidUtf8(e.subject()) + "'"});
     } catch (const DataLossError& e) {  // CorruptEventError: a damaged row, an unknown type
       unreadable_.push_back({info.id, e.what()});
     }

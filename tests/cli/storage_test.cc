@@ -218,7 +218,7 @@ TEST(ClaimCheckCli, ADamagedSegmentArchivedAnewIsSupersededAndTheSweepGoesOn) {
   Outcome done = loom({"retention", "supersede", name, "--json"});
   ASSERT_EQ(done.exitCode, 0) << done.err;
   EXPECT_EQ(done.json().at("heldIn").as_array().size(), 1u) << done.out;
-  EXPECT_EQ(done.json().at("damaged").at(0), "r1") << done.out;
+  EXPECT_EQ(done.json().at("damagedRuns").at(0), "r1") << done.out;
   Outcome swept = loom({"sweep"});
   EXPECT_EQ(swept.exitCode, 0) << swept.err;
   EXPECT_EQ(loom({"retention", "run", "--config", config}).exitCode, 0) << "no damage left";

@@ -13,9 +13,9 @@
 #include <set>
 #include <thread>
 
+#include "kernel/sqlite_schema.h"
 #include "loom/kernel/version.h"
 #include "loom/util/error.h"
-#include "kernel/sqlite_schema.h"
 #include "sqlite_event_store_test_support.h"
 #include "support/sqlite_fault_vfs.h"
 
@@ -160,6 +160,11 @@ TEST_F(SqliteEventStoreTest, TypedControlReadsUseTheIndexAndMeetCorruptRows) {
   sqlite3_close(db);
   EXPECT_NE(plan.find("control_by_type"), std::string::npos) << plan;
 
+  // A type a flipped byte changed is indexed under no known type: every typed read meets it.
+  rawExec(path_, "UPDATE control SET body = replace(body, 'BLOB_READ', 'BLOB_REAE') WHERE seq = 1");
+  EXPECT_THROW(open()->readControlOfTypes({"SUBJECT_SHREDDED"}), CorruptEventError);
+  rawExec(path_, "UPDATE control SET body = replace(body, 'BLOB_REAE', 'BLOB_READ') WHERE seq = 1");
+  EXPECT_EQ(open()->readControlOfTypes({"SUBJECT_SHREDDED"}).size(), 1u);
   rawExec(path_, "UPDATE control SET body = 'not json' WHERE seq = 3");
   auto store = open();
   try {

@@ -79,7 +79,9 @@ class App {
   sweep::RetentionReport runRetention(const sweep::RetentionOptions& options);
   // Retires the damaged archive segment `name` once every run it holds is whole elsewhere
   // (sweep::supersedeSegment, over the stores as stored, like runRetention).
-  sweep::SupersedeReport supersedeSegment(const std::string& name, bool dryRun);
+  // options.clock is the app's.
+  sweep::SupersedeReport supersedeSegment(const std::string& name,
+                                          const sweep::SupersedeOptions& options);
   // The archive the sweep, erasure and export read: every segment but the superseded ones.
   sweep::Archive readableArchive();
   // The per-subject key store (security.keys), nullptr when no option needs it.

@@ -1,7 +1,7 @@
 // How a data subject's name is shown and journaled when its bytes may not be UTF-8. New
 // subjects are UTF-8 (a run, the key store and the log refuse any other), but a home from a
-// build before that check may hold one in another encoding; erasure and export must still
-// reach it (docs/adr/0025-subjects-that-are-not-utf8.md). Control events and reports stay UTF-8:
+// build before that check may hold one in another encoding; erasure must still reach it
+// (docs/adr/0025-subjects-that-are-not-utf8.md). Control events and reports stay UTF-8:
 // they show such a subject with its stray bytes escaped and name its exact bytes in hex.
 // Thread-safety: pure functions.
 #pragma once
@@ -20,6 +20,10 @@ std::string shownSubject(std::string_view subject);
 // data["subjectHex"] to its bytes in lower-case hex: the control event stays UTF-8 and still
 // names the exact bytes.
 void putSubject(json::object& data, std::string_view subject);
+
+// The command that erases `subject`: `loom erase NAME`, or `loom erase --subject-hex HEX` for
+// one that is not UTF-8 (what a message tells the operator to run).
+std::string eraseCommand(std::string_view subject);
 
 // The subject `data` names (putSubject's inverse): subjectHex's bytes when present, else its
 // "subject". InvalidArgumentError when neither is a string, or subjectHex is not hex.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,6 +35,9 @@ Archive readableArchive(std::shared_ptr<const ArchiveStore> archive,
 struct SupersedeOptions {
   bool dryRun = false;  // verify and report; journal nothing
   std::shared_ptr<const Clock> clock = systemClock();
+  // Called after the verification, before the mark is journaled; a throw journals nothing. The
+  // CLI proves its maintenance lock is still held (PostgreSQL).
+  std::function<void()> beforeJournaling;
 };
 
 struct SupersedeReport {
@@ -48,6 +52,7 @@ struct SupersedeReport {
   bool dryRun = false;
 };
 
+// toJson names `damaged` "damagedRuns" (the ids); the journaled event counts them as "damaged".
 // Verifies that every run segment `name` lists has a whole copy elsewhere, then appends
 // RETENTION_SUPERSEDED {segment, executions, damaged, heldIn, liveCopies} (not in a dry run).
 // A copy counts when it is the same version of the log (startedAt, nextSeq), reads back with
