@@ -67,6 +67,23 @@ class PostgresCli : public ::testing::Test {
     }
   }
 
+  // An agent app ("hello from NAME") reading its master key `key` from a key file of its own;
+  // `more` is appended to it. Returns the app and the key file.
+  std::pair<std::string, std::string> keyedApp(const std::string& name, const std::string& key,
+                                               const std::string& more = "") {
+    std::string keyFile = dir_ / ("key-" + name);
+    std::ofstream(keyFile) << key << "\n";
+    std::filesystem::permissions(
+        keyFile, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::string script = dir_ / "answer.json";
+    std::ofstream(script) << R"({"turns": [{"answer": "done"}]})";
+    std::string file = dir_ / ("app-" + name + ".toml");
+    std::ofstream(file) << "[agent]\nname = \"keyed\"\nprompt = \"hello from " << name
+                        << "\"\n\n[model]\nkind = \"scripted\"\nscript = \"" << script
+                        << "\"\n\n[security.keys]\nfile = \"" << keyFile << "\"\n" << more;
+    return {file, keyFile};
+  }
+
   void TearDown() override {
     if (url_.empty()) return;
     std::string password = passwordOf(url_);
@@ -381,18 +398,7 @@ TEST_F(PostgresCli, EachMachineRecordsItsOwnKeyFileAndNeverReadsAnothers) {
   if (shell("unshare --uts true").first != 0) GTEST_SKIP() << "unshare --uts needs root";
   const std::string key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
   auto app = [&](const std::string& machine) {
-    std::string keyFile = dir_ / ("key-" + machine);
-    std::ofstream(keyFile) << key << "\n";
-    std::filesystem::permissions(
-        keyFile, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    std::string script = dir_ / "answer.json";
-    std::ofstream(script) << R"({"turns": [{"answer": "done"}]})";
-    std::string file = dir_ / ("app-" + machine + ".toml");
-    std::ofstream(file) << "[agent]\nname = \"keyed\"\nprompt = \"hello from " << machine
-                        << "\"\n\n[model]\nkind = \"scripted\"\nscript = \"" << script
-                        << "\"\n\n[security.keys]\nfile = \"" << keyFile
-                        << "\"\n\n[compliance.erase]\n";
-    return std::pair{file, keyFile};
+    return keyedApp(machine, key, "\n[compliance.erase]\n");
   };
   auto [appA, keyA] = app("a");
   auto [appB, keyB] = app("b");
@@ -506,21 +512,8 @@ TEST_F(PostgresCli, ASweepWhoseMaintenanceLockIsLostStopsWithinSixtyFourDeletes)
 // A second home pointed at the schema with its own master key is refused by the key check,
 // and the refusal changes no row: the machines of the first home go on reading with their key.
 TEST_F(PostgresCli, AnotherHomesMasterKeyIsRefusedAndChangesNoRow) {
-  auto app = [&](const std::string& name, const std::string& key) {
-    std::string keyFile = dir_ / ("key-" + name);
-    std::ofstream(keyFile) << key << "\n";
-    std::filesystem::permissions(
-        keyFile, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    std::string script = dir_ / "answer.json";
-    std::ofstream(script) << R"({"turns": [{"answer": "done"}]})";
-    std::string file = dir_ / ("app-" + name + ".toml");
-    std::ofstream(file) << "[agent]\nname = \"keyed\"\nprompt = \"hello from " << name
-                        << "\"\n\n[model]\nkind = \"scripted\"\nscript = \"" << script
-                        << "\"\n\n[security.keys]\nfile = \"" << keyFile << "\"\n";
-    return file;
-  };
-  std::string first = app("first", std::string(64, 'a'));
-  std::string second = app("second", std::string(64, 'b'));
+  std::string first = keyedApp("first", std::string(64, 'a')).first;
+  std::string second = keyedApp("second", std::string(64, 'b')).first;
   ASSERT_EQ(0, cli({"run", first, "--id", "ka", "--subject", "alice"}, "a").exitCode);
   auto rows = [&] {
     return shell("psql '" + url_ + "' -Atc \"SELECT key || ' ' || value FROM " + schema_ +

@@ -194,11 +194,12 @@ TEST(ClaimCheckCli, RetentionAroundADamagedSegmentFinishesButExitsOneNamingIt) {
 // the command; after `retention supersede` every reader leaves it out, and the file may go.
 TEST(ClaimCheckCli, ADamagedSegmentArchivedAnewIsSupersededAndTheSweepGoesOn) {
   TempDir dir;
-  auto [home, config] = retentionHome(dir);
+  const auto [home, config] = retentionHome(dir);
+  const std::string homeDir = home;  // a lambda cannot capture a structured binding (clang)
   std::filesystem::path segment = killedRetentionWithADamagedSegment(dir, home, config);
   std::string name = segment.filename();
   auto loom = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--home", home});
+    args.insert(args.begin(), {"--home", homeDir});
     return runLoom(args, dir);
   };
   // While the log is live, the damaged block is not its only copy either.
