@@ -25,8 +25,9 @@ using loom::sqlite::Statement;
 using loom::sqlite::StatementUse;
 
 // A control row's type as its index holds it: the body's "type", or '?' when the body is not
-// JSON with a string type (a corrupt row, which every typed read returns so that it throws).
-// A body changed into JSON of another type is indexed under that type: only readControl, which
+// JSON with a string type. Every typed read also returns the rows indexed under no known type
+// ('?', or a type a flipped byte changed) so that they throw (sqlite_control_reads.h). A body
+// changed into JSON of another known type is indexed under that type: only readControl, which
 // checks every row's checksum, sees it.
 extern const char* const kControlTypeExpression;
 
