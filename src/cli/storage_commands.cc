@@ -129,6 +129,7 @@ int supersede(Session& session, const Args& args) {
         "retention supersede needs the SEGMENT to retire: its file name, as `loom retention "
         "run --dry-run` names it");
   }
+  session.setKeysOptional();  // it compares the logs as stored: sealed ones need no key
   app::App& app = session.app(false);
   HomeLock lock(app::storageLocation(app.config()), "retention supersede");
   sweep::SupersedeOptions options;
