@@ -70,6 +70,10 @@ class Session {
   ~Session();
 
   GlobalOptions& options() { return options_; }
+  // A session of this program with the same global options, over the registries given
+  // (nullptr: this session's): `loom worker` boots one per app its runs recorded.
+  std::unique_ptr<Session> sibling(workflow::WorkflowRegistry* workflows,
+                                   effects::TaskRegistry* tasks) const;
   const workflow::WorkflowRegistry& workflows() const { return workflows_; }
   const effects::TaskRegistry& tasks() const { return tasks_; }
   std::ostream& out() { return out_; }

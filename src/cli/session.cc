@@ -75,6 +75,14 @@ Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& t
 
 Session::~Session() = default;
 
+std::unique_ptr<Session> Session::sibling(workflow::WorkflowRegistry* workflows,
+                                          effects::TaskRegistry* tasks) const {
+  auto session = std::make_unique<Session>(workflows ? *workflows : workflows_,
+                                           tasks ? *tasks : tasks_, out_, codeConfig_);
+  session->options_ = options_;
+  return session;
+}
+
 const app::Config* Session::fileConfig() const {
   if (app_) return app_->config.get();
   if (config_) return config_.get();
@@ -355,8 +363,9 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
       loadConfig(file, true);
     } catch (const ConfigError& e) {
       throw ConfigError("execution '" + executionId + "' was started with --config " + file +
-                        ", which cannot be loaded now (restore the file, or pass --config FILE " +
-                        "with the config to continue it under): " + e.what());
+                        ", which cannot be loaded now: " + e.what() +
+                        "; fix that (or pass --config FILE with the config to continue it " +
+                        "under), then run the command again");
     }
     options_.home = home;  // the execution lives in this home, whatever the file says
     options_.homeGiven = true;
@@ -368,8 +377,8 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
     loadApp(*file);
   } catch (const ConfigError& e) {
     throw ConfigError("execution '" + executionId + "' is a run of the agent app " +
-                      file->string() + ", which cannot be loaded now (restore the file, then " +
-                      "run the command again): " + e.what());
+                      file->string() + ", which cannot be loaded now: " + e.what() +
+                      "; fix that, then run the command again");
   }
   // The execution lives in this home, whatever storage.home the app file says.
   options_.home = home;

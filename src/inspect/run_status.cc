@@ -55,8 +55,9 @@ bool isErased(const kernel::ExecutionInfo& info, const ShredTimes& shreds) {
 }
 
 std::string RunStatus::status() const {
-  // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, no lease.
-  if (live && !live->lease && info.nextSeq == 2) return "submitted";
+  // Recorded by `loom run --submit` and never run yet: only its EXECUTION_STARTED, and no
+  // lease, or one let go (a worker's claim given back: its app did not load).
+  if (live && info.nextSeq == 2 && (!live->lease || live->lease->released)) return "submitted";
   if (live && live->orphaned) return "orphaned";
   if (park && park->awaitsRetry()) return "retrying";
   return std::string(kernel::statusName(info.status));
@@ -141,7 +142,7 @@ std::string statusText(const RunStatus& run, int64_t nowMillis) {
   } else if (park) {
     text += ": " + park->reason;
   }
-  if (run.live && run.live->lease) {
+  if (run.live && run.live->lease && text != "submitted") {
     text += std::string(run.live->orphaned ? ": was pid " : ": pid ") +
             std::to_string(run.live->lease->owner.pid) + "@" + run.live->lease->owner.host;
   }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "append_plan.h"
+#include "fence_cache.h"
 #include "group_commit.h"
 #include "lease_rules.h"
 #include "lent_writer.h"
@@ -17,6 +18,7 @@
 #include "loom/util/error.h"
 #include "sqlite_control_reads.h"
 #include "sqlite_schema.h"
+#include "sqlite_work.h"
 #include "util/sqlite_db.h"
 
 namespace loom::kernel {
@@ -58,39 +60,6 @@ constexpr const char* kSyncNormal = "PRAGMA synchronous = NORMAL";
 
 // Idle read connections kept for reuse; more are opened while calls overlap.
 constexpr std::size_t kMaxIdleReaders = 4;
-
-// The leases that fenced appends proved current, so the next append under one reads nothing.
-// Only this store's writer changes leases without changing `PRAGMA data_version` (which moves
-// whenever another connection, in any process, commits): while it stands still and this
-// writer has not written an execution's lease since, a lease proven current still is. Used
-// by the group commit leader alone.
-class FenceCache {
- public:
-  // Inside the group's write transaction: forgets everything when another connection wrote.
-  void startGroup(Db& writer) {
-    StatementUse version(writer.prepare("PRAGMA data_version"));
-    version->step("read data_version");
-    int64_t now = version->int64(0);
-    if (now != dataVersion_) forgetAll();
-    dataVersion_ = now;
-  }
-  bool proven(const Lease& lease) const {
-    auto it = proven_.find(lease.executionId);
-    return it != proven_.end() && it->second.first == lease.token &&
-           it->second.second == lease.owner.id;
-  }
-  void remember(const Lease& lease) {
-    if (proven_.size() >= kMaxRemembered) proven_.clear();
-    proven_[lease.executionId] = {lease.token, lease.owner.id};
-  }
-  void forget(const std::string& executionId) { proven_.erase(executionId); }
-  void forgetAll() { proven_.clear(); }
-
- private:
-  static constexpr std::size_t kMaxRemembered = 4096;
-  int64_t dataVersion_ = -1;
-  std::unordered_map<std::string, std::pair<int64_t, std::string>> proven_;
-};
 
 }  // namespace
 
@@ -192,6 +161,7 @@ struct SqliteEventStore::Impl {
     try {
       writer.run(kCommit, "commit write transaction");
       if (wrote) commits.fetch_add(1, std::memory_order_relaxed);
+      if (std::exchange(groupNotedWork, false)) workNews.committed();
     } catch (...) {
       failGroup(group, std::current_exception());
       return;
@@ -291,8 +261,10 @@ struct SqliteEventStore::Impl {
       }
       fences.remember(*r.fence);
     }
-    AppendPlan plan = planAppend(*r.executionId, schema::readInfo(writer, *r.executionId),
-                                 r.expectedNextSeq, std::move(r.events));
+    auto before = schema::readInfo(writer, *r.executionId);
+    const bool submitted = !before && r.fence == nullptr;  // news for workers (sqlite_work.h)
+    AppendPlan plan = planAppend(*r.executionId, std::move(before), r.expectedNextSeq,
+                                 std::move(r.events));
     staged.refuseCitingLost(*r.executionId, plan, options.path, writer);
     inSavepoint([&] {
       StatementUse insert(
@@ -307,9 +279,11 @@ struct SqliteEventStore::Impl {
         insert->reset();
       }
       schema::writeInfo(writer, plan.after);
+      if (submitted) noteWork(writer);
     });
     r.wrote = true;
     r.nextSeq = plan.after.nextSeq;
+    groupNotedWork = groupNotedWork || submitted;
   }
 
   void applyControl(WriteRequest& r) {
@@ -356,6 +330,10 @@ struct SqliteEventStore::Impl {
   bool groupBroken = false;  // used only by the leader: a savepoint could not be undone
   bool syncing = true;       // used only by the leader: synchronous is FULL (durability full)
   FenceCache fences;         // used only by the leader
+  bool groupNotedWork = false;  // used only by the leader: its group wrote news of work
+
+  // News of work committed by this store wakes awaitWork's waiters in this process at once.
+  WorkNews workNews{options.path, options.busyTimeoutMillis};
   StagedWrites staged;       // written with the next group (lendWriter's stage)
   GroupCommitQueue<WriteRequest> queue;
   std::atomic<int64_t> commits{0};
@@ -549,6 +527,11 @@ void SqliteEventStore::releaseLease(const Lease& lease) {
     if (!isCurrentLease(current, lease)) return;
     current->released = true;
     schema::writeLease(writer, *current);
+    auto info = schema::readInfo(writer, lease.executionId);
+    if (!info || !isEnded(info->status)) {  // a run left to do: news for workers
+      noteWork(writer);
+      impl_->groupNotedWork = true;
+    }
   };
   impl_->submit(r);
 }
@@ -568,6 +551,20 @@ int64_t SqliteEventStore::appendLeased(const Lease& lease, int64_t expectedNextS
   r.events = std::move(events);
   impl_->submit(r);
   return r.nextSeq;
+}
+
+std::vector<Lease> SqliteEventStore::claimRunnable(const ClaimRequest& request) {
+  std::vector<std::string> ids;
+  if (request.limit > 0) {
+    auto db = impl_->reader();
+    ids = unheldRunningExecutions(*db, impl_->options.clock->nowMillis(),
+                                  request.limit + request.skip.size());
+  }
+  return claimEach(*this, ids, request);
+}
+
+bool SqliteEventStore::awaitWork(int64_t timeoutMillis) const {
+  return impl_->workNews.await(timeoutMillis);
 }
 
 int64_t SqliteEventStore::commits() const { return impl_->commits.load(std::memory_order_relaxed); }

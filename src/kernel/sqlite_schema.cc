@@ -124,6 +124,9 @@ void prepareSchema(Db& db) {
              kControlTypeExpression + "), seq)")
                 .c_str(),
             "index the control log by type");
+    // What a worker claims: the running executions, oldest first (sqlite_work.h).
+    db.exec("CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, started_at)",
+            "index the executions by status");
     db.exec("COMMIT", "commit schema");
   } catch (...) {
     // The error being thrown is the one to report; a failed rollback leaves nothing to undo.

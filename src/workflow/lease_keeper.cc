@@ -32,8 +32,11 @@ LeaseKeeper::~LeaseKeeper() {
   if (thread_.joinable()) thread_.join();
 }
 
-kernel::Lease LeaseKeeper::take(const std::string& executionId) {
-  kernel::LeaseRequest request{executionId, owner_, ttlMillis_, std::nullopt};
+kernel::Lease LeaseKeeper::take(const std::string& executionId,
+                                const std::optional<kernel::Lease>& claim) {
+  std::optional<int64_t> breakToken;
+  if (claim && claim->executionId == executionId) breakToken = claim->token;
+  kernel::LeaseRequest request{executionId, owner_, ttlMillis_, breakToken};
   kernel::Lease lease;
   try {
     lease = store_.acquireLease(request);

@@ -37,8 +37,11 @@ class LeaseKeeper {
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
 
-  // Takes execution `executionId`'s lease (see above) and starts renewing it.
-  kernel::Lease take(const std::string& executionId);
+  // Takes execution `executionId`'s lease (see above) and starts renewing it. `claim`: a lease
+  // an executor of this process claimed for this run (Executor, resumeClaimed): taken over by
+  // its token; refused (LeaseHeldError) when another runner took it since.
+  kernel::Lease take(const std::string& executionId,
+                     const std::optional<kernel::Lease>& claim = std::nullopt);
   // Stops renewing `lease` and releases it; a release that fails only warns (it expires).
   void drop(const kernel::Lease& lease);
 
@@ -68,8 +71,9 @@ class LeaseKeeper {
 // Holds one run's lease for its scope.
 class RunLease {
  public:
-  RunLease(LeaseKeeper& keeper, const std::string& executionId)
-      : keeper_(keeper), lease_(keeper.take(executionId)) {}
+  RunLease(LeaseKeeper& keeper, const std::string& executionId,
+           const std::optional<kernel::Lease>& claim = std::nullopt)
+      : keeper_(keeper), lease_(keeper.take(executionId, claim)) {}
   ~RunLease() { keeper_.drop(lease_); }
   RunLease(const RunLease&) = delete;
   RunLease& operator=(const RunLease&) = delete;

@@ -1,8 +1,9 @@
 #include "loom/workflow/runtime.h"
 
 #include <mutex>
-#include <set>
+#include <utility>
 
+#include "active_set.h"
 #include "content/claim_check_envelope.h"
 #include "execution_context.h"
 #include "lease_keeper.h"
@@ -16,36 +17,6 @@ using kernel::EventType;
 using kernel::ExecutionStatus;
 
 namespace {
-
-// Marks an execution as running in this process for the lifetime of the guard.
-class ActiveSet {
- public:
-  class Guard {
-   public:
-    Guard(ActiveSet& set, std::string id) : set_(set), id_(std::move(id)) {}
-    ~Guard() {
-      std::lock_guard lock(set_.mu_);
-      set_.ids_.erase(id_);
-    }
-
-   private:
-    ActiveSet& set_;
-    std::string id_;
-  };
-
-  Guard enter(const std::string& id) {
-    std::lock_guard lock(mu_);
-    if (!ids_.insert(id).second) {
-      throw FailedPreconditionError("execution '" + id +
-                                    "' is already running in this process");
-    }
-    return Guard(*this, id);
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> ids_;  // GUARDED_BY(mu_)
-};
 
 // The RunResult error of a cancelled run: {"code": "cancelled", "message": reason}.
 json::value cancelledError(const json::value& reason) {
@@ -81,6 +52,8 @@ bool sameParking(const ReplayLog& log, const ParkRequest& park) {
 
 // How one call runs an execution (start, resume, retry and their async forms).
 struct Pass {
+  // An executor's claim of the run: its lease is taken by breaking this token (resumeClaimed).
+  std::optional<kernel::Lease> claim;
   bool retryNow = false;       // `loom retry`: a step whose retry is not due runs now
   bool inlineWait = true;      // it may wait out a short retry wait (not on the async pool)
   bool attemptFailed = false;  // set when this call ran an attempt that failed retryably
@@ -203,7 +176,8 @@ class WorkflowRuntime::Impl {
     auto info = store_.info(id);
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
     if (kernel::isEnded(info->status)) return endedResult(*info, store_);
-    RunLease lease(leases_, id);  // before anything is read: a second runner stops here
+    // Before anything is read: a second runner stops here.
+    RunLease lease(leases_, id, std::exchange(pass.claim, std::nullopt));
     info = store_.info(id);       // as it is now that nobody else can run it
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
     if (kernel::isEnded(info->status)) return endedResult(*info, store_);
@@ -555,6 +529,13 @@ RunResult WorkflowRuntime::cancel(const std::string& executionId, const std::str
 
 RunResult WorkflowRuntime::resume(const std::string& executionId) {
   return impl_->run(executionId);
+}
+
+RunResult WorkflowRuntime::resumeClaimed(const kernel::Lease& claim) {
+  Pass pass;
+  pass.claim = claim;
+  pass.inlineWait = false;  // an executor's thread never waits out a retry: it parks
+  return impl_->run(claim.executionId, pass);
 }
 
 RunResult WorkflowRuntime::retry(const std::string& executionId) {

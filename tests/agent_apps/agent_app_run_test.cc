@@ -285,7 +285,8 @@ TEST_F(AgentAppTest, ResumeAndSignalLoadTheAppFileAgain) {
   Outcome lost = loom({"resume", "m"});
   EXPECT_EQ(lost.exitCode, 1);
   EXPECT_NE(lost.err.find("is a run of the agent app"), std::string::npos) << lost.err;
-  EXPECT_NE(lost.err.find("restore the file"), std::string::npos) << lost.err;
+  EXPECT_NE(lost.err.find("cannot be loaded now"), std::string::npos) << lost.err;
+  EXPECT_NE(lost.err.find("fix that, then run the command again"), std::string::npos) << lost.err;
   std::filesystem::rename(moved, app);
   Outcome resumed = loom({"resume", "m", "--json"});
   ASSERT_EQ(resumed.exitCode, 0) << resumed.err;

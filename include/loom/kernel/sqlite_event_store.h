@@ -90,6 +90,13 @@ class SqliteEventStore : public EventStore {
   Lease renewLease(const Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const Lease& lease) override;
   std::optional<Lease> currentLease(const std::string& executionId) const override;
+  // Claims with one indexed read of the candidates (running, no live lease), then a lease
+  // acquisition per candidate.
+  std::vector<Lease> claimRunnable(const ClaimRequest& request) override;
+  // News of work (a submission, a lease released on a run that has not ended) committed by
+  // this store wakes the waiter at once; news another connection or process committed is seen
+  // within 5 ms (PRAGMA data_version, then one row of meta).
+  bool awaitWork(int64_t timeoutMillis) const override;
   int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
                        std::vector<Event> events) override;
 

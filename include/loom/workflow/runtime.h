@@ -123,6 +123,13 @@ class WorkflowRuntime {
   // runner holds its lease.
   RunResult resume(const std::string& executionId);
 
+  // Continues an execution whose lease `claim` an executor of this process took for it
+  // (worker::Executor): the run takes its lease over by the claim's token, so no other runner
+  // can start it in between. Never waits out a retry: a step that failed retryably parks the
+  // run "retrying" until its next attempt. Throws as resume; kernel::LeaseHeldError when
+  // another runner took the execution since the claim (it expired first).
+  RunResult resumeClaimed(const kernel::Lease& claim);
+
   // `loom retry`: resumes an execution parked "retrying" (a step's last attempt failed with a
   // retryable error, execution.retry) and runs that step now, not at its next attempt time.
   // resume() of such a run before that time parks it again. Throws NotFoundError, or

@@ -1,0 +1,114 @@
+#include "worker_apps.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "loom/agent_app/agent_app.h"
+
+namespace loom::cli {
+namespace {
+
+// Stops a scan after the first event.
+struct FirstEventSeen {};
+
+json::object startedData(const kernel::EventStore& store, const std::string& id) {
+  json::object data;
+  try {
+    store.scan(id, 1, [&data](const kernel::Event& e) {
+      data = e.data;
+      throw FirstEventSeen{};
+    });
+  } catch (const FirstEventSeen&) {
+    // only the first event is needed
+  }
+  return data;
+}
+
+}  // namespace
+
+// One booted app: its own session (and registries, for an agent app file), kept while runs
+// use it.
+struct RecordedApps::Booted {
+  std::mutex bootMu;  // one run boots it; the others wait for it
+  std::unique_ptr<workflow::WorkflowRegistry> workflows;  // an agent app's own
+  std::unique_ptr<effects::TaskRegistry> tasks;
+  std::unique_ptr<Session> session;
+  workflow::WorkflowRuntime* runtime = nullptr;  // set once booted
+  int users = 0;                                 // GUARDED_BY(RecordedApps::mu_)
+};
+
+RecordedApps::~RecordedApps() = default;
+
+std::string RecordedApps::appOf(const std::string& id) const {
+  auto info = store_.info(id);
+  json::object started = startedData(store_, id);
+  if (info && main_.workflows().find(info->workflow) != nullptr) {
+    const auto* file = started.if_contains("configFile");
+    return file != nullptr && file->is_string() ? "config:" + std::string(file->get_string())
+                                                : std::string();
+  }
+  const auto* input = started.if_contains("input");
+  auto app = agent_app::agentAppFileOf(input != nullptr ? *input : json::value());
+  return app ? "app:" + app->string() : std::string();
+}
+
+void RecordedApps::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
+  const std::string key = appOf(claim.executionId);
+  std::shared_ptr<Booted> app = acquire(key, claim.executionId);
+  try {
+    app->runtime->resumeClaimed(claim);
+  } catch (...) {
+    giveBack(key);
+    throw;
+  }
+  giveBack(key);
+}
+
+std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& key,
+                                                            const std::string& id) {
+  std::shared_ptr<Booted> app;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = apps_[key];
+    if (!slot) slot = std::make_shared<Booted>();
+    app = slot;
+    ++app->users;
+    idle_.remove(key);
+  }
+  std::lock_guard boot(app->bootMu);
+  if (app->runtime != nullptr) return app;
+  try {
+    if (key.starts_with("app:")) {
+      app->workflows = std::make_unique<workflow::WorkflowRegistry>();
+      app->tasks = std::make_unique<effects::TaskRegistry>();
+    }
+    app->session = main_.sibling(app->workflows.get(), app->tasks.get());
+    app->session->loadWhatExecutionRan(id);
+    app->runtime = &app->session->runtime(false);
+  } catch (...) {
+    app->session.reset();  // not kept: the next run of this app boots it again
+    giveBack(key);
+    throw;
+  }
+  return app;
+}
+
+void RecordedApps::giveBack(const std::string& key) {
+  std::shared_ptr<Booted> closing;  // closed with no lock held
+  std::lock_guard lock(mu_);
+  auto it = apps_.find(key);
+  if (it == apps_.end() || --it->second->users > 0) return;
+  if (it->second->runtime == nullptr) {  // it did not boot
+    apps_.erase(it);
+    return;
+  }
+  idle_.push_back(key);
+  if (idle_.size() > kMaxIdleApps) {
+    auto oldest = apps_.find(idle_.front());
+    idle_.pop_front();
+    closing = std::move(oldest->second);
+    apps_.erase(oldest);
+  }
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,49 @@
+// The apps a `loom worker` runs in its own process (worker::InProcessLauncher's side in the
+// command line): each run is run by the app it recorded — the agent app file in its input, the
+// --config file in its first event, or else this program's own workflows — booted once per
+// distinct app and config and kept while runs use it. At most kMaxIdleApps apps no run uses
+// stay booted; the one idle longest is closed first. An app that cannot be loaded (a file that
+// is gone, an environment variable that is not set) leaves the run where it was: the error
+// names the run, the file and what is missing.
+// Thread-safety: run() from any number of the executor's threads.
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "command.h"
+#include "loom/worker/executor.h"
+
+namespace loom::cli {
+
+class RecordedApps : public worker::RunLauncher {
+ public:
+  static constexpr std::size_t kMaxIdleApps = 8;
+
+  // `main` is the worker's own session (its global options and the program's registries);
+  // `store` reads the home's logs. Both must outlive this.
+  RecordedApps(Session& main, kernel::EventStore& store) : main_(main), store_(store) {}
+  ~RecordedApps() override;
+
+  void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
+
+ private:
+  struct Booted;
+  // The app execution `id` recorded, as a cache key: "" (this program's), "config:<file>"
+  // or "app:<file>".
+  std::string appOf(const std::string& id) const;
+  std::shared_ptr<Booted> acquire(const std::string& key, const std::string& id);
+  void giveBack(const std::string& key);
+
+  Session& main_;
+  kernel::EventStore& store_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Booted>> apps_;  // GUARDED_BY(mu_)
+  std::list<std::string> idle_;                          // GUARDED_BY(mu_): oldest first
+};
+
+}  // namespace loom::cli
