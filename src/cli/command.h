@@ -195,6 +195,10 @@ class Session {
   void requireSealingAsRecorded(const app::Config& config) const;
 };
 
+// The data of execution `id`'s EXECUTION_STARTED (its input, configFile, ...); empty when
+// the execution has no event.
+json::object startedDataOf(const kernel::EventStore& store, const std::string& id);
+
 // What runs when a subcommand is chosen; returns the exit code.
 using Action = std::function<int()>;
 

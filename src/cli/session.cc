@@ -46,6 +46,13 @@ namespace {
 // Stops a scan after the first event (an execution's EXECUTION_STARTED).
 struct FirstEventSeen {};
 
+json::value memberOr(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr ? *v : json::value();
+}
+
+}  // namespace
+
 // The data of execution `id`'s EXECUTION_STARTED (its input, configFile, ...).
 json::object startedDataOf(const kernel::EventStore& store, const std::string& id) {
   json::object data;
@@ -59,13 +66,6 @@ json::object startedDataOf(const kernel::EventStore& store, const std::string& i
   }
   return data;
 }
-
-json::value memberOr(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr ? *v : json::value();
-}
-
-}  // namespace
 
 Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
                  std::ostream& out, std::shared_ptr<const app::Config> codeConfig)

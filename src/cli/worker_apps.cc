@@ -6,25 +6,6 @@
 #include "loom/agent_app/agent_app.h"
 
 namespace loom::cli {
-namespace {
-
-// Stops a scan after the first event.
-struct FirstEventSeen {};
-
-json::object startedData(const kernel::EventStore& store, const std::string& id) {
-  json::object data;
-  try {
-    store.scan(id, 1, [&data](const kernel::Event& e) {
-      data = e.data;
-      throw FirstEventSeen{};
-    });
-  } catch (const FirstEventSeen&) {
-    // only the first event is needed
-  }
-  return data;
-}
-
-}  // namespace
 
 // One booted app: its own session (and registries, for an agent app file), kept while runs
 // use it.
@@ -41,7 +22,7 @@ RecordedApps::~RecordedApps() = default;
 
 std::string RecordedApps::appOf(const std::string& id) const {
   auto info = store_.info(id);
-  json::object started = startedData(store_, id);
+  json::object started = startedDataOf(store_, id);
   if (info && main_.workflows().find(info->workflow) != nullptr) {
     const auto* file = started.if_contains("configFile");
     return file != nullptr && file->is_string() ? "config:" + std::string(file->get_string())

@@ -316,14 +316,15 @@ TEST(ComplianceCliKeys, OnlyWhatIsSealedNeedsTheMasterKey) {
   Outcome log = loom({"log", "sealed", "--json"});
   EXPECT_EQ(log.exitCode, 1);
   EXPECT_NE(log.error().find("is sealed"), std::string::npos) << log.out;
-  // A worker says why it could not run a sealed run (it read the child's stderr).
+  // A worker says why it could not run a sealed run, and leaves it as it was.
   ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--subject", "carol", "--submit",
                      "--id", "c1", "--input", R"({"steps": 1})"},
                     dir, withKey)
                 .exitCode,
             0);
   Outcome worker = loom({"worker", "--once"});
-  EXPECT_NE(worker.out.find("worker: c1: did not finish: "), std::string::npos) << worker.out;
+  EXPECT_NE(worker.out.find("worker: c1: could not start: "), std::string::npos) << worker.out;
+  EXPECT_EQ(worker.exitCode, 1) << worker.out;
   EXPECT_NE(worker.out.find("subject 'carol'"), std::string::npos) << worker.out;
   // An emergency stop is not blocked by sealed runs it cannot read: unknown, so --force.
   Outcome kill = loom({"kill", "fetch_report"});

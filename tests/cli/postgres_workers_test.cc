@@ -171,6 +171,47 @@ TEST_F(PostgresWorkers, AServerCrashAmidTwentyRunningAgentsLosesNothingAndEveryR
   }
 }
 
+// Three in-process workers (the default, worker::Executor) on three "machines" share 500
+// submitted runs: every run completes, each step runs once, and each run is reported by
+// exactly one worker.
+TEST_F(PostgresWorkers, ThreeInProcessWorkersRunFiveHundredSubmittedRunsExactlyOnce) {
+  LOOM_SKIP_WITHOUT_POSTGRES();
+  useServer(testPostgresUrl());
+  constexpr int kRuns = 500;
+  for (int i = 0; i < kRuns; ++i) {
+    std::string id = "x" + std::to_string(i);
+    std::string input = "{\"steps\":2,\"sleepMs\":5,\"witness\":\"" + (dir_ / (id + ".txt")) +
+                        "\"}";
+    Outcome submitted = cli({"run", "example.steps", "--id", id, "--input", input, "--submit"});
+    ASSERT_EQ(0, submitted.exitCode) << submitted.err;
+  }
+  std::vector<std::unique_ptr<Child>> workers;
+  for (const char* machine : {"a", "b", "c"}) {
+    workers.push_back(std::make_unique<Child>(
+        std::vector<std::string>{"--home", home(machine), "worker", "--once", "--concurrency",
+                                 "50"},
+        dir_, env_));
+  }
+  std::vector<std::string> said;
+  for (auto& w : workers) {
+    Outcome o = w->wait();
+    EXPECT_EQ(0, o.exitCode) << o.out << o.err;
+    said.push_back(o.out);
+  }
+  json::array listed = waitUntilAllEnded(kRuns, std::chrono::seconds(60));
+  for (const auto& e : listed) EXPECT_EQ(e.at("status"), "completed") << e;
+  for (int i = 0; i < kRuns; ++i) {
+    std::string id = "x" + std::to_string(i);
+    std::map<std::string, int> ran;
+    for (const auto& line : readLines(dir_ / (id + ".txt"))) ++ran[line];
+    EXPECT_EQ(ran.size(), 2u) << id;
+    for (const auto& [step, n] : ran) EXPECT_EQ(n, 1) << id << " " << step;
+    int reporters = 0;
+    for (const auto& out : said) reporters += out.find("worker: " + id + ": completed\n") != std::string::npos;
+    EXPECT_EQ(reporters, 1) << id;
+  }
+}
+
 // Sealed runs on the shared schema, erased and exported while two workers run others: the
 // erased subject's runs read as erased, every other run completes and stays readable, and the
 // sweep afterwards deletes nothing they cite.
