@@ -6,8 +6,10 @@
 
 #include "claim_check_bench/claim_check_bench.h"
 #include "command.h"
+#include "child_process.h"
 #include "long_run_bench/long_run_bench.h"
 #include "text.h"
+#include "workers_bench/worker_bench.h"
 
 namespace loom::cli {
 namespace {
@@ -61,6 +63,33 @@ int runLongRun(Session& session, const std::string& turns, const std::string& to
   return kExitOk;
 }
 
+struct WorkersArgs {
+  std::string runs = "100,1000";
+  std::string isolations = "thread,process";
+  int64_t latencyMillis = 200;
+  int64_t maxProcessRuns = 200;
+};
+
+int runWorkers(Session& session, const WorkersArgs& args, const std::string* stores,
+               bool asJson) {
+  worker_bench::WorkerBenchOptions options;
+  options.runs = parseTurns(args.runs);
+  options.isolations = parseList(args.isolations, "--isolation", {"thread", "process"});
+  const char* url = std::getenv("LOOM_DATABASE_URL");
+  options.databaseUrl = url != nullptr ? url : "";
+  options.stores = stores != nullptr ? parseList(*stores, "--stores", {"sqlite", "postgres"})
+                   : options.databaseUrl.empty() ? std::vector<std::string>{"sqlite"}
+                                                 : std::vector<std::string>{"sqlite", "postgres"};
+  options.program = thisProgram("loom bench workers");
+  options.turnLatencyMillis = args.latencyMillis;
+  options.maxProcessRuns = args.maxProcessRuns;
+  options.progress = [](const std::string& row) { std::fprintf(stderr, "bench: %s\n", row.c_str()); };
+  auto rows = worker_bench::runWorkerBench(options);
+  session.out() << (asJson ? readableJson(worker_bench::toJson(rows)) + "\n"
+                           : worker_bench::formatWorkerBenchTable(rows));
+  return kExitOk;
+}
+
 }  // namespace
 
 Action setupBench(CLI::App& command, Session& session) {
@@ -74,9 +103,30 @@ Action setupBench(CLI::App& command, Session& session) {
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  command.add_option("WHICH", args->which, "claim-check or long-run")
+  auto workers = std::make_shared<WorkersArgs>();
+  command.add_option("WHICH", args->which, "claim-check, long-run or workers")
       ->required()
-      ->check(CLI::IsMember({"claim-check", "long-run"}));
+      ->check(CLI::IsMember({"claim-check", "long-run", "workers"}));
+  command
+      .add_option("--runs", workers->runs,
+                  "workers: run counts, comma-separated (default 100,1000); each is submitted "
+                  "at once to one worker with that --concurrency")
+      ->type_name("LIST");
+  command
+      .add_option("--isolation", workers->isolations,
+                  "workers: thread and/or process (default both)")
+      ->type_name("LIST");
+  command
+      .add_option("--latency-ms", workers->latencyMillis,
+                  "workers: how long each of the 3 model turns takes (default 200)")
+      ->check(CLI::Range(0, 60'000))
+      ->type_name("MS");
+  command
+      .add_option("--max-process-runs", workers->maxProcessRuns,
+                  "workers: skip --isolation process above this many runs (default 200: about "
+                  "17 MB each)")
+      ->check(CLI::Range(1, 100'000))
+      ->type_name("N");
   command
       .add_option("--turns", args->turns,
                   "Turn counts, comma-separated (default 50,200 for claim-check; "
@@ -96,10 +146,13 @@ Action setupBench(CLI::App& command, Session& session) {
                   "long-run: on (execution.snapshotEveryEvents = 1000, the default) and/or off "
                   "(0: every resume replays the whole log); default on")
       ->type_name("LIST");
-  command.add_option("--stores", args->stores,
-                     "Event stores: memory (the cloning log, as the record measured) and/or "
-                     "sqlite (durable commits); default both")
-      ->type_name("LIST");
+  CLI::Option* stores =
+      command
+          .add_option("--stores", args->stores,
+                      "Event stores: memory (the cloning log, as the record measured) and/or "
+                      "sqlite (durable commits); default both. workers: sqlite and/or postgres "
+                      "(LOOM_DATABASE_URL; default sqlite, and postgres when that is set)")
+          ->type_name("LIST");
   command.add_flag("--json", args->json,
                    "Print an array of rows: claim-check {turns, claimCheck, journal, store, "
                    "stateBytes, logBytes, zstdStateRatio, wallSeconds}; long-run {turns, tool, "
@@ -117,8 +170,16 @@ Action setupBench(CLI::App& command, Session& session) {
       "process resumes it (from the park's snapshot, or replaying every turn with snapshots\n"
       "off), and `loom state` reads it. Prints CPU and wall per turn, peak RSS, log\n"
       "size, the blobs' bytes, the disk the home takes (allocated blocks), resume time\n"
-      "and `loom state` time and peak RSS; MB = 10^6 bytes.");
-  return [&session, args] {
+      "and `loom state` time and peak RSS; MB = 10^6 bytes.\n\n"
+      "workers: N agent runs (3 turns of a scripted model taking --latency-ms each, the first\n"
+      "two calling a subprocess tool) submitted at once to one `loom worker --concurrency N`;\n"
+      "prints the wall time against the ideal (3 x latency), the worker's peak RSS (its\n"
+      "process tree) and per run, submit-to-first-step p50/p99 as journaled, and CPU per step.");
+  return [&session, args, workers, stores] {
+    if (args->which == "workers") {
+      return runWorkers(session, *workers, stores->count() > 0 ? &args->stores : nullptr,
+                        args->json);
+    }
     if (args->which == "long-run") {
       return runLongRun(session, args->turns.empty() ? "200,1000,5000,10000" : args->turns,
                         args->tools, args->claimChecks, args->snapshots, args->json);

@@ -1,8 +1,10 @@
 #include "loom/providers/scripted_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "effects/step_ids.h"
 #include "loom/util/error.h"
@@ -83,7 +85,14 @@ ScriptedModel::ScriptedModel(std::string id, json::value script, std::string ori
     : id_(std::move(id)), script_(std::move(script)), origin_(std::move(origin)) {
   if (!script_.is_object()) throw InvalidArgumentError("a model script must be an object");
   const auto& o = script_.get_object();
-  checkKeys(o, "script", {"turns", "generate", "summary"});
+  checkKeys(o, "script", {"turns", "generate", "summary", "latencyMs"});
+  if (const auto* latency = o.if_contains("latencyMs")) {
+    if (!latency->is_int64() || latency->as_int64() < 0 || latency->as_int64() > 600'000) {
+      throw InvalidArgumentError(
+          "script.latencyMs must be a whole number of milliseconds from 0 to 600000");
+    }
+    latencyMillis_ = latency->as_int64();
+  }
   if (const auto* turns = o.if_contains("turns")) {
     if (!turns->is_array()) throw InvalidArgumentError("script.turns must be an array");
     for (std::size_t i = 0; i < turns->get_array().size(); ++i) {
@@ -162,6 +171,7 @@ json::value ScriptedModel::complete(const effects::EffectContext& ctx,
   }
   auto step = effects::parseAgentStepId(ctx.stepId);
   int64_t turn = step ? step->turn : 1;
+  if (latencyMillis_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latencyMillis_));
   return turnMessage(turn);
 }
 

@@ -6,11 +6,13 @@
 //                                              "arguments": {"page": "{turn}"}}],
 //                 "then": [{"toolCalls": [{"name": "publish"}]}],
 //                 "answer": "Report complete."},
-//    "summary": "Summary text for compaction requests."}
+//    "summary": "Summary text for compaction requests.",
+//    "latencyMs": 200}
 // `turns` gives turn 1, 2, ... explicitly; `generate` covers turns after the explicit ones up
 // to its `turns` count ("{turn}" in a string argument is replaced by the turn number; a string
 // that is exactly "{turn}" becomes the integer), then runs the turns of `then` in order, then
-// answers. The turn is read from the step
+// answers. `latencyMs` (optional) makes every turn take that long, as a real model's would
+// (benchmarks of workers). The turn is read from the step
 // id (`<loop>#turn:<i>:model`), so the answer for a turn never depends on call history.
 // Thread-safe.
 #pragma once
@@ -44,6 +46,7 @@ class ScriptedModel : public agent::Model {
   json::value script_;
   std::string origin_;
   int64_t explicitTurns_ = 0;
+  int64_t latencyMillis_ = 0;
   std::atomic<int64_t> calls_{0};
 };
 
