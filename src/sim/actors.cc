@@ -5,6 +5,7 @@
 #include "loom/kernel/lease.h"
 #include "loom/sweep/retention.h"
 #include "loom/util/error.h"
+#include "loom/worker/executor.h"
 #include "world.h"
 
 namespace loom::sim {
@@ -35,6 +36,42 @@ struct Deleting {
 };
 
 }  // namespace
+
+// Runs each claimed run in the runner's app, as `loom worker` does in its own process.
+class RunnerLauncher : public worker::RunLauncher {
+ public:
+  explicit RunnerLauncher(Runner& runner) : runner_(runner) {}
+  void run(const kernel::Lease& claim, const kernel::ExecutionInfo&) override {
+    runner_.current = claim.executionId;
+    runner_.app().runtime().resumeClaimed(claim);
+  }
+
+ private:
+  Runner& runner_;
+};
+
+void World::executorPass(Runner& runner) {
+  note(runner.name() + " runs an executor pass");
+  try {
+    app::App& app = runner.app();
+    RunnerLauncher launcher(runner);
+    worker::ExecutorOptions options;
+    options.concurrency = 3;
+    options.clock = clock_;
+    options.owner = runner.owner;
+    options.onRun = [this](const worker::RunReport& r) {
+      note("  " + r.executionId + ": " + r.outcome);
+      count("executorRuns");
+    };
+    options.onWarn = [this](std::string_view m) { note("  executor: " + std::string(m)); };
+    worker::Executor executor(app.store(), launcher, options);
+    executor.runPass();
+  } catch (const std::exception& e) {
+    note(std::string("  executor: ") + e.what());
+    if (!runner.dead() && !injected(e)) violation(std::string("an executor pass failed: ") + e.what());
+  }
+  runner.current.clear();
+}
 
 void World::interleave(Runner& runner, const WriteSite& site, bool after) {
   std::string id = site.executionId.empty() ? runner.current : site.executionId;

@@ -175,6 +175,7 @@ std::unique_ptr<app::App> World::bootApp(Runner* runner) {
   if (runner) {
     // A new process each boot: a new lease owner.
     boot.leaseOwner = ownerNamed(runner->name() + "#" + std::to_string(report_.counts["boots"]));
+    runner->owner = boot.leaseOwner;
     boot.wrapEventStore = [runner](std::unique_ptr<kernel::EventStore> inner) {
       auto log = std::make_unique<SimEventStore>(std::move(inner), *runner);
       runner->log_ = log.get();
@@ -285,6 +286,10 @@ void World::restartDead() {
 void World::drive(Runner& runner) {
   std::vector<std::string> open = openRuns();
   if (open.empty()) return;
+  if (rng_.chance(25)) {  // a worker's executor claims the runs instead of a resume by id
+    executorPass(runner);
+    return;
+  }
   std::string id = rng_.pick(open);
   bool now = rng_.chance(30);
   note(runner.name() + (now ? " retries " : " resumes ") + id);

@@ -50,6 +50,7 @@ class Runner : public Interposer {
   void deleted(std::string_view address) override;
 
   std::string current;  // the execution it is running, for writes that name none (puts)
+  kernel::LeaseOwner owner;  // its process's, set at each boot
 
  private:
   friend class World;  // bootApp attaches log_
@@ -93,6 +94,9 @@ class World {
   void submitRuns();
   void act();
   void drive(Runner& runner);
+  // actors.cc: one pass of a worker::Executor in `runner`'s process: it claims what is
+  // runnable by lease and runs each claimed run to where it stops, one after another.
+  void executorPass(Runner& runner);
   void onWrite(Runner& runner, const WriteSite& site, bool after);
   void onPutLanded(Runner& runner, const std::string& address, std::string_view bytes,
                    bool deferred);

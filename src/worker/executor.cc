@@ -72,6 +72,25 @@ class Executor::Impl {
     return tally;
   }
 
+  std::size_t runPass() {
+    std::vector<kernel::Lease> claimed = finder_.claim(options_.concurrency, {}, true);
+    for (const auto& claim : claimed) {
+      auto info = store_.info(claim.executionId);
+      if (!info || kernel::isEnded(info->status)) {
+        release(claim);
+        continue;
+      }
+      {
+        std::lock_guard lock(mu_);
+        running_.emplace(claim.executionId, info->workflow);
+      }
+      runOne(claim, *info);
+    }
+    std::lock_guard lock(mu_);
+    backoff_.clear();  // a pass keeps no time-based state: the same calls make the same choices
+    return claimed.size();
+  }
+
   void stop(milliseconds drain) {
     {
       std::lock_guard lock(mu_);
@@ -370,5 +389,6 @@ IdleTally Executor::runUntilIdle() { return impl_->loop(true); }
 void Executor::stop(std::chrono::milliseconds drain) { impl_->stop(drain); }
 void Executor::notify() { impl_->notify(); }
 std::size_t Executor::active() const { return impl_->active(); }
+std::size_t Executor::runPass() { return impl_->runPass(); }
 
 }  // namespace loom::worker

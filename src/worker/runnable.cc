@@ -17,12 +17,13 @@ bool claimedHere(const std::vector<kernel::Lease>& claims, const std::string& id
 }  // namespace
 
 std::vector<kernel::Lease> RunnableFinder::claim(std::size_t free,
-                                                 const std::vector<std::string>& skip) {
+                                                 const std::vector<std::string>& skip,
+                                                 bool fullLook) {
   std::vector<kernel::Lease> out;
   if (free > 0) out = store_.claimRunnable({owner_, ttlMillis_, free, skip});
   auto steadyNow = std::chrono::steady_clock::now();
-  bool fullLook = !lastFullLook_ || steadyNow - *lastFullLook_ >=
-                                        std::chrono::milliseconds(pollMillis_);
+  fullLook = fullLook || !lastFullLook_ ||
+             steadyNow - *lastFullLook_ >= std::chrono::milliseconds(pollMillis_);
   if (fullLook) {
     lastFullLook_ = steadyNow;
     claimDeadOwners(free, skip, out);
@@ -35,7 +36,7 @@ void RunnableFinder::claimDeadOwners(std::size_t free, const std::vector<std::st
                                      std::vector<kernel::Lease>& out) {
   kernel::ExecutionFilter filter;
   filter.status = kernel::ExecutionStatus::kRunning;
-  int64_t now = systemClock()->nowMillis();  // leases hold by wall time
+  int64_t now = clock_->nowMillis();  // the runtime's clock: the wall clock but in a simulation
   kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
     if (out.size() >= free || listed(skip, info.id) || claimedHere(out, info.id)) return;
     auto lease = store_.currentLease(info.id);
@@ -58,7 +59,7 @@ void RunnableFinder::claimDue(std::size_t free, const std::vector<std::string>& 
     if (!due) return;
     bool busy = listed(skip, info.id) || claimedHere(out, info.id);
     if (*due <= now && !busy && out.size() < free &&
-        kernel::isOrphaned(store_.currentLease(info.id), systemClock()->nowMillis())) {
+        kernel::isOrphaned(store_.currentLease(info.id), clock_->nowMillis())) {
       take(info.id, std::nullopt, out);
       return;
     }

@@ -31,8 +31,10 @@ class RunnableFinder {
         clock_(std::move(clock)),
         pollMillis_(pollMillis) {}
 
-  // Claims up to `free` runnable executions not in `skip`. Throws what the store throws.
-  std::vector<kernel::Lease> claim(std::size_t free, const std::vector<std::string>& skip);
+  // Claims up to `free` runnable executions not in `skip`; `fullLook` looks for dead owners
+  // now whatever the time since the last look. Throws what the store throws.
+  std::vector<kernel::Lease> claim(std::size_t free, const std::vector<std::string>& skip,
+                                   bool fullLook = false);
   // The earliest due time (clock millis) of a parked run seen waiting; nullopt: none.
   std::optional<int64_t> nextDue() const { return nextDue_; }
 

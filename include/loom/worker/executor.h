@@ -16,7 +16,8 @@
 // resumable at once by the next executor. A run holds a thread only while it runs: a parked run
 // holds nothing here.
 //
-// Thread-safety: run() or runUntilIdle() on one thread; stop(), notify() and active() from any.
+// Thread-safety: run(), runUntilIdle() or runPass() on one thread; stop(), notify() and active()
+// from any.
 #pragma once
 
 #include <chrono>
@@ -116,6 +117,11 @@ class Executor {
   // Runs what is runnable now, waits for it, and returns once nothing is runnable or running
   // (`loom worker --once`). A run that could not start is not tried again here.
   IdleTally runUntilIdle();
+  // One deterministic pass, for a caller that schedules everything on one thread (the
+  // simulator): claims what is runnable now (up to concurrency; every kind of runnable run
+  // looked for, no backoff) and runs each on the calling thread, one after another. Returns
+  // how many it ran. Not with run() or runUntilIdle() at the same time.
+  std::size_t runPass();
   // Ends run(): no more claims; the runs in flight get `drain` to end, then are stopped (see
   // above). Returns at once. Not async-signal-safe: a signal handler sets a flag a thread
   // reads.
