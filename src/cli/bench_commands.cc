@@ -50,7 +50,7 @@ std::vector<std::string> parseList(const std::string& text, std::string_view fla
   return out;
 }
 
-int runLongRun(Session& session, const std::string& turns, const std::string& tools,
+int runLongRun(HomeSession& session, const std::string& turns, const std::string& tools,
                const std::string& claimChecks, const std::string& snapshots, bool asJson) {
   long_run_bench::LongRunBenchOptions options;
   options.turns = parseTurns(turns);
@@ -70,7 +70,7 @@ struct WorkersArgs {
   int64_t maxProcessRuns = 200;
 };
 
-int runWorkers(Session& session, const WorkersArgs& args, const std::string* stores,
+int runWorkers(HomeSession& session, const WorkersArgs& args, const std::string* stores,
                bool asJson) {
   worker_bench::WorkerBenchOptions options;
   options.runs = parseTurns(args.runs);
@@ -92,7 +92,7 @@ int runWorkers(Session& session, const WorkersArgs& args, const std::string* sto
 
 }  // namespace
 
-Action setupBench(CLI::App& command, Session& session) {
+Action setupBench(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string which;
     std::string turns;

@@ -85,14 +85,14 @@ std::string helpHint(const Program& program) {
   return "`loom --help`";
 }
 
-void buildProgram(Program& program, Session& session) {
+void buildProgram(Program& program, HomeSession& session) {
   CLI::App& app = program.app;
   app.name("loom");
   app.description(std::string(kAbout));
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand: `loom ls --home DIR`
   app.set_version_flag("--version", versionText(), "Print the Loom version and exit");
-  GlobalOptions& global = session.options();
+  HomeOptions& global = session.options();
   program.home = app.add_option("--home", global.home,
                                 "The Loom home folder, which holds loom.db (default ./.loom)")
                      ->envname("LOOM_HOME")
@@ -262,7 +262,8 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
          std::shared_ptr<const app::Config> config) {
   dieWithWorkerIfAsked();
   try {
-    Session session(workflows, tasks, std::cout, std::move(config));
+    HomeSession session(workflows, tasks, std::cout, std::move(config));
+    session.options().claimedLease = claimedLeaseFromWorker();
     Program program;
     buildProgram(program, session);
     std::vector<std::string> args(argv, argv + argc);

@@ -25,7 +25,7 @@ void addConfigOption(CLI::App& command, std::string& file) {
       ->type_name("FILE");
 }
 
-app::App& complianceApp(Session& session, const std::string& config) {
+app::App& complianceApp(HomeSession& session, const std::string& config) {
   if (!config.empty()) session.loadConfig(config);
   app::App& app = session.app(false);
   if (app.keys() == nullptr) {
@@ -43,7 +43,7 @@ std::optional<std::string> wrongStore(app::App& app) {
 
 }  // namespace
 
-Action setupErase(CLI::App& command, Session& session) {
+Action setupErase(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string subject;
     std::string subjectHex;
@@ -103,7 +103,7 @@ Action setupErase(CLI::App& command, Session& session) {
   };
 }
 
-Action setupExport(CLI::App& command, Session& session) {
+Action setupExport(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string subject;
     std::string output;
@@ -149,7 +149,7 @@ Action setupExport(CLI::App& command, Session& session) {
   };
 }
 
-Action setupKeys(CLI::App& command, Session& session) {
+Action setupKeys(CLI::App& command, HomeSession& session) {
   auto action = std::make_shared<std::string>();
   command.add_option("ACTION", *action, "new-master")
       ->required()

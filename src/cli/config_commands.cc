@@ -10,7 +10,7 @@
 
 namespace loom::cli {
 
-Action setupConfig(CLI::App& command, Session& session) {
+Action setupConfig(CLI::App& command, HomeSession& session) {
   command.require_subcommand(1);
   CLI::App* check = command.add_subcommand(
       "check", "Validate a config file and print it, or print every problem at once");

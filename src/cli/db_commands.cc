@@ -27,7 +27,7 @@ namespace loom::cli {
 namespace {
 
 // The schema a command acts on: its --schema, else LOOM_DATABASE_SCHEMA, else "loom".
-std::string schemaFor(Session& session, const std::string& given) {
+std::string schemaFor(HomeSession& session, const std::string& given) {
   if (!given.empty()) return given;
   if (!session.options().databaseSchema.empty()) return session.options().databaseSchema;
   return "loom";
@@ -35,7 +35,7 @@ std::string schemaFor(Session& session, const std::string& given) {
 
 }  // namespace
 
-Action setupDb(CLI::App& command, Session& session) {
+Action setupDb(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string action;
     std::string url;
@@ -93,7 +93,7 @@ Action setupDb(CLI::App& command, Session& session) {
 namespace {
 
 // The embedded home at --home, whatever LOOM_DATABASE_URL says: the copy's source.
-app::StorageLocation embeddedHome(Session& session) {
+app::StorageLocation embeddedHome(HomeSession& session) {
   app::StorageLocation where;
   where.home = session.location().home;
   if (!posix::pathExists(where.database())) {
@@ -144,7 +144,7 @@ std::string reportText(const postgres::MigrateHomeReport& r) {
 
 }  // namespace
 
-Action setupMigrateHome(CLI::App& command, Session& session) {
+Action setupMigrateHome(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string to;
     std::string schema;

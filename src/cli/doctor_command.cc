@@ -111,7 +111,7 @@ std::string text(const json::object& report) {
 }  // namespace
 
 // Releases the claim of `home` on the home's store, unless a home there still uses it.
-int forgetHome(Session& session, const app::Config& config, const app::HomeRecord& record,
+int forgetHome(HomeSession& session, const app::Config& config, const app::HomeRecord& record,
                const std::filesystem::path& home) {
   if (!record.contentStore || record.contentStore->kind == "postgresql") {
     throw FailedPreconditionError(
@@ -144,7 +144,7 @@ int forgetHome(Session& session, const app::Config& config, const app::HomeRecor
   return kExitOk;
 }
 
-Action setupDoctor(CLI::App& command, Session& session) {
+Action setupDoctor(CLI::App& command, HomeSession& session) {
   auto json = std::make_shared<bool>(false);
   auto forget = std::make_shared<std::string>();
   command

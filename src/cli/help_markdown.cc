@@ -100,7 +100,7 @@ std::string markdown(const CLI::App& root) {
 
 }  // namespace
 
-Action setupHelpMarkdown(CLI::App& command, Session& session) {
+Action setupHelpMarkdown(CLI::App& command, HomeSession& session) {
   command.group("");  // hidden: for maintainers, not users
   return [&command, &session] {
     session.out() << markdown(*command.get_parent()) << std::flush;

@@ -29,7 +29,7 @@ constexpr std::size_t kTypeWidth = 19;
 constexpr std::size_t kMaxDataBytes = 240;
 
 // The execution's metadata; a NotFoundError that says how to find the right id otherwise.
-kernel::ExecutionInfo requireExecution(Session& session, const std::string& id) {
+kernel::ExecutionInfo requireExecution(HomeSession& session, const std::string& id) {
   auto info = session.store(false).info(id);
   if (!info) {
     throw NotFoundError("no execution '" + id + "' in " + session.location().describe() +
@@ -45,7 +45,7 @@ struct IdArgs {
 
 // --config FILE: read through the app that file configures (sealed logs are unsealed with
 // its security.keys; erased subjects read as erased).
-void addConfigOption(CLI::App& command, Session& session) {
+void addConfigOption(CLI::App& command, HomeSession& session) {
   command
       .add_option_function<std::string>(
           "--config", [&session](const std::string& file) { session.loadConfig(file); },
@@ -57,7 +57,7 @@ void addConfigOption(CLI::App& command, Session& session) {
 // nullopt for a live run; else its archived copy (ADR 0138: retention moved its log into an
 // archive segment), its events unsealed as live ones are (erased subjects read as erased).
 // NotFoundError when neither holds it (after checking that no journaled segment is missing).
-std::optional<sweep::ArchivedExecution> archivedUnlessLive(Session& session,
+std::optional<sweep::ArchivedExecution> archivedUnlessLive(HomeSession& session,
                                                            const std::string& id) {
   if (session.store(false).info(id)) return std::nullopt;
   sweep::Archive archive =
@@ -72,7 +72,7 @@ std::optional<sweep::ArchivedExecution> archivedUnlessLive(Session& session,
   return archived;
 }
 
-std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, Session& session, std::string_view jsonHelp) {
+std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, HomeSession& session, std::string_view jsonHelp) {
   auto args = std::make_shared<IdArgs>();
   command.add_option("ID", args->id, "The execution's id (see `loom ls`)")
       ->required()
@@ -143,7 +143,7 @@ bool matches(const kernel::ExecutionInfo& info, const kernel::ExecutionFilter& f
 // The runs retention archived whose live log is gone (the newest copy of each), by id. A
 // segment that cannot be read is named on stderr, not skipped silently: its runs are missing
 // from the list.
-std::vector<inspect::RunStatus> archivedRuns(Session& session,
+std::vector<inspect::RunStatus> archivedRuns(HomeSession& session,
                                              const kernel::ExecutionFilter& filter,
                                              const inspect::ShredTimes& shreds) {
   const kernel::EventStore& store = session.store(false);
@@ -175,7 +175,7 @@ std::vector<inspect::RunStatus> archivedRuns(Session& session,
 
 }  // namespace
 
-Action setupLs(CLI::App& command, Session& session) {
+Action setupLs(CLI::App& command, HomeSession& session) {
   auto args = std::make_shared<LsArgs>();
   command.add_flag("--json", args->json,
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
@@ -265,7 +265,7 @@ Action setupLs(CLI::App& command, Session& session) {
   };
 }
 
-Action setupLog(CLI::App& command, Session& session) {
+Action setupLog(CLI::App& command, HomeSession& session) {
   auto args = addIdArgs(command, session,
                         "Print one JSON array of the stored event objects "
                         "{\"seq\",\"type\",\"at\",...}, complete");
@@ -306,7 +306,7 @@ Action setupLog(CLI::App& command, Session& session) {
   };
 }
 
-Action setupState(CLI::App& command, Session& session) {
+Action setupState(CLI::App& command, HomeSession& session) {
   auto args = addIdArgs(command, session,
                         "Print one line of compact JSON: the kernel's folded state, or for an "
                         "agent run {\"id\", \"loops\": [{\"loop\", \"stateBytes\", \"state\"}]}");

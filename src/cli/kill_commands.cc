@@ -58,7 +58,7 @@ struct KillArgs {
 
 // True when a workflow this program registers uses effect `id`, or a run in this home
 // recorded a step of it (an agent app's tool or model). Newest runs first; stops at the first.
-bool effectIsKnown(Session& session, const std::string& id) {
+bool effectIsKnown(HomeSession& session, const std::string& id) {
   if (session.tasks().find(id) != nullptr) return true;
   const kernel::EventStore& store = session.store(false);
   std::vector<kernel::ExecutionInfo> runs = store.list({});
@@ -101,7 +101,7 @@ std::shared_ptr<KillArgs> addTargetArgs(CLI::App& command, std::string_view effe
   return args;
 }
 
-int listStops(Session& session, bool asJson) {
+int listStops(HomeSession& session, bool asJson) {
   auto stops = session.killSwitch().list();
   if (asJson) {
     session.out() << json::toText(stopsJson(stops, std::nullopt)) << std::endl;
@@ -125,7 +125,7 @@ json::object stopsJson(const std::vector<KillSwitchEntry>& stops, std::optional<
   return o;
 }
 
-Action setupKill(CLI::App& command, Session& session) {
+Action setupKill(CLI::App& command, HomeSession& session) {
   auto args = addTargetArgs(command,
                             "The effect id to stop: a task's id (`example.step`), an agent "
                             "tool's name or a model's id (`scripted`)",
@@ -176,7 +176,7 @@ Action setupKill(CLI::App& command, Session& session) {
   };
 }
 
-Action setupUnkill(CLI::App& command, Session& session) {
+Action setupUnkill(CLI::App& command, HomeSession& session) {
   auto args = addTargetArgs(command, "The effect id whose stop to lift",
                             "Lift every stop (the --all one and each named one)");
   command.footer(
@@ -215,7 +215,7 @@ Action setupUnkill(CLI::App& command, Session& session) {
   };
 }
 
-Action setupKilled(CLI::App& command, Session& session) {
+Action setupKilled(CLI::App& command, HomeSession& session) {
   auto asJson = std::make_shared<bool>(false);
   command.add_flag("--json", *asJson,
                    "Print one JSON object {\"stops\": [{\"effectId\", \"at\"}]} (effectId \"*\" "

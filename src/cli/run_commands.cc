@@ -120,7 +120,7 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
 }
 
 // Prints `r` and returns the exit code: 1 for a failed run (with its stderr line), else 0.
-int report(Session& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
+int report(HomeSession& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
   const agent_app::AgentApp* app = session.agentApp();
   if (asJson) {
     json::object o = resultJson(r, withCounts, app);
@@ -199,7 +199,7 @@ CLI::Option* addRunConfigOption(CLI::App& command, std::string& file) {
 
 }  // namespace
 
-Action setupRun(CLI::App& command, Session& session) {
+Action setupRun(CLI::App& command, HomeSession& session) {
   auto args = std::make_shared<RunArgs>();
   command
       .add_option("WORKFLOW", args->workflow,
@@ -290,7 +290,7 @@ Action setupRun(CLI::App& command, Session& session) {
   };
 }
 
-Action setupResume(CLI::App& command, Session& session) {
+Action setupResume(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string id;
     std::string config;
@@ -341,7 +341,7 @@ static void requireAwaited(const kernel::EventStore& store, const std::string& i
                    "record it for a later wait");
 }
 
-Action setupRetry(CLI::App& command, Session& session) {
+Action setupRetry(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string id;
     std::string config;
@@ -367,7 +367,7 @@ Action setupRetry(CLI::App& command, Session& session) {
   };
 }
 
-Action setupCancel(CLI::App& command, Session& session) {
+Action setupCancel(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string id;
     std::string reason = "cancelled by an operator";
@@ -409,7 +409,7 @@ Action setupCancel(CLI::App& command, Session& session) {
   };
 }
 
-Action setupSignal(CLI::App& command, Session& session) {
+Action setupSignal(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string id;
     std::string name;

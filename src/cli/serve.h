@@ -1,7 +1,7 @@
-// `loom serve`: the inspector's HTTP API and page (docs/spec/http-api.md) over a Session's
+// `loom serve`: the inspector's HTTP API and page (docs/spec/http-api.md) over a HomeSession's
 // stores. serve_command.cc parses the command line, checks access (loopback, token, Host,
 // CSRF, read-only) and runs the server; serve_routes.cc answers the routes. Reads run in the
-// server's process, one at a time (a Session is not thread-safe); operations run the `loom`
+// server's process, one at a time (a HomeSession is not thread-safe); operations run the `loom`
 // subcommand an operator would type, as a child process.
 #pragma once
 
@@ -41,7 +41,7 @@ struct OperationResult {
 
 class InspectorRoutes {
  public:
-  InspectorRoutes(Session& session, ServeOptions options);
+  InspectorRoutes(HomeSession& session, ServeOptions options);
   // Adds every route to `server`.
   void install(httplib::Server& server);
   // Before each request: after a failed flush (a disk error) this process writes nothing more
@@ -55,7 +55,7 @@ class InspectorRoutes {
   // Runs `loom <args>` as a child with the server's home, database and config; waits up to 2 s.
   OperationResult runOperation(const std::vector<std::string>& args) const;
 
-  Session& session_;
+  HomeSession& session_;
   ServeOptions options_;
   std::string program_;                 // this binary
   std::vector<std::string> globalArgs_;  // --home, --durability

@@ -162,7 +162,7 @@ void stopOnSignal(FrontDoorServer& server, sigset_t signals) {
 
 }  // namespace
 
-Action setupServe(CLI::App& command, Session& session) {
+Action setupServe(CLI::App& command, HomeSession& session) {
   struct Args {
     ServeOptions options;
     std::string tokenFile;

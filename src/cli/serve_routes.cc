@@ -1,4 +1,4 @@
-// The routes of `loom serve` (docs/spec/http-api.md): reads over the Session's stores, one at a
+// The routes of `loom serve` (docs/spec/http-api.md): reads over the HomeSession's stores, one at a
 // time; operations as `loom` child processes.
 #include <fcntl.h>
 #include <httplib.h>
@@ -134,7 +134,7 @@ void waitAndForget(pid_t pid) {
 
 }  // namespace
 
-InspectorRoutes::InspectorRoutes(Session& session, ServeOptions options)
+InspectorRoutes::InspectorRoutes(HomeSession& session, ServeOptions options)
     : session_(session), options_(std::move(options)), program_(thisProgram("loom serve")) {
   app::StorageLocation where = session.location();
   globalArgs_ = {"--home", std::filesystem::absolute(where.home).string(), "--durability",

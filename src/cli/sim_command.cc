@@ -42,7 +42,7 @@ json::object toJson(const sim::SeedReport& r, bool onPostgres) {
 
 }  // namespace
 
-Action setupSim(CLI::App& command, Session& session) {
+Action setupSim(CLI::App& command, HomeSession& session) {
   auto args = std::make_shared<SimArgs>();
   command.add_option("--seeds", args->seeds, "How many seeds to run (default 100)")
       ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));

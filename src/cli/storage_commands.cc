@@ -39,7 +39,7 @@ std::function<void(const sweep::SweepProgress&)> progressBar() {
 
 }  // namespace
 
-Action setupSweep(CLI::App& command, Session& session) {
+Action setupSweep(CLI::App& command, HomeSession& session) {
   struct Args {
     bool dryRun = false;
     bool json = false;
@@ -123,7 +123,7 @@ namespace {
 
 // `loom retention supersede SEGMENT`: under the maintenance lock, like a retention run.
 template <typename Args>
-int supersede(Session& session, const Args& args) {
+int supersede(HomeSession& session, const Args& args) {
   if (args.segment.empty()) {
     throw InvalidArgumentError(
         "retention supersede needs the SEGMENT to retire: its file name, as `loom retention "
@@ -143,7 +143,7 @@ int supersede(Session& session, const Args& args) {
 
 }  // namespace
 
-Action setupRetention(CLI::App& command, Session& session) {
+Action setupRetention(CLI::App& command, HomeSession& session) {
   struct Args {
     std::string action;
     std::string segment;

@@ -21,7 +21,7 @@
 #include "command.h"
 #include "loom/worker/executor.h"
 #include "text.h"
-#include "worker_apps.h"
+#include "host/recorded_apps.h"
 #include "worker_children.h"
 
 namespace loom::cli {
@@ -61,7 +61,7 @@ std::map<std::string, std::size_t, std::less<>> workflowLimits(
 }
 
 // Runs the executor until a stop signal, then drains; or once (--once).
-int runWorker(Session& session, const WorkerArgs& args) {
+int runWorker(HomeSession& session, const WorkerArgs& args) {
   kernel::EventStore& store = session.store(true);
   std::unique_ptr<worker::RunLauncher> launcher;
   if (args.isolation == "process") {
@@ -70,7 +70,7 @@ int runWorker(Session& session, const WorkerArgs& args) {
         std::vector<std::string>{"--home", session.location().home.string(), "--durability",
                                  session.options().durability});
   } else {
-    launcher = std::make_unique<RecordedApps>(session, store);
+    launcher = std::make_unique<host::RecordedApps>(session, store);
   }
   std::mutex outMu;
   auto say = [&](const std::string& line) {
@@ -128,7 +128,7 @@ int runWorker(Session& session, const WorkerArgs& args) {
 
 }  // namespace
 
-Action setupWorker(CLI::App& command, Session& session) {
+Action setupWorker(CLI::App& command, HomeSession& session) {
   auto args = std::make_shared<WorkerArgs>();
   command.add_option("--concurrency", args->concurrency, "Runs at once (default 16)")
       ->check(CLI::Range(1, 100'000))

@@ -15,10 +15,10 @@
 #include <mutex>
 #include <string>
 
-#include "command.h"
+#include "host/home_session.h"
 #include "loom/worker/executor.h"
 
-namespace loom::cli {
+namespace loom::host {
 
 class RecordedApps : public worker::RunLauncher {
  public:
@@ -26,7 +26,7 @@ class RecordedApps : public worker::RunLauncher {
 
   // `main` is the worker's own session (its global options and the program's registries);
   // `store` reads the home's logs. Both must outlive this.
-  RecordedApps(Session& main, kernel::EventStore& store) : main_(main), store_(store) {}
+  RecordedApps(HomeSession& main, kernel::EventStore& store) : main_(main), store_(store) {}
   ~RecordedApps() override;
 
   void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
@@ -39,11 +39,11 @@ class RecordedApps : public worker::RunLauncher {
   std::shared_ptr<Booted> acquire(const std::string& key, const std::string& id);
   void giveBack(const std::string& key);
 
-  Session& main_;
+  HomeSession& main_;
   kernel::EventStore& store_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Booted>> apps_;  // GUARDED_BY(mu_)
   std::list<std::string> idle_;                          // GUARDED_BY(mu_): oldest first
 };
 
-}  // namespace loom::cli
+}  // namespace loom::host

@@ -1,11 +1,11 @@
-#include "worker_apps.h"
+#include "host/recorded_apps.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "loom/agent_app/agent_app.h"
 
-namespace loom::cli {
+namespace loom::host {
 
 // One booted app: its own session (and registries, for an agent app file), kept while runs
 // use it.
@@ -13,7 +13,7 @@ struct RecordedApps::Booted {
   std::mutex bootMu;  // one run boots it; the others wait for it
   std::unique_ptr<workflow::WorkflowRegistry> workflows;  // an agent app's own
   std::unique_ptr<effects::TaskRegistry> tasks;
-  std::unique_ptr<Session> session;
+  std::unique_ptr<HomeSession> session;
   workflow::WorkflowRuntime* runtime = nullptr;  // set once booted
   int users = 0;                                 // GUARDED_BY(RecordedApps::mu_)
 };
@@ -92,4 +92,4 @@ void RecordedApps::giveBack(const std::string& key) {
   }
 }
 
-}  // namespace loom::cli
+}  // namespace loom::host

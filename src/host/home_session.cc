@@ -1,17 +1,18 @@
+#include "host/home_session.h"
+
 #include <sodium.h>
 
 #include <filesystem>
 #include <system_error>
 
 #include "app/home_record.h"
-#include "command.h"
 #include "compliance/sealing_event_store.h"
 #include "loom/compliance/master_key.h"
 #include "loom/kernel/forwarding_event_store.h"
 #include "util/posix_file.h"
 #include "util/private_files.h"
 
-namespace loom::cli {
+namespace loom::host {
 
 // A CountingContentStore that owns the store it counts (boot hands it a shared_ptr).
 class OwningCountingStore : public content::CountingContentStore {
@@ -67,29 +68,29 @@ json::object startedDataOf(const kernel::EventStore& store, const std::string& i
   return data;
 }
 
-Session::Session(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
+HomeSession::HomeSession(workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
                  std::ostream& out, std::shared_ptr<const app::Config> codeConfig)
     : workflows_(workflows), tasks_(tasks), out_(out), codeConfig_(std::move(codeConfig)) {
   agent_app::registerAgentAppSections();  // any --config file may hold an agent app
 }
 
-Session::~Session() = default;
+HomeSession::~HomeSession() = default;
 
-std::unique_ptr<Session> Session::sibling(workflow::WorkflowRegistry* workflows,
+std::unique_ptr<HomeSession> HomeSession::sibling(workflow::WorkflowRegistry* workflows,
                                           effects::TaskRegistry* tasks) const {
-  auto session = std::make_unique<Session>(workflows ? *workflows : workflows_,
+  auto session = std::make_unique<HomeSession>(workflows ? *workflows : workflows_,
                                            tasks ? *tasks : tasks_, out_, codeConfig_);
   session->options_ = options_;
   return session;
 }
 
-const app::Config* Session::fileConfig() const {
+const app::Config* HomeSession::fileConfig() const {
   if (app_) return app_->config.get();
   if (config_) return config_.get();
   return codeConfig_.get();
 }
 
-app::StorageLocation Session::location() const {
+app::StorageLocation HomeSession::location() const {
   const app::Config* file = fileConfig();
   app::StorageLocation where;
   if (file != nullptr) where = app::storageLocation(*file);
@@ -105,7 +106,7 @@ app::StorageLocation Session::location() const {
   return where;
 }
 
-kernel::Durability Session::durability() const {
+kernel::Durability HomeSession::durability() const {
   try {
     return kernel::durabilityFromName(options_.durability);
   } catch (const InvalidArgumentError& e) {
@@ -113,7 +114,7 @@ kernel::Durability Session::durability() const {
   }
 }
 
-void Session::closeStores() {
+void HomeSession::closeStores() {
   bootedReader_.reset();
   booted_.reset();
   counting_.reset();
@@ -125,7 +126,7 @@ void Session::closeStores() {
   store_.reset();
 }
 
-void Session::requireDatabase() const {
+void HomeSession::requireDatabase() const {
   app::StorageLocation where = location();
   if (where.onPostgres()) return;  // the stores refuse a schema that was never migrated
   std::filesystem::path db = where.database();
@@ -136,23 +137,23 @@ void Session::requireDatabase() const {
   }
 }
 
-void Session::loadConfig(const std::filesystem::path& file, bool runs) {
+void HomeSession::loadConfig(const std::filesystem::path& file, bool runs) {
   config_ = app::loadConfigFile(file);
   configFile_ = std::filesystem::absolute(file).lexically_normal().string();
   configRuns_ = runs;
 }
 
-app::App& Session::app(bool create) {
+app::App& HomeSession::app(bool create) {
   runtime(create);
   return *booted_;
 }
 
-int64_t Session::replayContentStoreCalls() const {
+int64_t HomeSession::replayContentStoreCalls() const {
   if (callsAtReplayEnd_) return *callsAtReplayEnd_;
   return counting_ ? counting_->total() : 0;
 }
 
-kernel::EventStore& Session::store(bool create) {
+kernel::EventStore& HomeSession::store(bool create) {
   if (booted_ && keysUnavailable_) {
     // Booted without the home's keys: a sealed event is refused, never handed on as if clear.
     if (!bootedReader_) {
@@ -177,7 +178,7 @@ kernel::EventStore& Session::store(bool create) {
   return *reader_;
 }
 
-void Session::openReader(const app::StorageLocation& where) {
+void HomeSession::openReader(const app::StorageLocation& where) {
   app::HomeRecord record = app::readHomeRecord(where);
   std::string how(kernel::kHowToOpenSealed);
   if (record.keys) {
@@ -204,7 +205,7 @@ void Session::openReader(const app::StorageLocation& where) {
   reader_ = std::make_unique<RefusingSealedStore>(*store_, std::move(how));
 }
 
-kernel::Event Session::openArchived(const std::string& executionId, const kernel::Event& event) {
+kernel::Event HomeSession::openArchived(const std::string& executionId, const kernel::Event& event) {
   if (!archiveUnsealer_) {
     compliance::KeyStore* keys = nullptr;
     if (hasConfig()) keys = app(false).keys();
@@ -221,7 +222,7 @@ kernel::Event Session::openArchived(const std::string& executionId, const kernel
   return archiveUnsealer_->unseal(executionId, event);
 }
 
-workflow::WorkflowRuntime& Session::runtime(bool create) {
+workflow::WorkflowRuntime& HomeSession::runtime(bool create) {
   if (booted_) return booted_->runtime();
   durability();  // a bad --durability is a usage error, before anything is opened
   if (!create) requireDatabase();
@@ -281,7 +282,7 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   keys_.reset();
   store_.reset();
   app::BootOptions boot{.workers = 1};
-  boot.claimedLease = claimedLeaseFromWorker();
+  boot.claimedLease = options_.claimedLease;
   // A --config file given to read its runs is booted without its tools registered here.
   boot.tasksAreTheApps = app_.has_value() || !config_ || configRuns_;
   boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {
@@ -296,13 +297,13 @@ workflow::WorkflowRuntime& Session::runtime(bool create) {
   return booted_->runtime();
 }
 
-const agent_app::AgentApp& Session::loadApp(const std::filesystem::path& file) {
+const agent_app::AgentApp& HomeSession::loadApp(const std::filesystem::path& file) {
   app_.emplace(agent_app::loadAgentApp(file));
   agent_app::registerAgentApp(*app_, workflows_, tasks_);
   return *app_;
 }
 
-std::optional<std::string> Session::whyKeysAreNeeded(bool crypto, bool sealedStore,
+std::optional<std::string> HomeSession::whyKeysAreNeeded(bool crypto, bool sealedStore,
                                                      bool erase) const {
   if (crypto) return "this home seals every run (security.crypto)";
   if (sealedStore) return "this home's content store is sealed (storage.contentStore.sealed)";
@@ -313,7 +314,7 @@ std::optional<std::string> Session::whyKeysAreNeeded(bool crypto, bool sealedSto
   return std::nullopt;
 }
 
-void Session::requireSealingAsRecorded(const app::Config& config) const {
+void HomeSession::requireSealingAsRecorded(const app::Config& config) const {
   app::HomeRecord record = app::readHomeRecord(location());
   if (!record.erase || config.compliance.erase) return;
   std::string source = app_ ? app_->file.string()
@@ -326,7 +327,7 @@ void Session::requireSealingAsRecorded(const app::Config& config) const {
       "run without --subject");
 }
 
-void Session::requireMasterKey(const app::Config& config) const {
+void HomeSession::requireMasterKey(const app::Config& config) const {
   if (!config.security.keys || !writesTo_) return;
   try {
     auto key = compliance::loadMasterKey(*config.security.keys);
@@ -339,7 +340,7 @@ void Session::requireMasterKey(const app::Config& config) const {
   }
 }
 
-const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& executionId) {
+const agent_app::AgentApp* HomeSession::loadWhatExecutionRan(const std::string& executionId) {
   kernel::EventStore& events = store(false);
   auto info = events.info(executionId);
   if (!info) {
@@ -392,11 +393,11 @@ const agent_app::AgentApp* Session::loadWhatExecutionRan(const std::string& exec
   return &*app_;
 }
 
-middleware::KillSwitchStore& Session::killSwitch() {
+middleware::KillSwitchStore& HomeSession::killSwitch() {
   if (killSwitch_) return *killSwitch_;
   requireDatabase();
   killSwitch_ = app::openKillSwitch(location(), nullptr);
   return *killSwitch_;
 }
 
-}  // namespace loom::cli
+}  // namespace loom::host
