@@ -6,7 +6,7 @@
 
 #include "claim_check_bench/claim_check_bench.h"
 #include "command.h"
-#include "child_process.h"
+#include "util/this_program.h"
 #include "long_run_bench/long_run_bench.h"
 #include "text.h"
 #include "workers_bench/worker_bench.h"

@@ -14,7 +14,7 @@
 #include "loom/app/config.h"
 #include "loom/kernel/version.h"
 #include "loom/util/error.h"
-#include "serve.h"
+#include "inspect/inspector_server.h"
 
 #ifndef LOOM_VERSION
 #error "LOOM_VERSION must be defined by the build (src/cli/CMakeLists.txt)"
@@ -166,8 +166,8 @@ void printConfigProblems(const app::ConfigValidationError& e) {
 // For a parent that runs this command (`loom serve`'s operations): the error's code, on a line
 // of its own after the message, when kErrorCodeLineEnv is set.
 static void printErrorCode(ErrorCode code) {
-  if (std::getenv(kErrorCodeLineEnv) == nullptr) return;
-  std::cerr << kErrorCodePrefix << errorCodeName(code) << std::endl;
+  if (std::getenv(inspect::kErrorCodeLineEnv) == nullptr) return;
+  std::cerr << inspect::kErrorCodePrefix << errorCodeName(code) << std::endl;
 }
 
 json::value parseFlagJson(const std::string& text, std::string_view flag) {

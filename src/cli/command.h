@@ -91,11 +91,6 @@ Action setupKeys(CLI::App& command, HomeSession& session);       // compliance_c
 Action setupDb(CLI::App& command, HomeSession& session);         // db_commands.cc
 Action setupMigrateHome(CLI::App& command, HomeSession& session);  // db_commands.cc
 
-// The object `loom kill --json` and `loom killed --json` print: {"changed"?, "stops":
-// [{"effectId", "at"}]} (kill_commands.cc).
-json::object stopsJson(const std::vector<middleware::KillSwitchEntry>& stops,
-                       std::optional<bool> changed);
-
 // Writes "loom: <message>" as one line to stderr (newlines in the message become spaces).
 // A command that fails throws; loom::cli::main prints its error (under --json as one JSON
 // value {"error": {"code", "message"}} on stdout).

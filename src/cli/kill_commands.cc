@@ -12,6 +12,7 @@
 #include "loom/middleware/kill_switch_config.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
+#include "inspect/stops.h"
 #include "text.h"
 
 namespace loom::cli {
@@ -104,7 +105,7 @@ std::shared_ptr<KillArgs> addTargetArgs(CLI::App& command, std::string_view effe
 int listStops(HomeSession& session, bool asJson) {
   auto stops = session.killSwitch().list();
   if (asJson) {
-    session.out() << json::toText(stopsJson(stops, std::nullopt)) << std::endl;
+    session.out() << json::toText(inspect::stopsJson(stops, std::nullopt)) << std::endl;
   } else {
     printStops(session.out(), stops);
     session.out().flush();
@@ -113,17 +114,6 @@ int listStops(HomeSession& session, bool asJson) {
 }
 
 }  // namespace
-
-json::object stopsJson(const std::vector<KillSwitchEntry>& stops, std::optional<bool> changed) {
-  json::array list;
-  for (const auto& s : stops) {
-    list.push_back(json::object{{"effectId", s.effectId}, {"at", formatTimestamp(s.atMillis)}});
-  }
-  json::object o;
-  if (changed) o["changed"] = *changed;
-  o["stops"] = std::move(list);
-  return o;
-}
 
 Action setupKill(CLI::App& command, HomeSession& session) {
   auto args = addTargetArgs(command,
@@ -161,7 +151,7 @@ Action setupKill(CLI::App& command, HomeSession& session) {
     }
     auto stops = store.list();
     if (args->json) {
-      session.out() << json::toText(stopsJson(stops, changed)) << std::endl;
+      session.out() << json::toText(inspect::stopsJson(stops, changed)) << std::endl;
       return kExitOk;
     }
     const KillSwitchEntry* stop = findStop(stops, id);
@@ -199,7 +189,7 @@ Action setupUnkill(CLI::App& command, HomeSession& session) {
     }
     auto stops = store.list();
     if (args->json) {
-      session.out() << json::toText(stopsJson(stops, changed)) << std::endl;
+      session.out() << json::toText(inspect::stopsJson(stops, changed)) << std::endl;
       return kExitOk;
     }
     session.out() << message << "\n";

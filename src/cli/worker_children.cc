@@ -12,7 +12,7 @@
 #include <cstring>
 #include <optional>
 
-#include "child_process.h"
+#include "util/this_program.h"
 #include "command.h"
 #include "util/unique_fd.h"
 #include "worker/run_outcome.h"

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <thread>
 
-#include "child_process.h"
+#include "util/this_program.h"
 #include "command.h"
 #include "loom/worker/executor.h"
 #include "text.h"

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace loom::cli {
+namespace loom::inspect {
 
 struct HttpError {
   std::string_view code;  // every loom::ErrorCode's name, and the server's own checks' codes
@@ -20,4 +20,4 @@ int httpStatusOf(std::string_view code);
 // The spec's table: a header row, then one row per code.
 std::string httpErrorsMarkdown();
 
-}  // namespace loom::cli
+}  // namespace loom::inspect

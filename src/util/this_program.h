@@ -9,7 +9,7 @@
 
 #include "util/unique_fd.h"
 
-namespace loom::cli {
+namespace loom {
 
 // This binary (/proc/self/exe): the one its children run. `who` names the caller in the
 // UnavailableError thrown when it cannot be found.
@@ -22,4 +22,4 @@ UniqueFd scratchFile(std::string_view who);
 // Up to `limit` bytes of `fd` from its start, trailing newlines dropped.
 std::string readBack(int fd, std::size_t limit);
 
-}  // namespace loom::cli
+}  // namespace loom

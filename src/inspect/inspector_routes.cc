@@ -1,5 +1,7 @@
-// The routes of `loom serve` (docs/spec/http-api.md): reads over the HomeSession's stores, one at a
+// The routes of `loom serve` (docs/spec/http-api.md): reads over the host::HomeSession's stores, one at a
 // time; operations as `loom` child processes.
+#include "inspect/inspector_server.h"
+
 #include <fcntl.h>
 #include <httplib.h>
 #include <signal.h>
@@ -10,20 +12,21 @@
 #include <chrono>
 #include <thread>
 
-#include "child_process.h"
+#include "inspect/stops.h"
+#include "util/this_program.h"
 #include "compliance/erase_journal.h"
 #include "inspect/run_state.h"
 #include "inspect/run_status.h"
 #include "loom/agent/approval.h"
 #include "loom/kernel/event_store.h"
-#include "serve.h"
-#include "serve_errors.h"
+
+#include "inspect/http_errors.h"
 #include "util/sqlite_db.h"
-#include "serve_page.h"
+#include "inspect/inspector_page.h"
 
 extern char** environ;
 
-namespace loom::cli {
+namespace loom::inspect {
 namespace {
 
 using Request = httplib::Request;
@@ -134,7 +137,7 @@ void waitAndForget(pid_t pid) {
 
 }  // namespace
 
-InspectorRoutes::InspectorRoutes(HomeSession& session, ServeOptions options)
+InspectorRoutes::InspectorRoutes(host::HomeSession& session, ServeOptions options)
     : session_(session), options_(std::move(options)), program_(thisProgram("loom serve")) {
   app::StorageLocation where = session.location();
   globalArgs_ = {"--home", std::filesystem::absolute(where.home).string(), "--durability",
@@ -236,7 +239,7 @@ void replyOperation(Response& res, const OperationResult& op) {
   }
   std::string message = op.err.rfind("loom: ", 0) == 0 ? op.err.substr(6) : op.err;
   std::string code = !op.errorCode.empty() ? op.errorCode
-                     : op.exitCode == kExitUsage ? std::string("invalidArgument")
+                     : op.exitCode == cli::kExitUsage ? std::string("invalidArgument")
                                                  : std::string("internal");
   // Every operation runs with --json: its error is the one value {"error": {"code", "message"}}
   // on stdout, and a run that ended failed prints its result (answered 200 below).
@@ -267,20 +270,21 @@ void replyOperation(Response& res, const OperationResult& op) {
 }  // namespace
 
 void InspectorRoutes::install(httplib::Server& server) {
-  server.Get("/", guarded([](const Request&, Response& res) {
+  RouteInstaller routes(server);
+  routes.get("/", guarded([](const Request&, Response& res) {
     res.set_header("Content-Security-Policy",
                    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
                    "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
     res.set_header("X-Frame-Options", "DENY");
     res.set_content(std::string(kInspectorPage), "text/html; charset=utf-8");
   }));
-  server.Get("/api/v1/server", guarded([this](const Request&, Response& res) {
+  routes.get("/api/v1/server", guarded([this](const Request&, Response& res) {
     std::lock_guard lock(mu_);
     reply(res, 200, json::object{{"version", LOOM_VERSION},
                                  {"readOnly", options_.readOnly},
                                  {"store", session_.location().describe()}});
   }));
-  server.Get("/api/v1/executions", guarded([this](const Request& req, Response& res) {
+  routes.get("/api/v1/executions", guarded([this](const Request& req, Response& res) {
     auto limit = static_cast<std::size_t>(intParam(req, "limit", 100, 1, 1000));
     auto status = textParam(req, "status");
     kernel::ExecutionFilter filter;
@@ -295,13 +299,13 @@ void InspectorRoutes::install(httplib::Server& server) {
     json::value next = nullptr;
     try {
       kernel::forEachExecution(store, filter, [&](const kernel::ExecutionInfo& info) {
-        inspect::RunStatus run = inspect::runStatusOf(store, info, shreds);
+        RunStatus run = runStatusOf(store, info, shreds);
         if (status && run.status() != *status) return;
         if (page.size() == limit) {
           next = page.back().as_object().at("id");
           throw PageFull{};
         }
-        page.push_back(inspect::toJson(run));
+        page.push_back(toJson(run));
       });
     } catch (const PageFull&) {
       // a page's worth: `next` says where the following one starts
@@ -319,7 +323,7 @@ void InspectorRoutes::install(httplib::Server& server) {
       reply(res, 200, answer(req, store, info));
     });
   };
-  server.Get(R"(/api/v1/executions/(.+)/events)",
+  routes.get(R"(/api/v1/executions/(.+)/events)",
              runRead([](const Request& req, kernel::EventStore& store,
                         const kernel::ExecutionInfo& info) {
                int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
@@ -339,22 +343,22 @@ void InspectorRoutes::install(httplib::Server& server) {
                }
                return json::value(json::object{{"events", std::move(events)}, {"next", next}});
              }));
-  server.Get(R"(/api/v1/executions/(.+)/state)",
+  routes.get(R"(/api/v1/executions/(.+)/state)",
              runRead([](const Request&, kernel::EventStore& store,
                         const kernel::ExecutionInfo& info) {
-               return inspect::toJson(inspect::foldRun(store, info.id, false), info.id);
+               return toJson(foldRun(store, info.id, false), info.id);
              }));
-  server.Get(R"(/api/v1/executions/(.+)/timeline)",
+  routes.get(R"(/api/v1/executions/(.+)/timeline)",
              runRead([](const Request& req, kernel::EventStore& store,
                         const kernel::ExecutionInfo& info) {
                int64_t from = intParam(req, "from", 1, 1, INT64_MAX);
                auto limit = static_cast<std::size_t>(intParam(req, "limit", 50, 1, 500));
-               inspect::TimelinePage page = inspect::timelinePage(store, info.id, from, limit);
+               TimelinePage page = timelinePage(store, info.id, from, limit);
                json::value next = page.next ? json::value(*page.next) : json::value(nullptr);
                return json::value(
                    json::object{{"items", std::move(page.items)}, {"next", next}});
              }));
-  server.Get(R"(/api/v1/executions/(.+)/sizes)",
+  routes.get(R"(/api/v1/executions/(.+)/sizes)",
              runRead([this](const Request& req, kernel::EventStore& store,
                             const kernel::ExecutionInfo& info) {
                auto points = static_cast<std::size_t>(intParam(req, "points", 200, 1, 2000));
@@ -363,30 +367,30 @@ void InspectorRoutes::install(httplib::Server& server) {
                if (cached.startedAtMillis != info.startedAtMillis ||
                    cached.nextSeq != info.nextSeq || cached.points != points) {
                  cached = SizeSeries{info.startedAtMillis, info.nextSeq, points,
-                                     inspect::sizeSeries(store, info.id, points)};
+                                     sizeSeries(store, info.id, points)};
                }
                return json::value(json::object{{"points", cached.series}});
              }));
-  server.Get(R"(/api/v1/executions/(.+)/blobs/([^/]+))",
+  routes.get(R"(/api/v1/executions/(.+)/blobs/([^/]+))",
              guarded([this](const Request& req, Response& res) { readBlob(req, res); }));
   // After the routes below one run (an id may hold '/': `(.+)` is greedy, and a path ending
   // in /events, /state, ... matched those first).
-  server.Get(R"(/api/v1/executions/(.+))", guarded([this](const Request& req, Response& res) {
+  routes.get(R"(/api/v1/executions/(.+))", guarded([this](const Request& req, Response& res) {
     std::string id = req.matches[1];
     std::lock_guard lock(mu_);
     kernel::EventStore& store = session_.store(false);
     kernel::ExecutionInfo info = requireInfo(store, id);
-    inspect::RunStatus run =
-        inspect::runStatusOf(store, info, compliance::detail::shredTimes(store));
-    json::object o = inspect::toJson(run);
+    RunStatus run =
+        runStatusOf(store, info, compliance::detail::shredTimes(store));
+    json::object o = toJson(run);
     json::array approvals;
     if (!run.erased) {
       try {
-        if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+        if (auto a = pendingApproval(store, info)) approvals.push_back(std::move(*a));
         if (usage_.size() > kMaxTallies) usage_.clear();  // a cache: tallied again on demand
-        inspect::UsageTally& tally = usage_[id];
+        UsageTally& tally = usage_[id];
         if (tally.startedAtMillis != info.startedAtMillis || tally.nextSeq > info.nextSeq) {
-          tally = inspect::UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
+          tally = UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
         }
         store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
         o["usage"] = tally.toJson();
@@ -404,7 +408,7 @@ void InspectorRoutes::install(httplib::Server& server) {
     o["pendingApprovals"] = std::move(approvals);
     reply(res, 200, o);
   }));
-  server.Get("/api/v1/approvals", guarded([this](const Request&, Response& res) {
+  routes.get("/api/v1/approvals", guarded([this](const Request&, Response& res) {
     std::lock_guard lock(mu_);
     kernel::EventStore& store = session_.store(false);
     json::array approvals;
@@ -412,7 +416,7 @@ void InspectorRoutes::install(httplib::Server& server) {
     parked.status = kernel::ExecutionStatus::kParked;
     kernel::forEachExecution(store, parked, [&](const kernel::ExecutionInfo& info) {
       try {
-        if (auto a = inspect::pendingApproval(store, info)) approvals.push_back(std::move(*a));
+        if (auto a = pendingApproval(store, info)) approvals.push_back(std::move(*a));
       } catch (const kernel::SealedEventError&) {
         // Its park cannot be read without keys: listed as sealed, never left out.
         approvals.push_back(json::object{
@@ -424,11 +428,11 @@ void InspectorRoutes::install(httplib::Server& server) {
     });
     reply(res, 200, json::object{{"approvals", std::move(approvals)}});
   }));
-  server.Get("/api/v1/killed", guarded([this](const Request&, Response& res) {
+  routes.get("/api/v1/killed", guarded([this](const Request&, Response& res) {
     std::lock_guard lock(mu_);
     reply(res, 200, stopsJson(session_.killSwitch().list(), std::nullopt));
   }));
-  server.Get("/api/v1/content", guarded([this](const Request&, Response& res) {
+  routes.get("/api/v1/content", guarded([this](const Request&, Response& res) {
     std::lock_guard lock(mu_);
     int64_t blobs = 0;
     int64_t bytes = 0;
@@ -438,7 +442,8 @@ void InspectorRoutes::install(httplib::Server& server) {
     });
     reply(res, 200, json::object{{"blobs", blobs}, {"bytes", bytes}});
   }));
-  installOperations(server);
+  installOperations(routes);
+  routes.finish();
 }
 
 void InspectorRoutes::recoverAfterFailedFlush() {
@@ -456,7 +461,7 @@ void InspectorRoutes::readBlob(const Request& req, Response& res) {
   std::lock_guard lock(mu_);
   kernel::EventStore& store = session_.store(false);
   kernel::ExecutionInfo info = requireInfo(store, id);
-  if (!inspect::citesBlob(store, id, address)) {
+  if (!citesBlob(store, id, address)) {
     throw NotFoundError("execution '" + id + "' cites no offloaded result at " + address);
   }
   kernel::appendControlAtEnd(
@@ -483,13 +488,13 @@ void InspectorRoutes::readBlob(const Request& req, Response& res) {
                                {"value", std::move(value)}});
 }
 
-void InspectorRoutes::installOperations(httplib::Server& server) {
+void InspectorRoutes::installOperations(RouteInstaller& routes) {
   auto operation = [this](auto argsOf) {
     return guarded([this, argsOf](const Request& req, Response& res) {
       replyOperation(res, runOperation(argsOf(req)));
     });
   };
-  server.Post(R"(/api/v1/executions/(.+)/approvals/([^/]+))",
+  routes.post(R"(/api/v1/executions/(.+)/approvals/([^/]+))",
               operation([](const Request& req) {
                 json::object body = bodyObject(req);
                 agent::readApprovalDecision(body);  // the shape `loom signal` takes, or 400
@@ -497,17 +502,17 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
                                                 "approve:" + std::string(req.matches[2]),
                                                 json::toText(body)};
               }));
-  server.Post(R"(/api/v1/executions/(.+)/signals/([^/]+))", operation([](const Request& req) {
+  routes.post(R"(/api/v1/executions/(.+)/signals/([^/]+))", operation([](const Request& req) {
                 return std::vector<std::string>{"signal", "--json", "--", req.matches[1],
                                                 req.matches[2], json::toText(bodyJson(req))};
               }));
-  server.Post(R"(/api/v1/executions/(.+)/cancel)", operation([](const Request& req) {
+  routes.post(R"(/api/v1/executions/(.+)/cancel)", operation([](const Request& req) {
                 std::string reason =
                     stringMember(bodyObject(req), "reason", "cancelled in the inspector");
                 return std::vector<std::string>{"cancel", "--json", "--reason=" + reason, "--",
                                                 req.matches[1]};
               }));
-  server.Post(R"(/api/v1/executions/(.+)/retry)", operation([](const Request& req) {
+  routes.post(R"(/api/v1/executions/(.+)/retry)", operation([](const Request& req) {
                 return std::vector<std::string>{"retry", "--json", "--", req.matches[1]};
               }));
   auto effectArgs = [this](std::string command) {
@@ -532,13 +537,13 @@ void InspectorRoutes::installOperations(httplib::Server& server) {
       return args;
     };
   };
-  server.Post("/api/v1/kill", operation(effectArgs("kill")));
-  server.Post("/api/v1/unkill", operation(effectArgs("unkill")));
-  server.Post("/api/v1/sweep/dry-run", operation([this](const Request&) {
+  routes.post("/api/v1/kill", operation(effectArgs("kill")));
+  routes.post("/api/v1/unkill", operation(effectArgs("unkill")));
+  routes.post("/api/v1/sweep/dry-run", operation([this](const Request&) {
                 std::vector<std::string> args{"sweep", "--dry-run", "--json"};
                 args.insert(args.end(), configArgs_.begin(), configArgs_.end());
                 return args;
               }));
 }
 
-}  // namespace loom::cli
+}  // namespace loom::inspect

@@ -15,7 +15,7 @@
 
 #include "util/unique_fd.h"
 
-namespace loom::cli {
+namespace loom::inspect {
 
 struct FrontDoorLimits {
   int requestDeadlineMs = 10'000;    // from accept to the request's last byte
@@ -45,4 +45,4 @@ class FrontDoorServer : public httplib::Server {
   std::atomic<bool> stopping_{false};
 };
 
-}  // namespace loom::cli
+}  // namespace loom::inspect

@@ -1,4 +1,4 @@
-#include "serve_front_door.h"
+#include "inspect/front_door.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 
 #include "loom/util/error.h"
 
-namespace loom::cli {
+namespace loom::inspect {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -263,4 +263,4 @@ void FrontDoorServer::serve(const FrontDoorLimits& limits) {
   if (!failure.empty()) throw UnavailableError(failure);
 }
 
-}  // namespace loom::cli
+}  // namespace loom::inspect

@@ -1,4 +1,4 @@
-#include "child_process.h"
+#include "util/this_program.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "loom/util/error.h"
 
-namespace loom::cli {
+namespace loom {
 
 std::string thisProgram(std::string_view who) {
   std::error_code ec;
@@ -37,4 +37,4 @@ std::string readBack(int fd, std::size_t limit) {
   return text;
 }
 
-}  // namespace loom::cli
+}  // namespace loom

@@ -1,6 +1,6 @@
-#include "serve_errors.h"
+#include "inspect/http_errors.h"
 
-namespace loom::cli {
+namespace loom::inspect {
 
 const std::vector<HttpError>& httpErrors() {
   static const std::vector<HttpError> table{
@@ -45,4 +45,4 @@ std::string httpErrorsMarkdown() {
   return out;
 }
 
-}  // namespace loom::cli
+}  // namespace loom::inspect

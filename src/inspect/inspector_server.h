@@ -1,8 +1,9 @@
-// `loom serve`: the inspector's HTTP API and page (docs/spec/http-api.md) over a HomeSession's
-// stores. serve_command.cc parses the command line, checks access (loopback, token, Host,
-// CSRF, read-only) and runs the server; serve_routes.cc answers the routes. Reads run in the
-// server's process, one at a time (a HomeSession is not thread-safe); operations run the `loom`
-// subcommand an operator would type, as a child process.
+// The inspector (`loom serve`): its HTTP API and page (docs/spec/http-api.md) over a
+// host::HomeSession's stores. inspector_serve.cc checks each request's access (loopback,
+// token, Host, CSRF, read-only) and runs the server; inspector_routes.cc answers the routes of
+// its route table (inspector_route_table.h). Reads run in the server's process, one at a time
+// (a HomeSession is not thread-safe); operations run the `loom` subcommand an operator would
+// type, as a child process. src/cli/serve_command.cc parses the command line.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "command.h"
+#include "host/home_session.h"
+#include "inspect/inspector_route_table.h"
+#include "loom/cli/cli.h"
 #include "inspect/timeline.h"
 
 namespace httplib {
@@ -20,7 +23,7 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
-namespace loom::cli {
+namespace loom::inspect {
 
 struct ServeOptions {
   std::string bind = "127.0.0.1";
@@ -41,7 +44,7 @@ struct OperationResult {
 
 class InspectorRoutes {
  public:
-  InspectorRoutes(HomeSession& session, ServeOptions options);
+  InspectorRoutes(host::HomeSession& session, ServeOptions options);
   // Adds every route to `server`.
   void install(httplib::Server& server);
   // Before each request: after a failed flush (a disk error) this process writes nothing more
@@ -51,11 +54,11 @@ class InspectorRoutes {
 
  private:
   void readBlob(const httplib::Request& req, httplib::Response& res);
-  void installOperations(httplib::Server& server);
+  void installOperations(RouteInstaller& routes);
   // Runs `loom <args>` as a child with the server's home, database and config; waits up to 2 s.
   OperationResult runOperation(const std::vector<std::string>& args) const;
 
-  HomeSession& session_;
+  host::HomeSession& session_;
   ServeOptions options_;
   std::string program_;                 // this binary
   std::vector<std::string> globalArgs_;  // --home, --durability
@@ -64,7 +67,7 @@ class InspectorRoutes {
   // unkill, the sweep); a run's own operations boot with the config that run recorded.
   std::vector<std::string> configArgs_;
   std::mutex mu_;                        // one read at a time over session_
-  std::map<std::string, inspect::UsageTally> usage_;  // per execution, GUARDED_BY(mu_)
+  std::map<std::string, UsageTally> usage_;  // per execution, GUARDED_BY(mu_)
   // The last size series per execution, kept while its log has not grown: a watched run's
   // chart reads the log once, not once per watcher. GUARDED_BY(mu_)
   struct SizeSeries {
@@ -76,9 +79,17 @@ class InspectorRoutes {
   std::map<std::string, SizeSeries> sizes_;
 };
 
+// True for 127.0.0.1, ::1 and localhost.
+bool isLoopback(std::string_view host);
+
+// Serves the inspector over `session`'s home with `options` (its port set to the one bound)
+// until SIGINT or SIGTERM; returns the exit code. Throws UnavailableError when it cannot
+// listen, and what opening the home throws (a folder that is not a home).
+int serveInspector(host::HomeSession& session, ServeOptions& options);
+
 // Set in a child's environment: after its "loom: <message>" line the child writes
 // "loom-error-code: <code>" (errorCodeName), so `loom serve` answers with the right status.
 inline constexpr const char* kErrorCodeLineEnv = "LOOM_ERROR_CODE_LINE";
 inline constexpr std::string_view kErrorCodePrefix = "loom-error-code: ";
 
-}  // namespace loom::cli
+}  // namespace loom::inspect
