@@ -61,6 +61,23 @@ grep -q '"effectsRun":2' "$home/done.json" || {
   exit 1
 }
 
+# The program's own worker: runs submitted to it are run on threads of that program, with its
+# own C++ task (hello.greet exists only there), one line per run.
+"${cli[@]}" run hello --submit --id w1 --input '{"name": "ada"}' >/dev/null
+"${cli[@]}" run hello --submit --id w2 --input '{"name": "grace"}' >/dev/null
+worked="$("${cli[@]}" worker --once)"
+echo "$worked"
+for id in w1 w2; do
+  grep -q "worker: $id: completed" <<<"$worked" || {
+    echo "test-embed: the program's own worker did not complete $id" >&2
+    exit 1
+  }
+done
+grep -q "in this process" <<<"$worked" || {
+  echo "test-embed: the program's worker did not run its runs in its own process" >&2
+  exit 1
+}
+
 # The README's pkg-config lines exactly as written, with HOME a fresh folder the release build
 # is installed into as the README says: the program must start with no LD_LIBRARY_PATH.
 readme_home="$PWD/build/embed-pc/home"
