@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "loom/agent_app/agent_app.h"
 
@@ -54,7 +55,7 @@ std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& k
     if (!slot) slot = std::make_shared<Booted>();
     app = slot;
     ++app->users;
-    idle_.remove(key);
+    idle_.remove_if([&](const auto& entry) { return entry.first == key; });
   }
   std::lock_guard boot(app->bootMu);
   if (app->runtime != nullptr) return app;
@@ -75,19 +76,21 @@ std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& k
 }
 
 void RecordedApps::giveBack(const std::string& key) {
-  std::shared_ptr<Booted> closing;  // closed with no lock held
-  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<Booted>> closingAll;  // closed after the lock is released
+  std::unique_lock lock(mu_);
   auto it = apps_.find(key);
   if (it == apps_.end() || --it->second->users > 0) return;
   if (it->second->runtime == nullptr) {  // it did not boot
     apps_.erase(it);
     return;
   }
-  idle_.push_back(key);
-  if (idle_.size() > kMaxIdleApps) {
-    auto oldest = apps_.find(idle_.front());
+  auto now = std::chrono::steady_clock::now();
+  idle_.emplace_back(key, now);
+  while (!idle_.empty() &&
+         (idle_.size() > kMaxIdleApps || now - idle_.front().second >= kIdleClose)) {
+    auto oldest = apps_.find(idle_.front().first);
     idle_.pop_front();
-    closing = std::move(oldest->second);
+    closingAll.push_back(std::move(oldest->second));
     apps_.erase(oldest);
   }
 }

@@ -13,11 +13,16 @@ SubprocessTool::SubprocessTool(agent::ToolDefinition definition, SubprocessToolO
   }
 }
 
-json::value SubprocessTool::call(const effects::EffectContext&, const json::value& arguments) {
+json::value SubprocessTool::call(const effects::EffectContext& ctx,
+                                 const json::value& arguments) {
   SubprocessOptions opts;
   opts.timeoutMillis = options_.timeoutMillis;
   opts.workingDirectory = options_.workingDirectory;
   opts.extraEnv = options_.env;
+  // Which call this is: a tool that must not act twice (a payment) keys its action on both,
+  // the same when a call in flight at a crash runs again.
+  opts.extraEnv["LOOM_EXECUTION_ID"] = ctx.executionId;
+  opts.extraEnv["LOOM_STEP_ID"] = ctx.stepId;
   opts.inheritEnv = options_.inheritEnv;
   SubprocessResult r = runSubprocess(options_.command, json::toText(arguments) + "\n", opts);
   const std::string& name = definition_.name;
