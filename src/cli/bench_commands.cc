@@ -68,6 +68,7 @@ struct WorkersArgs {
   std::string isolations = "thread,process";
   int64_t latencyMillis = 200;
   int64_t maxProcessRuns = 200;
+  int toolCalls = 2;
 };
 
 int runWorkers(HomeSession& session, const WorkersArgs& args, const std::string* stores,
@@ -83,6 +84,7 @@ int runWorkers(HomeSession& session, const WorkersArgs& args, const std::string*
   options.program = thisProgram("loom bench workers");
   options.turnLatencyMillis = args.latencyMillis;
   options.maxProcessRuns = args.maxProcessRuns;
+  options.toolCalls = args.toolCalls;
   options.progress = [](const std::string& row) { std::fprintf(stderr, "bench: %s\n", row.c_str()); };
   auto rows = worker_bench::runWorkerBench(options);
   session.out() << (asJson ? readableJson(worker_bench::toJson(rows)) + "\n"
@@ -121,6 +123,12 @@ Action setupBench(CLI::App& command, HomeSession& session) {
                   "workers: how long each of the 3 model turns takes (default 200)")
       ->check(CLI::Range(0, 60'000))
       ->type_name("MS");
+  command
+      .add_option("--tool-calls", workers->toolCalls,
+                  "workers: model turns that call the subprocess tool before the one that "
+                  "answers (default 2: 3 turns; 0: one turn, no tool)")
+      ->check(CLI::Range(0, 2))
+      ->type_name("N");
   command
       .add_option("--max-process-runs", workers->maxProcessRuns,
                   "workers: skip --isolation process above this many runs (default 200: about "

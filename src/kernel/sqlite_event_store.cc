@@ -239,7 +239,11 @@ struct SqliteEventStore::Impl {
       case WriteRequest::Kind::kRemove:
         return applyRemove(r);
       case WriteRequest::Kind::kLease:
-        fences.forget(*r.executionId);
+        if (r.executionId != nullptr) {
+          fences.forget(*r.executionId);
+        } else {
+          fences.forgetAll();  // leases of several executions (claimRunnable)
+        }
         inSavepoint([&] { r.leaseWrite(writer, options.clock->nowMillis()); });
         r.wrote = true;
         return;
@@ -560,7 +564,25 @@ std::vector<Lease> SqliteEventStore::claimRunnable(const ClaimRequest& request) 
     ids = unheldRunningExecutions(*db, impl_->options.clock->nowMillis(),
                                   request.limit + request.skip.size());
   }
-  return claimEach(*this, ids, request);
+  // One write for them all: the leases of every candidate nobody took meanwhile.
+  std::vector<Lease> claimed;
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kLease;
+  r.leaseWrite = [&](Db& writer, int64_t now) {
+    claimed.clear();  // a group that failed and is retried starts over
+    for (const auto& id : claimableIn(ids, request)) {
+      if (claimed.size() >= request.limit) break;
+      try {
+        claimed.push_back(grantLease(schema::readLease(writer, id),
+                                     {id, request.owner, request.ttlMillis, std::nullopt}, now));
+        schema::writeLease(writer, claimed.back());
+      } catch (const LeaseHeldError&) {
+        // claimed first by another worker
+      }
+    }
+  };
+  if (!ids.empty()) impl_->submit(r);
+  return claimed;
 }
 
 bool SqliteEventStore::awaitWork(int64_t timeoutMillis) const {

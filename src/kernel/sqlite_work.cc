@@ -54,19 +54,15 @@ bool WorkWatch::newWork() {
   return moved;
 }
 
-std::vector<Lease> claimEach(EventStore& store, const std::vector<std::string>& ids,
-                             const EventStore::ClaimRequest& request) {
-  std::vector<Lease> claimed;
+std::vector<std::string> claimableIn(const std::vector<std::string>& ids,
+                                     const EventStore::ClaimRequest& request) {
+  std::vector<std::string> out;
   for (const auto& id : ids) {
-    if (claimed.size() >= request.limit) break;
-    if (std::find(request.skip.begin(), request.skip.end(), id) != request.skip.end()) continue;
-    try {
-      claimed.push_back(store.acquireLease({id, request.owner, request.ttlMillis, std::nullopt}));
-    } catch (const LeaseHeldError&) {
-      // claimed first by another worker
+    if (std::find(request.skip.begin(), request.skip.end(), id) == request.skip.end()) {
+      out.push_back(id);
     }
   }
-  return claimed;
+  return out;
 }
 
 void WorkNews::committed() {

@@ -43,10 +43,9 @@ class WorkWatch {
   int64_t work_ = -1;
 };
 
-// Takes the lease of each of `ids` for request.owner (request.ttlMillis), skipping
-// request.skip and the ones another claimer holds, up to request.limit.
-std::vector<Lease> claimEach(EventStore& store, const std::vector<std::string>& ids,
-                             const EventStore::ClaimRequest& request);
+// `ids` without the ones request.skip names, in order.
+std::vector<std::string> claimableIn(const std::vector<std::string>& ids,
+                                     const EventStore::ClaimRequest& request);
 
 // awaitWork's side of a SqliteEventStore: committed() by its group commit leader after a
 // commit that wrote news of work; await() by the waiters. Thread-safe.

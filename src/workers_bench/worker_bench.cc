@@ -30,21 +30,24 @@ namespace loom::worker_bench {
 namespace {
 
 using Steady = std::chrono::steady_clock;
-constexpr int kTurns = 3;
 
 void writeFile(const std::filesystem::path& path, const std::string& text, bool executable) {
   std::ofstream(path) << text;
   if (executable) std::filesystem::permissions(path, std::filesystem::perms::owner_all);
 }
 
-// The bench's agent app in `dir`: 3 turns, the first two call the subprocess tool `echo`.
-std::filesystem::path writeApp(const std::filesystem::path& dir, int64_t latencyMillis) {
+// The bench's agent app in `dir`: `toolCalls` turns calling the subprocess tool `echo`, then
+// one that answers (a turn without a tool call ends an agent's run).
+std::filesystem::path writeApp(const std::filesystem::path& dir, int64_t latencyMillis,
+                               int toolCalls) {
   writeFile(dir / "echo.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"ok\": true}'\n", true);
+  std::string turns;
+  for (int t = 0; t < toolCalls; ++t) {
+    turns += R"({"toolCalls": [{"name": "echo", "arguments": {}}]}, )";
+  }
   writeFile(dir / "script.json",
-            "{\"latencyMs\": " + std::to_string(latencyMillis) +
-                ", \"turns\": [{\"toolCalls\": [{\"name\": \"echo\", \"arguments\": {}}]},"
-                " {\"toolCalls\": [{\"name\": \"echo\", \"arguments\": {}}]},"
-                " {\"answer\": \"done\"}]}",
+            "{\"latencyMs\": " + std::to_string(latencyMillis) + ", \"turns\": [" + turns +
+                R"({"answer": "done"}]})",
             false);
   writeFile(dir / "app.toml",
             "[agent]\nname = \"bench\"\nprompt = \"go\"\n[model]\nkind = \"scripted\"\n"
@@ -183,12 +186,14 @@ Home makeHome(const WorkerBenchOptions& options, const std::string& store, int r
 WorkerBenchRow measure(const WorkerBenchOptions& options, const std::string& store,
                        const std::string& isolation, int64_t runs, int row) {
   WorkerBenchRow r{store, isolation, runs};
-  r.idealMillis = static_cast<double>(kTurns * options.turnLatencyMillis);
+  r.idealMillis = static_cast<double>((options.toolCalls + 1) * options.turnLatencyMillis);
   Home home = makeHome(options, store, row);
-  std::filesystem::path appFile = writeApp(home.dir, options.turnLatencyMillis);
+  std::filesystem::path appFile = writeApp(home.dir, options.turnLatencyMillis, options.toolCalls);
   // The floor: the model's turns one after another, or the tools' CPU spread over the cores.
   double cores = std::max(1u, std::thread::hardware_concurrency());
-  r.toolFloorMillis = static_cast<double>(runs) * 2 * toolCallCpuMillis(home.dir) / cores;
+  r.toolFloorMillis = options.toolCalls == 0 ? 0
+                      : static_cast<double>(runs) * options.toolCalls *
+                            toolCallCpuMillis(home.dir) / cores;
   std::string homeArg = (home.dir / "home").string();
   if (store == "postgres") {
     pid_t m = spawnWorker(options, {"--home", homeArg, "db", "migrate"}, home.env,

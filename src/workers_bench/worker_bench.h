@@ -26,6 +26,7 @@ struct WorkerBenchOptions {
   std::string databaseUrl;
   std::string program;  // the loom binary the worker runs as
   int64_t turnLatencyMillis = 200;
+  int toolCalls = 2;  // turns that call the subprocess tool, before the one that answers
   // Process isolation costs about 17 MB per run: rows above this many runs are skipped.
   int64_t maxProcessRuns = 200;
   std::function<void(const std::string&)> progress;  // one line per row started
@@ -38,7 +39,7 @@ struct WorkerBenchRow {
   std::string skipped;  // why the row was not measured; empty when it was
   int64_t completed = 0;
   double wallMillis = 0;
-  double idealMillis = 0;      // turns x latency
+  double idealMillis = 0;      // turns (toolCalls + 1) x latency
   double toolFloorMillis = 0;  // the tool calls' CPU, measured here, over the cores
   int64_t peakRssBytes = 0;
   double firstStepP50Millis = 0;

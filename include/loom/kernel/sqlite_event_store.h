@@ -90,8 +90,8 @@ class SqliteEventStore : public EventStore {
   Lease renewLease(const Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const Lease& lease) override;
   std::optional<Lease> currentLease(const std::string& executionId) const override;
-  // Claims with one indexed read of the candidates (running, no live lease), then a lease
-  // acquisition per candidate.
+  // Claims with one indexed read of the candidates (running, no live lease), then one write
+  // that takes the lease of each candidate nobody took meanwhile.
   std::vector<Lease> claimRunnable(const ClaimRequest& request) override;
   // News of work (a submission, a lease released on a run that has not ended) committed by
   // this store wakes the waiter at once; news another connection or process committed is seen
