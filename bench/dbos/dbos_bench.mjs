@@ -4,6 +4,7 @@
 // BM_PgConcurrentRuns/64). Each step returns a small value, as Loom's bench.steps does.
 // LOOM_BENCH_POSTGRES_URL names the server; DBOS keeps its tables in a database of its own
 // (dbos_bench, created by DBOS). Prints one JSON line per round; ROUNDS rounds (default 5).
+// MODE=workers: many workflows at once instead (below).
 import { DBOS } from "@dbos-inc/dbos-sdk";
 
 const server = process.env.LOOM_BENCH_POSTGRES_URL;
@@ -23,8 +24,37 @@ const stepsWorkflow = DBOS.registerWorkflow(
   },
   { name: "steps" },
 );
+const sleepyWorkflow = DBOS.registerWorkflow(
+  async (n, sleepMs) => {
+    for (let i = 0; i < n; i++) {
+      await DBOS.runStep(async () => {
+        await new Promise((resolve) => setTimeout(resolve, sleepMs));
+        return { i };
+      }, { name: `s${i}` });
+    }
+    return n;
+  },
+  { name: "sleepy" },
+);
 await DBOS.launch();
 await stepsWorkflow(20);  // warm up: connections, prepared plans
+
+// MODE=workers: RUNS (default 1000) workflows of 3 steps that each sleep SLEEP_MS (default
+// 200) at once, as `loom bench workers --workload steps` runs them on Loom: wall time and this
+// process's peak RSS.
+if (process.env.MODE === "workers") {
+  const runs = Number(process.env.RUNS ?? 1000);
+  const sleepMs = Number(process.env.SLEEP_MS ?? 200);
+  for (let round = 1; round <= rounds; round++) {
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: runs }, () => sleepyWorkflow(3, sleepMs)));
+    const wallMs = performance.now() - t0;
+    const peakRssBytes = process.resourceUsage().maxRSS * 1024;
+    console.log(JSON.stringify({ round, runs, wallMs, idealMs: 3 * sleepMs, peakRssBytes }));
+  }
+  await DBOS.shutdown();
+  process.exit(0);
+}
 
 for (let round = 1; round <= rounds; round++) {
   let t0 = performance.now();

@@ -69,6 +69,7 @@ struct WorkersArgs {
   int64_t latencyMillis = 200;
   int64_t maxProcessRuns = 200;
   int toolCalls = 2;
+  std::string workload = "agent";
 };
 
 int runWorkers(HomeSession& session, const WorkersArgs& args, const std::string* stores,
@@ -85,6 +86,7 @@ int runWorkers(HomeSession& session, const WorkersArgs& args, const std::string*
   options.turnLatencyMillis = args.latencyMillis;
   options.maxProcessRuns = args.maxProcessRuns;
   options.toolCalls = args.toolCalls;
+  options.workload = args.workload;
   options.progress = [](const std::string& row) { std::fprintf(stderr, "bench: %s\n", row.c_str()); };
   auto rows = worker_bench::runWorkerBench(options);
   session.out() << (asJson ? readableJson(worker_bench::toJson(rows)) + "\n"
@@ -123,6 +125,12 @@ Action setupBench(CLI::App& command, HomeSession& session) {
                   "workers: how long each of the 3 model turns takes (default 200)")
       ->check(CLI::Range(0, 60'000))
       ->type_name("MS");
+  command
+      .add_option("--workload", workers->workload,
+                  "workers: agent (default: scripted model turns and a subprocess tool) or steps "
+                  "(example.steps: 3 steps sleeping --latency-ms each, as bench/dbos runs on DBOS)")
+      ->check(CLI::IsMember({"agent", "steps"}))
+      ->type_name("KIND");
   command
       .add_option("--tool-calls", workers->toolCalls,
                   "workers: model turns that call the subprocess tool before the one that "

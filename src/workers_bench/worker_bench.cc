@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "app/storage_location.h"
 #include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
 #include "loom/util/error.h"
@@ -136,7 +137,11 @@ pid_t spawnWorker(const WorkerBenchOptions& options, const std::vector<std::stri
   cargv.push_back(nullptr);
   std::vector<std::string> env(extraEnv);
   std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    // The row's store is the one `extraEnv` names: none inherited from this process.
+    if (std::string_view(*e).starts_with("LOOM_DATABASE_")) continue;
+    envp.push_back(*e);
+  }
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
@@ -171,6 +176,50 @@ struct Home {
   std::vector<std::string> env;  // the worker's: the database, when on PostgreSQL
 };
 
+// Submits `runs` agent runs of the app at `appFile` in this process (durability normal: the
+// submissions are not what is measured).
+void submitAgents(const std::filesystem::path& appFile, const app::StorageLocation& where,
+                  int64_t runs) {
+  agent_app::AgentApp app = agent_app::loadAgentApp(appFile);
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  agent_app::registerAgentApp(app, workflows, tasks);
+  app::Config config = *app.config;
+  config.storage.home = where.home.string();
+  config.storage.url = where.url;
+  config.storage.schema = where.schema;
+  config.storage.eventStore.durability = "normal";
+  auto booted = app::boot(app::defineConfig(std::move(config)), workflows, tasks);
+  for (int64_t i = 0; i < runs; ++i) {
+    booted->runtime().submit("bench", agent_app::agentAppInput(app, json::value("go")),
+                             {"b" + std::to_string(i)});
+  }
+}
+
+// Submits `runs` runs of example.steps (3 steps of `turnLatencyMillis` each) with `loom run
+// --submit`, up to 8 at once (the stock binary registers the workflow).
+void submitSteps(const WorkerBenchOptions& options, const std::string& home,
+                 const std::vector<std::string>& env, int64_t runs) {
+  std::string input = "{\"steps\": 3, \"sleepMs\": " +
+                      std::to_string(options.turnLatencyMillis) + "}";
+  std::vector<pid_t> batch;
+  auto drain = [&] {
+    for (pid_t pid : batch) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+    batch.clear();
+  };
+  for (int64_t i = 0; i < runs; ++i) {
+    batch.push_back(spawnWorker(options,
+                                {"--home", home, "--durability", "normal", "run", "example.steps",
+                                 "--id", "b" + std::to_string(i), "--submit", "--input", input},
+                                env, "/dev/null"));
+    if (i == 0 || batch.size() == 8) drain();  // the first alone: it makes the home
+  }
+  drain();
+}
+
 Home makeHome(const WorkerBenchOptions& options, const std::string& store, int row) {
   std::string pattern = (std::filesystem::temp_directory_path() / "loom-bench-workers-XXXXXX");
   if (::mkdtemp(pattern.data()) == nullptr) throw UnavailableError("mkdtemp: cannot make a home");
@@ -186,14 +235,17 @@ Home makeHome(const WorkerBenchOptions& options, const std::string& store, int r
 WorkerBenchRow measure(const WorkerBenchOptions& options, const std::string& store,
                        const std::string& isolation, int64_t runs, int row) {
   WorkerBenchRow r{store, isolation, runs};
-  r.idealMillis = static_cast<double>((options.toolCalls + 1) * options.turnLatencyMillis);
+  const bool steps = options.workload == "steps";
+  r.idealMillis = static_cast<double>((steps ? 3 : options.toolCalls + 1) *
+                                      options.turnLatencyMillis);
   Home home = makeHome(options, store, row);
   std::filesystem::path appFile = writeApp(home.dir, options.turnLatencyMillis, options.toolCalls);
   // The floor: the model's turns one after another, or the tools' CPU spread over the cores.
   double cores = std::max(1u, std::thread::hardware_concurrency());
-  r.toolFloorMillis = options.toolCalls == 0 ? 0
-                      : static_cast<double>(runs) * options.toolCalls *
-                            toolCallCpuMillis(home.dir) / cores;
+  r.toolFloorMillis = steps || options.toolCalls == 0
+                          ? 0
+                          : static_cast<double>(runs) * options.toolCalls *
+                                toolCallCpuMillis(home.dir) / cores;
   std::string homeArg = (home.dir / "home").string();
   if (store == "postgres") {
     pid_t m = spawnWorker(options, {"--home", homeArg, "db", "migrate"}, home.env,
@@ -201,22 +253,18 @@ WorkerBenchRow measure(const WorkerBenchOptions& options, const std::string& sto
     int status = 0;
     ::waitpid(m, &status, 0);
   }
-  agent_app::AgentApp app = agent_app::loadAgentApp(appFile);
-  workflow::WorkflowRegistry workflows;
-  effects::TaskRegistry tasks;
-  agent_app::registerAgentApp(app, workflows, tasks);
-  app::Config config = *app.config;
-  config.storage.home = homeArg;
+  app::StorageLocation where{.home = homeArg};
   if (store == "postgres") {
-    config.storage.url = options.databaseUrl;
-    config.storage.schema = home.env[1].substr(home.env[1].find('=') + 1);
+    where.url = options.databaseUrl;
+    where.schema = home.env[1].substr(home.env[1].find('=') + 1);
   }
-  config.storage.eventStore.durability = "normal";  // the submissions: not what is measured
-  auto booted = app::boot(app::defineConfig(std::move(config)), workflows, tasks);
-  for (int64_t i = 0; i < runs; ++i) {  // all runnable before the worker starts
-    booted->runtime().submit("bench", agent_app::agentAppInput(app, json::value("go")),
-                             {"b" + std::to_string(i)});
+  // All runnable before the worker starts.
+  if (steps) {
+    submitSteps(options, homeArg, home.env, runs);
+  } else {
+    submitAgents(appFile, where, runs);
   }
+  std::unique_ptr<kernel::EventStore> results = app::openEventStore(where);
   const int64_t startMillis = systemClock()->nowMillis();
   auto start = Steady::now();
   pid_t worker = spawnWorker(options,
@@ -232,7 +280,7 @@ WorkerBenchRow measure(const WorkerBenchOptions& options, const std::string& sto
     }
   });
   auto deadline = start + std::chrono::seconds(600);
-  while ((r.completed = countEnded(booted->store())) < runs && Steady::now() < deadline) {
+  while ((r.completed = countEnded(*results)) < runs && Steady::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   r.wallMillis = std::chrono::duration<double, std::milli>(Steady::now() - start).count();
@@ -250,7 +298,7 @@ WorkerBenchRow measure(const WorkerBenchOptions& options, const std::string& sto
   std::vector<double> firstStep;
   for (int64_t i = 0; i < runs; ++i) {
     std::optional<int64_t> firstEnd;
-    booted->store().scan("b" + std::to_string(i), 2, [&](const kernel::Event& e) {
+    results->scan("b" + std::to_string(i), 2, [&](const kernel::Event& e) {
       if (!firstEnd) firstEnd = e.atMillis;
     });
     // The first step is the first model turn: it started its latency before it was journaled.
@@ -258,12 +306,12 @@ WorkerBenchRow measure(const WorkerBenchOptions& options, const std::string& sto
       firstStep.push_back(
           static_cast<double>(*firstEnd - startMillis - options.turnLatencyMillis));
     }
-    if (auto info = booted->store().info("b" + std::to_string(i))) r.steps += info->steps;
+    if (auto info = results->info("b" + std::to_string(i))) r.steps += info->steps;
   }
   r.firstStepP50Millis = percentile(firstStep, 0.5);
   r.firstStepP99Millis = percentile(firstStep, 0.99);
   r.cpuMicrosPerStep = r.steps > 0 ? cpuMicros / static_cast<double>(r.steps) : 0;
-  booted.reset();
+  results.reset();
   std::error_code ignored;
   if (store == "sqlite") std::filesystem::remove_all(home.dir, ignored);
   return r;

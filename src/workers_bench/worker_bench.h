@@ -27,6 +27,9 @@ struct WorkerBenchOptions {
   std::string program;  // the loom binary the worker runs as
   int64_t turnLatencyMillis = 200;
   int toolCalls = 2;  // turns that call the subprocess tool, before the one that answers
+  // "agent" (the above), or "steps": runs of the stock binary's example.steps, 3 steps that
+  // each sleep turnLatencyMillis (the workload DBOS runs in bench/dbos, "workers").
+  std::string workload = "agent";
   // Process isolation costs about 17 MB per run: rows above this many runs are skipped.
   int64_t maxProcessRuns = 200;
   std::function<void(const std::string&)> progress;  // one line per row started
