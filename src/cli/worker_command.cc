@@ -1,8 +1,9 @@
 // `loom worker`: a long-running process that runs what nobody runs — executions whose status
 // is running but that no live lease holds (orphaned by a crash, or submitted with `loom run
 // --submit`), and parked ones whose timer is due — through a worker::Executor. By default each
-// run goes on a thread of this process, on the app it recorded (RecordedApps); with
-// `--isolation process`, in a `loom resume ID` child of its own (ChildRuns). SIGTERM or SIGINT:
+// run goes on a thread of this process, on the app it recorded (host::RecordedApps); with
+// `--isolation process`, in a `loom resume ID` child of its own
+// (worker::ChildProcessLauncher). SIGTERM or SIGINT:
 // stop claiming, wait for the runs up to --drain-seconds, then stop them (their runs are
 // resumable at once by the next worker).
 #include <signal.h>
@@ -22,7 +23,7 @@
 #include "loom/worker/executor.h"
 #include "text.h"
 #include "host/recorded_apps.h"
-#include "worker_children.h"
+#include "worker/child_process_launcher.h"
 
 namespace loom::cli {
 namespace {
@@ -65,7 +66,7 @@ int runWorker(HomeSession& session, const WorkerArgs& args) {
   kernel::EventStore& store = session.store(true);
   std::unique_ptr<worker::RunLauncher> launcher;
   if (args.isolation == "process") {
-    launcher = std::make_unique<ChildRuns>(
+    launcher = std::make_unique<worker::ChildProcessLauncher>(
         store, thisProgram("loom worker"),
         std::vector<std::string>{"--home", session.location().home.string(), "--durability",
                                  session.options().durability});
@@ -126,7 +127,13 @@ int runWorker(HomeSession& session, const WorkerArgs& args) {
   return kExitOk;
 }
 
+std::optional<kernel::ClaimedLease> gClaimedLease;  // set once, before main's work
+
 }  // namespace
+
+const std::optional<kernel::ClaimedLease>& claimedLeaseFromWorker() { return gClaimedLease; }
+
+void dieWithWorkerIfAsked() { gClaimedLease = worker::takeClaimFromWorker(); }
 
 Action setupWorker(CLI::App& command, HomeSession& session) {
   auto args = std::make_shared<WorkerArgs>();

@@ -68,6 +68,11 @@ class ExecutorTest : public ::testing::Test {
     workflows_.add("throws", "", [](workflow::WorkflowContext&) -> json::value {
       throw std::runtime_error("the workflow's own bug");
     });
+    workflows_.add("approval", "", [](workflow::WorkflowContext& ctx) {
+      auto decision = ctx.parkUntil("approval", "pay", "approve:pay", "pay:deadline",
+                                    milliseconds(300));
+      return json::value(decision ? "decided" : "timed out");
+    });
     workflows_.add("naps", "", [](workflow::WorkflowContext& ctx) {
       ctx.sleep("nap", milliseconds(300));
       return json::value("rested");
@@ -231,6 +236,21 @@ TEST_F(ExecutorTest, ADueTimerWakesTheExecutorAtItsTimeNotAtThePoll) {
   EXPECT_TRUE(eventually([&] { return statusOf("n") == ExecutionStatus::kCompleted; }));
   executor.stop(milliseconds(0));
   loop.join();
+}
+
+TEST_F(ExecutorTest, AnApprovalPastItsDeadlineIsResumedWithoutAPoll) {
+  runtime().start("approval", json::object{}, {"a"});
+  ASSERT_EQ(statusOf("a"), ExecutionStatus::kParked);
+  Executor executor(store_, launcher_, options());  // a poll of 60 s
+  std::thread loop([&] { executor.run(); });
+  EXPECT_TRUE(eventually([&] { return statusOf("a") == ExecutionStatus::kCompleted; }));
+  executor.stop(milliseconds(0));
+  loop.join();
+  std::string output;
+  store_.scan("a", 1, [&](const kernel::Event& e) {
+    if (e.type == kernel::EventType::kExecutionCompleted) output = json::toText(e.data.at("output"));
+  });
+  EXPECT_EQ(output, "\"timed out\"");
 }
 
 TEST_F(ExecutorTest, ASubmissionInThisProcessWakesTheExecutorAtOnce) {

@@ -146,6 +146,24 @@ TEST(InProcessWorkers, TwoWorkersOnOneHomeRunEveryRunExactlyOnce) {
   }
 }
 
+// --isolation process: each run in a `loom resume` child of its own, as before the executor.
+TEST(InProcessWorkers, IsolationProcessRunsEachRunInAChildOfItsOwn) {
+  constexpr int kRuns = 4, kSteps = 2;
+  TempDir dir;
+  std::string home = dir / "home";
+  submitAll(home, kRuns, kSteps, 10, dir);
+  Outcome worker = runLoom({"--home", home, "worker", "--once", "--isolation", "process"}, dir);
+  ASSERT_EQ(worker.exitCode, 0) << worker.out << worker.err;
+  EXPECT_NE(worker.out.find("(a child process each)"), std::string::npos) << worker.out;
+  EXPECT_TRUE(allCompleted(home, kRuns, dir)) << worker.out;
+  for (int i = 0; i < kRuns; ++i) {
+    std::string id = "r" + std::to_string(i);
+    auto ran = stepsRun(dir, id);
+    EXPECT_EQ(ran.size(), static_cast<std::size_t>(kSteps)) << id;
+    for (const auto& [step, times] : ran) EXPECT_EQ(times, 1) << id << " " << step;
+  }
+}
+
 // One worker serves the runs of two agent app files, each on its own app (its own tools).
 TEST(InProcessWorkers, OneWorkerRunsTheRunsOfTwoAppFiles) {
   TempDir dir;

@@ -1,4 +1,4 @@
-#include "worker_children.h"
+#include "worker/child_process_launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,14 +12,14 @@
 #include <cstring>
 #include <optional>
 
+#include "loom/util/error.h"
+#include "run_outcome.h"
 #include "util/this_program.h"
-#include "command.h"
 #include "util/unique_fd.h"
-#include "worker/run_outcome.h"
 
 extern char** environ;
 
-namespace loom::cli {
+namespace loom::worker {
 namespace {
 
 // Set in a run's child: the worker's pid, so the child dies with the worker.
@@ -27,11 +27,10 @@ constexpr const char* kWorkerPidEnv = "LOOM_WORKER_PID";
 // "<token>:<execution id>": the lease the worker claimed for the `loom resume` it starts.
 constexpr const char* kClaimedLeaseEnv = "LOOM_CLAIMED_LEASE";
 
-std::optional<kernel::ClaimedLease> gClaimedLease;  // set once, before main's work
 
 }  // namespace
 
-void ChildRuns::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
+void ChildProcessLauncher::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
   const std::string& id = claim.executionId;
   UniqueFd err = scratchFile("loom worker");
   int status = spawnAndWait(claim, err.get());
@@ -39,7 +38,7 @@ void ChildRuns::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
     std::lock_guard lock(mu_);
     children_.erase(id);
   }
-  if (worker::settledOutcome(store_, id)) return;  // the executor reports how it stands
+  if (settledOutcome(store_, id)) return;  // the executor reports how it stands
   if (WIFSIGNALED(status)) {
     throw UnavailableError("stopped by signal " + std::to_string(WTERMSIG(status)) +
                            " (resumable)");
@@ -48,7 +47,7 @@ void ChildRuns::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
   throw UnavailableError(text.empty() ? std::string("no message") : text);
 }
 
-void ChildRuns::interrupt(int stage) {
+void ChildProcessLauncher::interrupt(int stage) {
   std::lock_guard lock(mu_);
   killing_ = stage == 1 ? SIGTERM : SIGKILL;
   for (const auto& [id, pid] : children_) {
@@ -56,7 +55,7 @@ void ChildRuns::interrupt(int stage) {
   }
 }
 
-int ChildRuns::spawnAndWait(const kernel::Lease& claim, int errFd) {
+int ChildProcessLauncher::spawnAndWait(const kernel::Lease& claim, int errFd) {
   const std::string& id = claim.executionId;
   std::vector<std::string> argv{program_};
   argv.insert(argv.end(), globalArgs_.begin(), globalArgs_.end());
@@ -101,24 +100,24 @@ int ChildRuns::spawnAndWait(const kernel::Lease& claim, int errFd) {
   return status;
 }
 
-const std::optional<kernel::ClaimedLease>& claimedLeaseFromWorker() { return gClaimedLease; }
-
-void dieWithWorkerIfAsked() {
+std::optional<kernel::ClaimedLease> takeClaimFromWorker() {
   const char* worker = std::getenv(kWorkerPidEnv);
-  if (worker == nullptr) return;
+  if (worker == nullptr) return std::nullopt;
   pid_t parent = static_cast<pid_t>(std::strtol(worker, nullptr, 10));
+  std::optional<kernel::ClaimedLease> claim;
   if (const char* claimed = std::getenv(kClaimedLeaseEnv)) {
     std::string text(claimed);
     auto colon = text.find(':');
     if (colon != std::string::npos) {
-      gClaimedLease = kernel::ClaimedLease{text.substr(colon + 1),
-                                           std::strtoll(text.c_str(), nullptr, 10), parent};
+      claim = kernel::ClaimedLease{text.substr(colon + 1),
+                                   std::strtoll(text.c_str(), nullptr, 10), parent};
     }
   }
   ::unsetenv(kClaimedLeaseEnv);
   ::unsetenv(kWorkerPidEnv);  // not for the tools this run starts
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(kExitFailure);  // the worker died before this line
+  if (::getppid() != parent) ::_exit(1);  // the worker died before this line
+  return claim;
 }
 
-}  // namespace loom::cli
+}  // namespace loom::worker
