@@ -36,7 +36,7 @@ constexpr KeptSeed kKeptSeeds[] = {
     {4, "sweeps",
      "a sweep reclaims a telemetry blob after its run ended but before the ttl passed, unless it "
      "keeps it for the ttl"},
-    {17, "faults.tornPut",
+    {257, "faults.tornPut",
      "a crash inside a put leaves its blob torn; the run's put of those bytes again only touches "
      "the torn copy and the run cites a blob that does not read, unless the put rewrites a copy "
      "whose bytes do not match"},

@@ -22,13 +22,13 @@ std::string stepsInput(int steps, int sleepMs, const std::string& witness) {
 }
 
 void submitAll(const std::string& home, int runs, int steps, int sleepMs, const TempDir& dir) {
+  std::vector<std::vector<std::string>> commands;
   for (int i = 0; i < runs; ++i) {
     std::string id = "r" + std::to_string(i);
-    Outcome o = runLoom({"--home", home, "run", "example.steps", "--id", id, "--submit",
-                         "--input", stepsInput(steps, sleepMs, dir / (id + ".txt"))},
-                        dir);
-    ASSERT_EQ(o.exitCode, 0) << o.err;
+    commands.push_back({"--home", home, "run", "example.steps", "--id", id, "--submit", "--input",
+                        stepsInput(steps, sleepMs, dir / (id + ".txt"))});
   }
+  for (const Outcome& o : runLoomAll(commands, dir)) ASSERT_EQ(o.exitCode, 0) << o.err;
 }
 
 // The status of every run of `home`, by id.
@@ -88,11 +88,11 @@ TEST(InProcessWorkers, ASigkilledWorkerWithTwoHundredAgentRunsLosesNoneAndRunsNo
   std::string home = dir / "home";
   std::string witness = dir / "witness.txt";
   std::string app = witnessApp(dir, witness);
+  std::vector<std::vector<std::string>> submissions;
   for (int i = 0; i < kRuns; ++i) {
-    Outcome o = runLoom({"--home", home, "run", app, "--id", "a" + std::to_string(i), "--submit"},
-                        dir);
-    ASSERT_EQ(o.exitCode, 0) << o.err;
+    submissions.push_back({"--home", home, "run", app, "--id", "a" + std::to_string(i), "--submit"});
   }
+  for (const Outcome& o : runLoomAll(submissions, dir)) ASSERT_EQ(o.exitCode, 0) << o.err;
   {
     Child victim({"--home", home, "worker", "--concurrency", "1000"}, dir);
     ASSERT_TRUE(victim.waitForOutput("worker: pid "));

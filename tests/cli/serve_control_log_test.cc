@@ -7,19 +7,11 @@
 #include <sstream>
 
 #include "serve_fixture.h"
+#include "support/sanitizer.h"
 
 namespace loom::testing {
 namespace {
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 constexpr int kMeasuredRounds = kSanitized ? 200 : 2'000;
 
 class ServeControlLog : public ServeCli {

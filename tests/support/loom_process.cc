@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <iterator>
 #include <sstream>
 #include <thread>
@@ -195,6 +197,22 @@ bool processRunning(pid_t pid) {
   for (int i = 0; i < 3 && stat >> field; ++i) {
   }
   return field != "Z" && field != "X";
+}
+
+std::vector<Outcome> runLoomAll(const std::vector<std::vector<std::string>>& commands,
+                                const TempDir& dir, const std::vector<std::string>& env,
+                                std::size_t parallel) {
+  std::vector<Outcome> outcomes;
+  // The first alone: it may make the home the others use.
+  for (std::size_t start = 0; start < commands.size(); start += start == 0 ? 1 : parallel) {
+    std::vector<std::unique_ptr<Child>> batch;
+    std::size_t end = start == 0 ? 1 : std::min(commands.size(), start + parallel);
+    for (std::size_t i = start; i < end; ++i) {
+      batch.push_back(std::make_unique<Child>(commands[i], dir, env));
+    }
+    for (auto& child : batch) outcomes.push_back(child->wait());
+  }
+  return outcomes;
 }
 
 }  // namespace loom::testing

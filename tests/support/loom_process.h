@@ -61,6 +61,12 @@ std::string loomBinary();
 // Runs `loom args...` to completion.
 Outcome runLoom(const std::vector<std::string>& args, const TempDir& dir,
                 const std::vector<std::string>& env = {});
+
+// Runs each of `commands` (`loom` arguments) as runLoom does: the first alone (it may make the
+// home), then up to `parallel` at once; their outcomes in order. For tests that set up many runs (submissions) before what they test.
+std::vector<Outcome> runLoomAll(const std::vector<std::vector<std::string>>& commands,
+                                const TempDir& dir, const std::vector<std::string>& env = {},
+                                std::size_t parallel = 4);
 // The lines of a text file (no trailing empty line); empty when the file does not exist.
 std::vector<std::string> readLines(const std::string& path);
 // The bytes of a file; empty when it does not exist.
