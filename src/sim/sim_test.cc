@@ -24,10 +24,10 @@ constexpr KeptSeed kKeptSeeds[] = {
      "a sweep deletes a blob a running run put and has not journaled yet, unless it spares what "
      "was touched since the oldest last event of a run that has not ended"},
     {9, "race.twoRunners", "a second runner runs a run another holds, unless its lease is refused"},
-    {140, "race.takeover",
+    {2, "race.takeover",
      "a runner stalled past its lease's ttl wakes and starts another step after the run was "
      "taken over, unless it reads the store by the runtime's clock before it starts one"},
-    {434, "race.takeover",
+    {85, "race.takeover",
      "a runner stalled after journaling one tool call of an agent's turn wakes after a takeover "
      "and runs the next call of the batch, unless it reads the store before each call"},
     {31, "erasures",
