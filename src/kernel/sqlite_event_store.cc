@@ -31,7 +31,7 @@ using sqlite::StatementUse;
 struct WriteRequest {
   enum class Kind { kAppend, kControl, kRemove, kLease, kBorrowed, kFlush };
   Kind kind = Kind::kAppend;
-  const std::string* executionId = nullptr;  // kAppend, kRemove, kLease
+  const std::string* executionId = nullptr;  // kAppend, kRemove, kLease (null: several)
   int64_t expectedNextSeq = 0;               // kAppend, kControl
   std::vector<Event> events;                 // kAppend
   const Lease* fence = nullptr;              // kAppend under a lease

@@ -225,7 +225,7 @@ class Executor::Impl {
     std::optional<kernel::ExecutionInfo> after;
     try {
       outcome = settledOutcome(store_, report.executionId);
-      after = store_.info(report.executionId);
+      if (!outcome) after = store_.info(report.executionId);  // did it record anything?
     } catch (const std::exception& e) {
       outcome = std::nullopt;
       if (error.empty()) report.outcome = std::string("cannot be read back: ") + e.what();

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "loom/kernel/forwarding_event_store.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "support/temp_dir.h"
 
@@ -36,6 +37,17 @@ class Gate {
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = false;
+};
+
+// Counts the listings the executor makes (each look for runnable runs lists the parked ones).
+class ListCountingStore : public kernel::ForwardingEventStore {
+ public:
+  using ForwardingEventStore::ForwardingEventStore;
+  std::vector<kernel::ExecutionInfo> list(const kernel::ExecutionFilter& filter) const override {
+    ++lists;
+    return ForwardingEventStore::list(filter);
+  }
+  mutable std::atomic<int> lists{0};
 };
 
 class ExecutorTest : public ::testing::Test {
@@ -251,6 +263,27 @@ TEST_F(ExecutorTest, AnApprovalPastItsDeadlineIsResumedWithoutAPoll) {
     if (e.type == kernel::EventType::kExecutionCompleted) output = json::toText(e.data.at("output"));
   });
   EXPECT_EQ(output, "\"timed out\"");
+}
+
+// A due run it cannot start now (every slot taken) is not a reason to look again at once: the
+// executor waits for a slot, not in a loop that lists the store over and over.
+TEST_F(ExecutorTest, ADueRunWaitingForASlotDoesNotMakeTheExecutorSpin) {
+  runtime().start("naps", json::object{}, {"n"});
+  submit("gated", "g");
+  ListCountingStore counting(store_);
+  ExecutorOptions o = options();
+  o.concurrency = 1;
+  Executor executor(counting, launcher_, o);
+  std::thread loop([&] { executor.run(); });
+  ASSERT_TRUE(eventually([&] { return inGate_.load() == 1; }));  // g holds the only slot
+  std::this_thread::sleep_for(milliseconds(400));                 // n falls due meanwhile
+  int before = counting.lists.load();
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_LT(counting.lists.load() - before, 20) << "the executor looked again and again";
+  gate_.open();  // the slot comes free: n runs
+  EXPECT_TRUE(eventually([&] { return statusOf("n") == ExecutionStatus::kCompleted; }));
+  executor.stop(milliseconds(0));
+  loop.join();
 }
 
 TEST_F(ExecutorTest, ASubmissionInThisProcessWakesTheExecutorAtOnce) {

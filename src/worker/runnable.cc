@@ -63,7 +63,9 @@ void RunnableFinder::claimDue(std::size_t free, const std::vector<std::string>& 
       take(info.id, std::nullopt, out);
       return;
     }
-    if (!busy && (!earliest || *due < *earliest)) earliest = *due;
+    // Only a time to come is a time to wake: a run due now that was not taken waits for a
+    // slot (its end wakes the executor) or for its holder to let go (news of work).
+    if (!busy && *due > now && (!earliest || *due < *earliest)) earliest = *due;
   });
   dueByPark_ = std::move(seen);  // forgets the runs that are parked no more
   nextDue_ = earliest;

@@ -35,7 +35,8 @@ class RunnableFinder {
   // now whatever the time since the last look. Throws what the store throws.
   std::vector<kernel::Lease> claim(std::size_t free, const std::vector<std::string>& skip,
                                    bool fullLook = false);
-  // The earliest due time (clock millis) of a parked run seen waiting; nullopt: none.
+  // The earliest due time still to come (clock millis) of a parked run seen waiting; nullopt:
+  // none.
   std::optional<int64_t> nextDue() const { return nextDue_; }
 
  private:
