@@ -21,21 +21,28 @@ struct RecordedApps::Booted {
 
 RecordedApps::~RecordedApps() = default;
 
-std::string RecordedApps::appOf(const std::string& id) const {
-  auto info = store_.info(id);
-  json::object started = startedDataOf(store_, id);
-  if (info && main_.workflows().find(info->workflow) != nullptr) {
+std::string RecordedApps::appOf(const kernel::ExecutionInfo& info) const {
+  json::object started = startedDataOf(store_, info.id);
+  if (main_.workflows().find(info.workflow) != nullptr) {
     const auto* file = started.if_contains("configFile");
-    return file != nullptr && file->is_string() ? "config:" + std::string(file->get_string())
-                                                : std::string();
+    if (file == nullptr) return std::string();
+    if (!file->is_string() || file->get_string().empty()) {
+      // Loom records a path here; anything else is a changed row, never "no config" (as
+      // HomeSession::loadWhatExecutionRan refuses it).
+      throw CorruptEventError(info.id, 1,
+                              "its configFile is not a file path (" + json::toText(*file) +
+                                  "); `loom resume " + info.id +
+                                  " --config FILE` continues it under the config you name");
+    }
+    return "config:" + std::string(file->get_string());
   }
   const auto* input = started.if_contains("input");
   auto app = agent_app::agentAppFileOf(input != nullptr ? *input : json::value());
   return app ? "app:" + app->string() : std::string();
 }
 
-void RecordedApps::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
-  const std::string key = appOf(claim.executionId);
+void RecordedApps::run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) {
+  const std::string key = appOf(info);
   std::shared_ptr<Booted> app = acquire(key, claim.executionId);
   try {
     app->runtime->resumeClaimed(claim);

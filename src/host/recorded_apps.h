@@ -38,7 +38,8 @@ class RecordedApps : public worker::RunLauncher {
   struct Booted;
   // The app execution `id` recorded, as a cache key: "" (this program's), "config:<file>"
   // or "app:<file>".
-  std::string appOf(const std::string& id) const;
+  // A configFile that is not a path is a CorruptEventError (never "no config").
+  std::string appOf(const kernel::ExecutionInfo& info) const;
   std::shared_ptr<Booted> acquire(const std::string& key, const std::string& id);
   void giveBack(const std::string& key);
 

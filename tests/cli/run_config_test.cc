@@ -93,6 +93,38 @@ TEST(RunConfig, ARecordedConfigFileThatIsNotAPathIsCorruptNeverNoConfig) {
   EXPECT_NE(resumed.err.find("pass --config FILE"), std::string::npos) << resumed.err;
 }
 
+// The same row met by a worker: the run is refused and stays submitted, never run under the
+// program's default config (which a run without a configFile booted before it in that worker).
+TEST(RunConfig, AWorkerRefusesARunWhoseRecordedConfigFileIsNotAPath) {
+  TempDir dir;
+  std::string home = dir / "home";
+  std::string config = writeConfig(dir, home);
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--id", "plain", "--submit",
+                     "--input", R"({"steps": 1})"},
+                    dir)
+                .exitCode,
+            0);
+  ASSERT_EQ(runLoom({"--home", home, "run", "example.steps", "--id", "c4", "--submit", "--config",
+                     config, "--input", R"({"steps": 1})"},
+                    dir)
+                .exitCode,
+            0);
+  std::string sql =
+      "UPDATE events SET body = json_set(body, '$.configFile', 42), checksum = NULL "
+      "WHERE execution_id = 'c4' AND seq = 1";
+  ASSERT_EQ(std::system(("sqlite3 " + home + "/loom.db \"" + sql + "\"").c_str()), 0);
+  Outcome worker = runLoom({"--home", home, "worker", "--once", "--concurrency", "1"}, dir);
+  EXPECT_EQ(worker.exitCode, 1) << worker.out;
+  EXPECT_NE(worker.out.find("worker: plain: completed"), std::string::npos) << worker.out;
+  EXPECT_NE(worker.out.find("worker: c4: could not start: corrupt event in execution 'c4' at seq 1"),
+            std::string::npos)
+      << worker.out;
+  Outcome listed = runLoom({"--home", home, "ls", "--json"}, dir);
+  EXPECT_NE(listed.out.find(R"("id":"c4","workflow":"example.steps","status":"submitted")"),
+            std::string::npos)
+      << listed.out;
+}
+
 TEST(RunConfig, AnAgentAppTakesNoSecondConfig) {
   TempDir dir;
   std::string config = writeConfig(dir, dir / "home");
