@@ -1,6 +1,8 @@
 #include "sqlite_work.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 #include <chrono>
 
 #include "loom/kernel/lease.h"
@@ -56,11 +58,10 @@ bool WorkWatch::newWork() {
 
 std::vector<std::string> claimableIn(const std::vector<std::string>& ids,
                                      const EventStore::ClaimRequest& request) {
+  std::unordered_set<std::string_view> skip(request.skip.begin(), request.skip.end());
   std::vector<std::string> out;
   for (const auto& id : ids) {
-    if (std::find(request.skip.begin(), request.skip.end(), id) == request.skip.end()) {
-      out.push_back(id);
-    }
+    if (!skip.contains(id)) out.push_back(id);
   }
   return out;
 }

@@ -1,52 +1,46 @@
 #include "runnable.h"
 
-#include <algorithm>
 
 namespace loom::worker {
-namespace {
-
-bool listed(const std::vector<std::string>& ids, const std::string& id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
-
-bool claimedHere(const std::vector<kernel::Lease>& claims, const std::string& id) {
-  return std::any_of(claims.begin(), claims.end(),
-                     [&](const kernel::Lease& c) { return c.executionId == id; });
-}
-
-}  // namespace
 
 std::vector<kernel::Lease> RunnableFinder::claim(std::size_t free,
                                                  const std::vector<std::string>& skip,
                                                  bool fullLook) {
   std::vector<kernel::Lease> out;
-  if (free > 0) out = store_.claimRunnable({owner_, ttlMillis_, free, skip});
+  if (free == 0) {  // nothing can start: a slot coming free wakes the executor, not a timer
+    nextDue_.reset();
+    return out;
+  }
+  out = store_.claimRunnable({owner_, ttlMillis_, free, skip});
+  // Looked up once per execution listed: a set, not the list (thousands of runs run here).
+  std::unordered_set<std::string> busy(skip.begin(), skip.end());
+  for (const auto& lease : out) busy.insert(lease.executionId);
   auto steadyNow = std::chrono::steady_clock::now();
   fullLook = fullLook || !lastFullLook_ ||
              steadyNow - *lastFullLook_ >= std::chrono::milliseconds(pollMillis_);
   if (fullLook) {
     lastFullLook_ = steadyNow;
-    claimDeadOwners(free, skip, out);
+    claimDeadOwners(free, busy, out);
   }
-  claimDue(free, skip, out);  // also keeps nextDue() current
+  claimDue(free, busy, out);  // also keeps nextDue() current
   return out;
 }
 
-void RunnableFinder::claimDeadOwners(std::size_t free, const std::vector<std::string>& skip,
+void RunnableFinder::claimDeadOwners(std::size_t free, std::unordered_set<std::string>& busy,
                                      std::vector<kernel::Lease>& out) {
   kernel::ExecutionFilter filter;
   filter.status = kernel::ExecutionStatus::kRunning;
   int64_t now = clock_->nowMillis();  // the runtime's clock: the wall clock but in a simulation
   kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
-    if (out.size() >= free || listed(skip, info.id) || claimedHere(out, info.id)) return;
+    if (out.size() >= free || busy.contains(info.id)) return;
     auto lease = store_.currentLease(info.id);
     if (lease && lease->liveAt(now) && kernel::ownerIsDeadHere(lease->owner)) {
-      take(info.id, lease->token, out);
+      take(info.id, lease->token, out, busy);
     }
   });
 }
 
-void RunnableFinder::claimDue(std::size_t free, const std::vector<std::string>& skip,
+void RunnableFinder::claimDue(std::size_t free, std::unordered_set<std::string>& busy,
                               std::vector<kernel::Lease>& out) {
   kernel::ExecutionFilter filter;
   filter.status = kernel::ExecutionStatus::kParked;
@@ -57,15 +51,15 @@ void RunnableFinder::claimDue(std::size_t free, const std::vector<std::string>& 
     std::optional<int64_t> due = dueAt(info);
     seen[info.id] = {info.nextSeq, due};
     if (!due) return;
-    bool busy = listed(skip, info.id) || claimedHere(out, info.id);
-    if (*due <= now && !busy && out.size() < free &&
+    bool taken = busy.contains(info.id);
+    if (*due <= now && !taken && out.size() < free &&
         kernel::isOrphaned(store_.currentLease(info.id), clock_->nowMillis())) {
-      take(info.id, std::nullopt, out);
+      take(info.id, std::nullopt, out, busy);
       return;
     }
     // Only a time to come is a time to wake: a run due now that was not taken waits for a
     // slot (its end wakes the executor) or for its holder to let go (news of work).
-    if (!busy && *due > now && (!earliest || *due < *earliest)) earliest = *due;
+    if (!taken && *due > now && (!earliest || *due < *earliest)) earliest = *due;
   });
   dueByPark_ = std::move(seen);  // forgets the runs that are parked no more
   nextDue_ = earliest;
@@ -82,9 +76,10 @@ std::optional<int64_t> RunnableFinder::dueAt(const kernel::ExecutionInfo& info) 
 }
 
 void RunnableFinder::take(const std::string& id, std::optional<int64_t> breakToken,
-                          std::vector<kernel::Lease>& out) {
+                          std::vector<kernel::Lease>& out, std::unordered_set<std::string>& busy) {
   try {
     out.push_back(store_.acquireLease({id, owner_, ttlMillis_, breakToken}));
+    busy.insert(id);
   } catch (const kernel::LeaseHeldError&) {
     // another claimer won
   }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,8 @@ class RunnableFinder {
         pollMillis_(pollMillis) {}
 
   // Claims up to `free` runnable executions not in `skip`; `fullLook` looks for dead owners
-  // now whatever the time since the last look. Throws what the store throws.
+  // now whatever the time since the last look. With no free slot it reads nothing and knows no
+  // due time. Throws what the store throws.
   std::vector<kernel::Lease> claim(std::size_t free, const std::vector<std::string>& skip,
                                    bool fullLook = false);
   // The earliest due time still to come (clock millis) of a parked run seen waiting; nullopt:
@@ -40,13 +42,14 @@ class RunnableFinder {
   std::optional<int64_t> nextDue() const { return nextDue_; }
 
  private:
-  void claimDeadOwners(std::size_t free, const std::vector<std::string>& skip,
+  // `busy`: the ids not to claim (skipped, or claimed in this call); a claim adds its id.
+  void claimDeadOwners(std::size_t free, std::unordered_set<std::string>& busy,
                        std::vector<kernel::Lease>& out);
-  void claimDue(std::size_t free, const std::vector<std::string>& skip,
+  void claimDue(std::size_t free, std::unordered_set<std::string>& busy,
                 std::vector<kernel::Lease>& out);
   std::optional<int64_t> dueAt(const kernel::ExecutionInfo& info);
   void take(const std::string& id, std::optional<int64_t> breakToken,
-            std::vector<kernel::Lease>& out);
+            std::vector<kernel::Lease>& out, std::unordered_set<std::string>& busy);
 
   kernel::EventStore& store_;
   const kernel::LeaseOwner owner_;
