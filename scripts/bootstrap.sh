@@ -10,6 +10,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libpq-dev postgresql-15
   clang libclang-rt-14-dev
   iproute2  # ss: a test reads the inspector server's listen backlog
+  # The Python package (python/): its native module, its tests, and a virtual environment
+  # to install it into.
+  pybind11-dev python3-dev python3-pytest python3-venv python3-setuptools
 )
 
 # The inspector's browser test (tests/browser/) drives Debian's Chromium: scripts/test.sh asks

@@ -379,20 +379,51 @@ class Loader {
   bool entriesShifted_ = false;
 };
 
-}  // namespace
-
-std::shared_ptr<const Config> parseConfigToml(std::string_view text, std::string_view origin) {
-  Config config;
-  ConfigIssues issues;
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string(origin));
-  } catch (const toml::parse_error& e) {
-    const auto& at = e.source().begin;
-    issues.push_back({"", "not valid TOML at line " + std::to_string(at.line) + ", column " +
-                              std::to_string(at.column) + ": " + std::string(e.description())});
-    throw ConfigValidationError(std::string(origin), std::move(issues));
+// The TOML node of a JSON value (a host's grouped config); null, which TOML cannot hold, is a
+// problem at its path and gives nothing.
+std::unique_ptr<toml::node> tomlOfJson(const json::value& v, const std::string& path,
+                                       ConfigIssues& issues) {
+  switch (v.kind()) {
+    case boost::json::kind::object: {
+      auto t = std::make_unique<toml::table>();
+      for (const auto& [key, value] : v.get_object()) {
+        std::string k(key);
+        std::string at = path.empty() ? k : path + "." + k;
+        if (auto node = tomlOfJson(value, at, issues)) t->insert(k, std::move(*node));
+      }
+      return t;
+    }
+    case boost::json::kind::array: {
+      auto a = std::make_unique<toml::array>();
+      const json::array& items = v.get_array();
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        auto node = tomlOfJson(items[i], path + "[" + std::to_string(i) + "]", issues);
+        if (node) a->push_back(std::move(*node));
+      }
+      return a;
+    }
+    case boost::json::kind::string:
+      return std::make_unique<toml::value<std::string>>(std::string(v.get_string()));
+    case boost::json::kind::int64:
+      return std::make_unique<toml::value<int64_t>>(v.get_int64());
+    case boost::json::kind::uint64:
+      if (v.get_uint64() > static_cast<uint64_t>(INT64_MAX)) break;
+      return std::make_unique<toml::value<int64_t>>(static_cast<int64_t>(v.get_uint64()));
+    case boost::json::kind::double_:
+      return std::make_unique<toml::value<double>>(v.get_double());
+    case boost::json::kind::bool_:
+      return std::make_unique<toml::value<bool>>(v.get_bool());
+    case boost::json::kind::null:
+      issues.push_back({path, "null is not a value; leave the option out to take its default"});
+      return nullptr;
   }
+  issues.push_back({path, "the integer " + json::toText(v) + " is out of range"});
+  return nullptr;
+}
+
+std::shared_ptr<const Config> loadRoot(const toml::table& root, std::string_view origin,
+                                       ConfigIssues issues) {
+  Config config;
   Loader loader(config, issues);
   loader.table(root, "");
   for (ConfigIssue& issue : validateConfig(config)) {
@@ -405,6 +436,34 @@ std::shared_ptr<const Config> parseConfigToml(std::string_view text, std::string
   }
   if (!issues.empty()) throw ConfigValidationError(std::string(origin), std::move(issues));
   return std::make_shared<const Config>(std::move(config));
+}
+
+}  // namespace
+
+std::shared_ptr<const Config> parseConfigToml(std::string_view text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string(origin));
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    throw ConfigValidationError(
+        std::string(origin),
+        {{"", "not valid TOML at line " + std::to_string(at.line) + ", column " +
+                  std::to_string(at.column) + ": " + std::string(e.description())}});
+  }
+  return loadRoot(root, origin, {});
+}
+
+std::shared_ptr<const Config> parseConfigJson(const json::value& groups, std::string_view origin) {
+  if (!groups.is_object()) {
+    throw ConfigValidationError(std::string(origin),
+                                {{"", "expected an object of groups (execution, security, "
+                                      "compliance, storage, observability), got " +
+                                          json::toText(groups).substr(0, 80)}});
+  }
+  ConfigIssues issues;
+  std::unique_ptr<toml::node> root = tomlOfJson(groups, "", issues);
+  return loadRoot(*root->as_table(), origin, std::move(issues));
 }
 
 std::shared_ptr<const Config> loadConfigFile(const std::filesystem::path& path) {

@@ -221,29 +221,43 @@ bool asksForJson(const std::vector<std::string>& args) {
 }
 
 // `loom help [command]` becomes `loom [command] --help`; an unknown subcommand is a usage
-// error naming the closest one. Returns false (after printing) when the line is refused.
-bool rewriteHelpAndCheckName(std::vector<std::string>& args) {
+// error naming the closest one. Returns that error when the line is refused.
+std::optional<std::string> rewriteHelpAndCheckName(std::vector<std::string>& args) {
   std::size_t at = subcommandIndex(args);
-  if (at == args.size()) return true;
+  if (at == args.size()) return std::nullopt;
   if (args[at] == "help") {
     args.erase(args.begin() + static_cast<std::ptrdiff_t>(at));
     args.insert(args.begin() + static_cast<std::ptrdiff_t>(std::min(at + 1, args.size())),
                 "--help");
-    return true;
+    return std::nullopt;
   }
   std::string_view best;
   std::size_t bestDistance = 3;  // suggest only a close name
   for (const Subcommand& c : kSubcommands) {
-    if (c.name == args[at]) return true;
+    if (c.name == args[at]) return std::nullopt;
     std::size_t d = editDistance(args[at], c.name);
     if (d < bestDistance) bestDistance = d, best = c.name;
   }
-  printFailure(
-      "unknown subcommand '" + args[at] + "'" +
-          (best.empty() ? std::string() : "; did you mean `loom " + std::string(best) + "`?") +
-          " See `loom --help` for the list",
-      ErrorCode::kInvalidArgument);
-  return false;
+  return "unknown subcommand '" + args[at] + "'" +
+         (best.empty() ? std::string() : "; did you mean `loom " + std::string(best) + "`?") +
+         " See `loom --help` for the list";
+}
+
+// After the parse: the global options the line gave, then the chosen subcommand's action.
+int runChosen(Program& program, HomeSession& session) {
+  session.options().homeGiven = program.home->count() > 0;
+  host::readDatabaseEnvironment(session.options());
+  session.options().durabilityGiven = program.durability->count() > 0;
+  for (auto& [command, action] : program.actions) {
+    if (command->parsed()) return action();
+  }
+  throw UsageError("no subcommand given; see `loom --help`");  // require_subcommand prevents it
+}
+
+std::vector<char*> argvOf(std::vector<std::string>& args) {
+  std::vector<char*> line;
+  for (auto& a : args) line.push_back(a.data());
+  return line;
 }
 
 }  // namespace
@@ -268,9 +282,11 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
     buildProgram(program, session);
     std::vector<std::string> args(argv, argv + argc);
     errorsAsJson = asksForJson(args);
-    if (!rewriteHelpAndCheckName(args)) return kExitUsage;
-    std::vector<char*> line;
-    for (auto& a : args) line.push_back(a.data());
+    if (auto refused = rewriteHelpAndCheckName(args)) {
+      printFailure(*refused, ErrorCode::kInvalidArgument);
+      return kExitUsage;
+    }
+    std::vector<char*> line = argvOf(args);
     try {
       program.app.parse(static_cast<int>(line.size()), line.data());
     } catch (const CLI::CallForHelp& e) {
@@ -284,18 +300,7 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
                    ErrorCode::kInvalidArgument);
       return kExitUsage;
     }
-    session.options().homeGiven = program.home->count() > 0;
-    if (const char* url = std::getenv("LOOM_DATABASE_URL")) session.options().databaseUrl = url;
-    if (const char* schema = std::getenv("LOOM_DATABASE_SCHEMA")) {
-      session.options().databaseSchema = schema;
-    }
-    session.options().durabilityGiven = program.durability->count() > 0;
-    for (auto& [command, action] : program.actions) {
-      if (command->parsed()) return action();
-    }
-    printFailure("no subcommand given; see `loom --help`",  // require_subcommand prevents this
-                 ErrorCode::kInvalidArgument);
-    return kExitUsage;
+    return runChosen(program, session);
   } catch (const UsageError& e) {
     printFailure(e.what(), e.code());
     printErrorCode(e.code());
@@ -314,6 +319,25 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
                  ErrorCode::kInternal);
     return kExitFailure;
   }
+}
+
+int invoke(std::vector<std::string> args, workflow::WorkflowRegistry& workflows,
+           effects::TaskRegistry& tasks, std::shared_ptr<const app::Config> config,
+           std::ostream& out) {
+  HomeSession session(workflows, tasks, out, std::move(config));
+  Program program;
+  buildProgram(program, session);
+  args.insert(args.begin(), "loom");
+  if (auto refused = rewriteHelpAndCheckName(args)) throw UsageError(*refused);
+  std::vector<char*> line = argvOf(args);
+  try {
+    program.app.parse(static_cast<int>(line.size()), line.data());
+  } catch (const CLI::Success& e) {  // --help, --version: printed to `out`
+    return program.app.exit(e, out, out);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(std::string(e.what()) + "; see " + helpHint(program));
+  }
+  return runChosen(program, session);
 }
 
 }  // namespace loom::cli

@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -13,6 +14,11 @@
 #include "util/private_files.h"
 
 namespace loom::host {
+
+void readDatabaseEnvironment(HomeOptions& options) {
+  if (const char* url = std::getenv("LOOM_DATABASE_URL")) options.databaseUrl = url;
+  if (const char* schema = std::getenv("LOOM_DATABASE_SCHEMA")) options.databaseSchema = schema;
+}
 
 // A CountingContentStore that owns the store it counts (boot hands it a shared_ptr).
 class OwningCountingStore : public content::CountingContentStore {

@@ -53,6 +53,10 @@ struct HomeOptions {
   std::optional<kernel::ClaimedLease> claimedLease;
 };
 
+// Reads LOOM_DATABASE_URL and LOOM_DATABASE_SCHEMA into `options` (what every host applies
+// after its own options: the command line, a language package's worker).
+void readDatabaseEnvironment(HomeOptions& options);
+
 // The operator's session over one home: what a `loom` subcommand (or a worker's run) runs in.
 // The registries, the output stream, the config or agent app a command names or a run
 // recorded, the home's recorded keys and, opened on first use, the home's event store (read

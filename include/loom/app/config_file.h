@@ -20,6 +20,12 @@ namespace loom::app {
 // Throws ConfigValidationError listing every problem.
 std::shared_ptr<const Config> parseConfigToml(std::string_view text, std::string_view origin);
 
+// The same grouped configuration given as JSON (a Python or Node.js host's dict or object,
+// keys spelled as in loom.toml: {"execution": {"claimCheck": {"toolIds": [...]}}}), checked
+// against the same option table with the same messages; a null value is a problem at its path.
+// Throws ConfigValidationError listing every problem.
+std::shared_ptr<const Config> parseConfigJson(const json::value& groups, std::string_view origin);
+
 // Reads and parses the file at `path`. A file that cannot be read is a ConfigValidationError
 // too (one problem naming the path and the reason).
 std::shared_ptr<const Config> loadConfigFile(const std::filesystem::path& path);

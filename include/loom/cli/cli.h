@@ -7,6 +7,9 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
 
 #include "loom/app/config.h"
 #include "loom/effects/task.h"
@@ -31,5 +34,15 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows,
 // given), so an embedder's workflows and agents get every group it sets.
 int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::TaskRegistry& tasks,
          std::shared_ptr<const app::Config> config);
+
+// One subcommand in this process, for a host that drives Loom from another language (the
+// Python and Node.js packages): `args` is the line after the program name (`{"ls", "--json"}`).
+// Results go to `out`; an error is thrown, not printed: host::UsageError (an
+// InvalidArgumentError) for a bad line, and whatever the subcommand throws otherwise (a
+// loom::Error, app::ConfigValidationError, ...). Returns the exit code of a subcommand that
+// reports by code (a run that ended failed: kExitFailure). Calls must not overlap.
+int invoke(std::vector<std::string> args, workflow::WorkflowRegistry& workflows,
+           effects::TaskRegistry& tasks, std::shared_ptr<const app::Config> config,
+           std::ostream& out);
 
 }  // namespace loom::cli

@@ -1,0 +1,269 @@
+"""``loom.App``: workflows, tools, models and agents written in Python, run durably by the core
+in this process, on a home that the ``loom`` command line reads too (docs/python.md)."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from . import _native
+from .config import Config, ConfigInput, define_config
+from .context import Context
+from .errors import InvalidArgumentError
+from .models import Model, model as as_model
+from .tools import description_of, infer_parameters
+
+
+@dataclass
+class Run:
+    """Where a run stands after an operation (``loom run --json``'s fields)."""
+
+    id: str
+    status: str  #: completed, failed, parked, cancelled, running or submitted
+    output: Any = None
+    error: Optional[Dict[str, Any]] = None  #: failed/cancelled: {"code", "message"}
+    waiting_for: Optional[str] = None  #: parked: the signal it awaits
+    park_reason: Optional[str] = None
+    replayed_steps: int = 0  #: recorded steps this call returned from the log
+    effects_run: int = 0  #: steps this call ran
+    replay_content_store_calls: Optional[int] = None  #: content-store calls while replaying
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def _of(cls, d: Dict[str, Any]) -> "Run":
+        return cls(id=d.get("id", ""), status=d.get("status", ""), output=d.get("output"),
+                   error=d.get("error"), waiting_for=d.get("waitingFor"),
+                   park_reason=d.get("parkReason"), replayed_steps=d.get("replayedSteps", 0),
+                   effects_run=d.get("effectsRun", 0),
+                   replay_content_store_calls=d.get("replayContentStoreCalls"), raw=d)
+
+
+def _json_text(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"{what} is not JSON: {e}") from None
+
+
+_workers: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_workers() -> None:  # before the interpreter goes: no run may call into it after
+    for w in list(_workers):
+        w.stop(drain_seconds=0)
+
+
+class Worker:
+    """The Executor in this process (``app.worker()``): claims and runs what nobody runs.
+
+    As a context manager it starts on entry and stops on exit (draining for
+    ``drain_seconds``); or call :meth:`start`/:meth:`stop`, or :meth:`run_until_idle`."""
+
+    def __init__(self, native: Any, drain_seconds: float) -> None:
+        self._native = native
+        self._drain = drain_seconds
+        _workers.add(self)
+
+    def start(self) -> "Worker":
+        self._native.start()
+        return self
+
+    def stop(self, drain_seconds: Optional[float] = None) -> None:
+        """Stops claiming; runs in flight get ``drain_seconds`` to end, then are released
+        (resumable at once by the next worker)."""
+        self._native.stop(self._drain if drain_seconds is None else drain_seconds)
+
+    def run_until_idle(self) -> Dict[str, Any]:
+        """Runs what is runnable now and returns when nothing is runnable or running:
+        ``{"runs", "start_failed", "store_failed"}``."""
+        return self._native.run_until_idle()
+
+    @property
+    def active(self) -> int:
+        """Runs in flight now."""
+        return self._native.active
+
+    def __enter__(self) -> "Worker":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class App:
+    """A Loom app: register workflows, tools, models and agents, then run them.
+
+    ``config`` is what :func:`loom.define_config` takes (a dict of groups, a loom.toml path or
+    a Config); ``home`` overrides ``storage.home`` (default ``.loom``). Register everything
+    before the first run, worker or operation. Thread-safe after that.
+    """
+
+    def __init__(self, config: ConfigInput = None, *, home: Optional[Union[str, os.PathLike]] = None):
+        self.config: Config = define_config(config)
+        self.home = os.fspath(home) if home is not None else self.config.home
+        self._native = _native.App(self.config._native, os.fspath(home) if home else "")
+
+    # -- registration ---------------------------------------------------------------------
+    def workflow(self, name: Optional[str] = None, *, description: str = "") -> Callable:
+        """Decorator: ``@app.workflow("name")`` on ``def wf(ctx, input)``."""
+        def register(fn: Callable[[Context, Any], Any]) -> Callable[[Context, Any], Any]:
+            def trampoline(native_ctx: Any, input: Any) -> Any:
+                return fn(Context(native_ctx, input), input)
+            _native.add_workflow(self._native, name or fn.__name__,
+                                 description_of(fn, description or None), trampoline)
+            return fn
+        return register
+
+    def tool(self, name: Optional[str] = None, *, description: Optional[str] = None,
+             parameters: Optional[Mapping[str, Any]] = None, requires_approval: bool = False,
+             approval_timeout_ms: int = 0, on_approval_timeout: str = "deny",
+             untrusted: bool = False, returns_media: bool = False) -> Callable:
+        """Decorator: a tool agents can call, with its arguments as keyword arguments.
+
+        ``parameters`` is its JSON Schema (default: inferred from the type hints);
+        ``description`` defaults to the docstring's first paragraph. ``untrusted`` records
+        its results tainted; ``requires_approval`` parks each call until a person decides."""
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            tool_name = name or fn.__name__
+            schema = dict(parameters) if parameters is not None else infer_parameters(fn)
+            _native.add_tool(self._native, tool_name, description_of(fn, description), schema,
+                             requires_approval, approval_timeout_ms, on_approval_timeout,
+                             untrusted, returns_media, fn)
+            fn.loom_tool_name = tool_name  # type: ignore[attr-defined]
+            return fn
+        return register
+
+    def agent(self, name: str, *, model: Any, tools: Sequence[Union[str, Callable]] = (),
+              system: str = "", max_turns: int = 50, parallel_tool_calls: int = 4,
+              compaction: Optional[Mapping[str, Any]] = None,
+              warn_transcript_bytes: int = 0) -> None:
+        """Registers the record's agent loop as workflow ``name``: input ``{"prompt": ...}``
+        or a string; output ``{"outcome", "answer", "turns"}``. ``model`` is a
+        :class:`loom.Model` or your own model object; ``tools`` are tool names or functions
+        registered with :meth:`tool`. ``compaction``: ``{"trigger_bytes", "keep_last_turns",
+        "model"}``."""
+        m = as_model(model)
+        _native.add_model(self._native, m._native)
+        names = [t if isinstance(t, str) else getattr(t, "loom_tool_name", t.__name__)
+                 for t in tools]
+        _native.add_agent(self._native, name, m.id, names, system, max_turns,
+                          parallel_tool_calls, dict(compaction) if compaction else None,
+                          warn_transcript_bytes)
+
+    def model(self, model: Any, id: Optional[str] = None) -> Model:
+        """Registers a model (to call from workflows with ``ctx.effect``); returns it."""
+        m = as_model(model, id)
+        _native.add_model(self._native, m._native)
+        return m
+
+    # -- runs ---------------------------------------------------------------------------
+    def _json(self, *args: str) -> Any:
+        code, out = self._native.invoke(list(args))
+        return json.loads(out) if out.strip() else None
+
+    def _start_args(self, workflow: str, input: Any, id: Optional[str],
+                    subject: Optional[str]) -> List[str]:
+        args = ["run", workflow, "--json", "--input", _json_text(input, "the run's input")]
+        if id is not None:
+            args += ["--id", id]
+        if subject is not None:
+            args += ["--subject", subject]
+        return args
+
+    def run(self, workflow: str, input: Any = None, *, id: Optional[str] = None,
+            subject: Optional[str] = None) -> Run:
+        """Starts ``workflow`` and runs it here until it ends or parks."""
+        return Run._of(self._json(*self._start_args(workflow, input, id, subject)))
+
+    def submit(self, workflow: str, input: Any = None, *, id: Optional[str] = None,
+               subject: Optional[str] = None) -> Run:
+        """Records the run without running it: a worker runs it."""
+        return Run._of(self._json(*self._start_args(workflow, input, id, subject), "--submit"))
+
+    def resume(self, id: str) -> Run:
+        """Continues a run from its log: recorded steps replay, the rest runs."""
+        return Run._of(self._json("resume", id, "--json"))
+
+    def signal(self, id: str, name: str, payload: Any = None, *, force: bool = False) -> Run:
+        """Records signal ``name`` for the run and resumes it if it is parked."""
+        args = ["signal", id, name, _json_text(payload, "the signal's payload"), "--json"]
+        return Run._of(self._json(*args, *(["--force"] if force else [])))
+
+    def retry(self, id: str) -> Run:
+        """Runs a retrying run's failed step now, not at its next attempt time."""
+        return Run._of(self._json("retry", id, "--json"))
+
+    def cancel(self, id: str, reason: str = "") -> Run:
+        """Cancels a run: at once when nobody runs it, else at its runner's next step."""
+        return Run._of(self._json("cancel", id, "--json", *(["--reason", reason] if reason else [])))
+
+    def state(self, id: str) -> Dict[str, Any]:
+        """The run's folded state (``loom state --json``)."""
+        return self._json("state", id, "--json")
+
+    def log(self, id: str) -> List[Dict[str, Any]]:
+        """The run's events, as stored (``loom log --json``)."""
+        return self._json("log", id, "--json")
+
+    def runs(self, *, status: Optional[str] = None,
+             workflow: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Every run of the home (``loom ls --json``), optionally of one status or workflow."""
+        rows = self._json("ls", "--json") or []
+        return [r for r in rows if (status is None or r.get("status") == status)
+                and (workflow is None or r.get("workflow") == workflow)]
+
+    def worker(self, *, concurrency: int = 16, poll_ms: int = 500,
+               workflow_limits: Optional[Mapping[str, int]] = None,
+               on_run: Optional[Callable[[Dict[str, Any]], None]] = None,
+               drain_seconds: float = 30.0) -> Worker:
+        """The Executor in this process: up to ``concurrency`` runs at once, each on a thread
+        of its own (Python code takes the GIL only while it runs). ``on_run`` is told
+        ``{"id", "workflow", "outcome", "start_failed"}`` as each run stops."""
+        native = _native.Worker(self._native, concurrency, poll_ms,
+                                dict(workflow_limits or {}), on_run)
+        return Worker(native, drain_seconds)
+
+    # -- content and compliance -----------------------------------------------------------
+    def sweep(self, *, dry_run: bool = False, ttl_days: Optional[int] = None,
+              grace_hours: Optional[int] = None) -> Dict[str, Any]:
+        """Reclaims content nothing needs (``loom sweep --json``'s report)."""
+        args = ["sweep", "--json"] + (["--dry-run"] if dry_run else [])
+        if ttl_days is not None:
+            args += ["--ttl-days", str(ttl_days)]
+        if grace_hours is not None:
+            args += ["--grace-hours", str(grace_hours)]
+        return self._json(*args)
+
+    def erase(self, subject: str) -> Dict[str, Any]:
+        """Crypto-shreds a data subject and deletes their blobs (compliance.erase). Raises
+        :class:`loom.ContentCopiesRemainError` when a copy could not be deleted."""
+        return self._json("erase", subject, "--json")
+
+    def export(self, subject: str) -> Dict[str, Any]:
+        """Everything held on a data subject (``loom export``)."""
+        return self._json("export", subject)
+
+    def doctor(self) -> Dict[str, Any]:
+        """The home's health (``loom doctor --json``)."""
+        return self._json("doctor", "--json")
+
+    def cli(self, *args: str) -> str:
+        """Any ``loom`` subcommand in this process, with this app's workflows; its output."""
+        return self._native.invoke(list(args))[1]
+
+    def main(self, argv: Optional[Sequence[str]] = None) -> int:
+        """The whole ``loom`` command line for this app (``python -m loom --app``)."""
+        import sys
+        return self._native.main(["loom", *(sys.argv[1:] if argv is None else argv)])
+
+
+def new_master_key() -> str:
+    """A fresh master key for security.keys (``loom keys new-master``)."""
+    code, out = App(home=os.devnull)._native.invoke(["keys", "new-master"])
+    return out.strip()

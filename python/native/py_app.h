@@ -1,0 +1,73 @@
+// The binding's native side of loom.App (python/loom/app.py): the registries a Python program
+// fills (workflows, tools, models, agents), its validated Config and home, and the operations,
+// which run the `loom` command line's subcommands in this process (cli::invoke), so a run
+// started from Python is the same run `loom ls`, `loom log` and `loom serve` show, with the
+// same codes and messages. Internal to the binding.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/agent/tool.h"
+#include "loom/app/config.h"
+#include "loom/effects/middleware.h"
+#include "loom/effects/task.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::host {
+struct HomeOptions;
+}
+
+namespace loom::python {
+
+namespace py = pybind11;
+
+class NativeApp {
+ public:
+  // `home`: empty for the config's storage.home.
+  NativeApp(std::shared_ptr<const app::Config> config, std::string home)
+      : config_(std::move(config)), home_(std::move(home)) {}
+
+  workflow::WorkflowRegistry& workflows() { return workflows_; }
+  effects::TaskRegistry& tasks() { return tasks_; }
+  // The Python tools' definitions by name, for the agents that offer them.
+  std::map<std::string, agent::ToolDefinition, std::less<>>& tools() { return tools_; }
+  const std::shared_ptr<const app::Config>& config() const { return config_; }
+  const std::string& home() const { return home_; }
+  // Refuses (FailedPreconditionError) once a run or worker used the registries.
+  void beforeRegistering(std::string_view what) const;
+  // `loom <args>` in this process, as the program's command line (GIL released by the
+  // caller): the exit code and what it printed. Throws the subcommand's error.
+  std::pair<int, std::string> invoke(std::vector<std::string> args);
+  // The whole command line (`python -m loom --app module:app ...`): loom::cli::main.
+  int main(std::vector<std::string> argv);
+  // The session options a worker of this app opens its home with.
+  void applyHome(host::HomeOptions& options) const;
+  void markStarted() { started_ = true; }
+
+ private:
+  workflow::WorkflowRegistry workflows_;
+  effects::TaskRegistry tasks_;
+  std::map<std::string, agent::ToolDefinition, std::less<>> tools_;
+  std::shared_ptr<const app::Config> config_;
+  std::string home_;
+  std::recursive_mutex invokeMu_;  // a workflow may call an operation from its own run
+  bool started_ = false;
+};
+
+// A Python object with invoke(ctx, input, next) as an effect middleware (py_effects.cc).
+std::shared_ptr<effects::Middleware> pythonMiddleware(py::object middleware);
+
+void bindConfig(py::module_& m);    // py_config.cc
+void bindApp(py::module_& m);       // py_app.cc
+void bindWorkflows(py::module_& m); // py_workflow.cc
+void bindEffects(py::module_& m);   // py_effects.cc: tools, models, middleware, agents
+void bindWorker(py::module_& m);    // py_worker.cc
+
+}  // namespace loom::python

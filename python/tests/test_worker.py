@@ -1,0 +1,126 @@
+"""app.worker(): the Executor in a Python process; and `python -m loom --app` for a shell."""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import loom
+from conftest import loom_json, run_python, write_module
+
+
+def test_two_hundred_concurrent_runs_with_python_tools_all_complete_none_twice(home):
+    witness = collections.Counter()
+    lock = threading.Lock()
+    app = loom.App(home=home)
+
+    @app.tool()
+    def fetch(run: str, page: int):
+        time.sleep(0.005)
+        with lock:
+            witness[(run, page)] += 1
+        return {"page": page}
+
+    class PerRun:
+        id = "per-run"
+
+        def complete(self, request):
+            prompt = request["messages"][0]["content"]
+            done = sum(1 for m in request["messages"] if m["role"] == "tool")
+            if done == 3:
+                return {"role": "assistant", "content": "read " + prompt}
+            return {"role": "assistant", "toolCalls": [
+                {"id": f"c{done}", "name": "fetch", "arguments": {"run": prompt, "page": done}}]}
+
+    app.agent("reader", model=PerRun(), tools=[fetch])
+    ids = [app.submit("reader", f"run-{i}").id for i in range(200)]
+    reports = []
+    with app.worker(concurrency=200, poll_ms=50, on_run=reports.append) as worker:
+        deadline = time.monotonic() + 120
+        while len(app.runs(status="completed")) < 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    rows = {r["id"]: r["status"] for r in app.runs()}
+    assert [rows[i] for i in ids] == ["completed"] * 200
+    assert len(witness) == 600 and set(witness.values()) == {1}
+    assert len(reports) == 200 and {r["outcome"] for r in reports} == {"completed"}
+
+
+def test_a_stopped_worker_leaves_its_unfinished_runs_resumable(home):
+    app = loom.App(home=home)
+    release = threading.Event()
+
+    @app.workflow("slow")
+    def slow(ctx, input):
+        ctx.step("first", lambda: 1)
+        ctx.step("wait", lambda: release.wait(5) and 2)
+        return ctx.step("last", lambda: 3)
+
+    run = app.submit("slow")
+    worker = app.worker(poll_ms=20, drain_seconds=0.2).start()
+    deadline = time.monotonic() + 10
+    while worker.active == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    worker.stop()  # drains 0.2 s, then releases the run; its next append is refused
+    release.set()
+    time.sleep(0.2)
+    assert app.resume(run.id).output == 3
+
+
+def test_run_until_idle_runs_what_is_runnable_and_returns(home):
+    app = loom.App(home=home)
+
+    @app.workflow("quick")
+    def quick(ctx, input):
+        return ctx.step("s", lambda: input * 2)
+
+    for i in range(5):
+        app.submit("quick", i)
+    tally = app.worker(concurrency=2).run_until_idle()
+    assert tally == {"runs": 5, "start_failed": 0, "store_failed": False}
+    assert sorted(r["status"] for r in app.runs()) == ["completed"] * 5
+
+
+APP_MODULE = """
+    import loom
+    app = loom.App(home="home")
+
+    @app.workflow("double")
+    def double(ctx, input):
+        value = ctx.step("double", lambda: input * 2)
+        return ctx.step("again", lambda: value + ctx.wait_for_signal("plus"))
+"""
+
+
+def test_python_dash_m_loom_gives_the_whole_command_line_for_the_apps_workflows(tmp_path,
+                                                                                 loom_bin):
+    write_module(tmp_path, "doubling", APP_MODULE)
+    started = run_python(tmp_path, "-m", "loom", "--app", "doubling:app", "run", "double",
+                         "--input", "21", "--json")
+    assert started.returncode == 0, started.stderr
+    run = json.loads(started.stdout)
+    assert (run["status"], run["waitingFor"]) == ("parked", "plus")
+    done = run_python(tmp_path, "-m", "loom", "--app", "doubling:app", "signal", run["id"],
+                      "plus", "1", "--json")
+    assert json.loads(done.stdout)["output"] == 43, done.stderr
+    rows = loom_json(loom_bin, str(tmp_path / "home"), "ls", "--json")
+    assert [r["status"] for r in rows] == ["completed"]
+    submitted = run_python(tmp_path, "-m", "loom", "--app", "doubling:app", "run", "double",
+                           "--input", "1", "--submit", "--json")
+    worker = run_python(tmp_path, "-m", "loom", "--app", "doubling:app", "worker", "--once")
+    assert worker.returncode == 0 and "parked" in worker.stdout, worker.stdout + worker.stderr
+    assert json.loads(submitted.stdout)["id"] in worker.stdout
+
+
+def test_python_dash_m_loom_names_a_bad_app(tmp_path):
+    out = run_python(tmp_path, "-m", "loom", "--app", "nosuchmodule:app", "ls")
+    assert out.returncode != 0 and "cannot import nosuchmodule" in out.stderr
+    write_module(tmp_path, "notanapp", "app = 3\n")
+    out = run_python(tmp_path, "-m", "loom", "--app", "notanapp:app", "ls")
+    assert "notanapp.app is not a loom.App" in out.stderr
+    out = run_python(tmp_path, "-m", "loom", "--app", "notanapp:app", "bogus")
+    assert out.returncode != 0

@@ -1,0 +1,268 @@
+"""Workflows in Python: steps, effects, timers, signals, and the replay contract."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import loom
+from conftest import loom_json
+
+
+def make_app(home, **kw):
+    return loom.App(kw.pop("config", None), home=home)
+
+
+def test_a_recorded_step_is_not_run_again_on_resume(home):
+    app = make_app(home)
+    ran = []
+
+    @app.workflow("greet")
+    def greet(ctx, input):
+        name = ctx.step("pick", lambda: ran.append("pick") or input["name"].title())
+        payload = ctx.wait_for_signal("go")
+        return {"greeting": f"Hello, {name}", "payload": payload}
+
+    first = app.run("greet", {"name": "ada"})
+    assert (first.status, first.waiting_for) == ("parked", "go")
+    done = app.signal(first.id, "go", {"n": 1})
+    assert done.status == "completed"
+    assert done.output == {"greeting": "Hello, Ada", "payload": {"n": 1}}
+    assert ran == ["pick"] and done.replayed_steps == 1
+    again = app.resume(first.id)  # an ended run returns its result and runs nothing
+    assert again.output == done.output and ran == ["pick"]
+
+
+def test_a_failed_step_fails_the_run_with_its_code_and_replays_the_same_error(home):
+    app = make_app(home)
+    attempts = []
+
+    @app.workflow("fragile")
+    def fragile(ctx, input):
+        try:
+            ctx.step("boom", lambda: attempts.append(1) or (_ for _ in ()).throw(
+                ValueError("no such page")))
+        except loom.StepFailedError as e:
+            assert e.step_id == "boom" and e.cause == "internal"
+            ctx.wait_for_signal("after")
+            raise
+        return "unreachable"
+
+    run = app.run("fragile")
+    assert run.status == "parked"
+    done = app.signal(run.id, "after")
+    assert done.status == "failed"
+    assert done.error["code"] == "stepFailed"
+    assert "step 'boom' raised ValueError: no such page" in done.error["message"]
+    assert attempts == [1]
+
+
+def test_a_step_returning_what_json_cannot_hold_fails_naming_the_step_and_type(home):
+    app = make_app(home)
+
+    @app.workflow("bad")
+    def bad(ctx, input):
+        return ctx.step("s", lambda: {"when": object()})
+
+    run = app.run("bad")
+    assert run.status == "failed"
+    assert "the output of step 's' is not JSON" in run.error["message"]
+    assert "$.when" in run.error["message"] and "object" in run.error["message"]
+
+
+def test_a_workflow_that_raises_fails_only_its_own_run(home):
+    app = make_app(home)
+
+    @app.workflow("raises")
+    def raises(ctx, input):
+        raise KeyError("missing")
+
+    @app.workflow("fine")
+    def fine(ctx, input):
+        return ctx.step("s", lambda: 7)
+
+    failed = app.run("raises")
+    assert failed.status == "failed" and "workflow 'raises' raised KeyError" in failed.error["message"]
+    assert app.run("fine").output == 7
+
+
+def test_parallel_effects_run_at_once_and_return_outcomes_in_call_order(home):
+    app = make_app(home)
+
+    @app.tool("slow")
+    def slow(n: int):
+        time.sleep(0.2)
+        if n == 3:
+            raise loom.InvalidArgumentError("three is refused")
+        return n * 10
+
+    @app.workflow("fan")
+    def fan(ctx, input):
+        outcomes = ctx.effects([(f"call:{n}", "slow", {"n": n}) for n in range(1, 5)],
+                               max_concurrent=4)
+        return [o.output if o.ok else o.error.cause for o in outcomes]
+
+    started = time.monotonic()
+    run = app.run("fan")
+    assert run.output == [10, 20, "invalidArgument", 40]
+    assert time.monotonic() - started < 0.6  # four 0.2 s calls, not one after another
+
+
+def test_a_transient_call_runs_again_on_every_resume(home):
+    app = make_app(home)
+    calls = []
+
+    @app.tool("ping")
+    def ping():
+        calls.append(1)
+        return "pong"
+
+    @app.workflow("transient")
+    def transient(ctx, input):
+        ctx.invoke_transient("ping", {})
+        return ctx.wait_for_signal("go")
+
+    run = app.run("transient")
+    app.signal(run.id, "go", 1)
+    assert len(calls) == 2
+
+
+def test_a_durable_timer_parks_and_a_worker_resumes_it_when_due(home):
+    app = make_app(home)
+
+    @app.workflow("nap")
+    def nap(ctx, input):
+        ctx.sleep("nap", 0.3)
+        return "rested"
+
+    run = app.run("nap")
+    assert (run.status, run.park_reason) == ("parked", "timer")
+    with app.worker(poll_ms=50):
+        deadline = time.monotonic() + 10
+        while app.runs(status="completed") == [] and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert app.resume(run.id).output == "rested"
+
+
+def test_a_signal_with_a_deadline_times_out_durably(home):
+    app = make_app(home)
+
+    @app.workflow("approve")
+    def approve(ctx, input):
+        came, payload = ctx.wait_for_signal_until("ok", "deadline", 0.2, reason="approval")
+        return {"came": came, "payload": payload}
+
+    run = app.run("approve")
+    assert run.park_reason == "approval"
+    time.sleep(0.3)
+    assert app.resume(run.id).output == {"came": False, "payload": None}
+    with pytest.raises(loom.FailedPreconditionError):  # too late: the run has ended
+        app.signal(run.id, "ok", 1)
+
+
+def test_async_steps_and_workflows_are_awaited(home):
+    app = make_app(home)
+
+    async def fetch():
+        await asyncio.sleep(0.01)
+        return "fetched"
+
+    @app.workflow("async")
+    async def wf(ctx, input):
+        await asyncio.sleep(0)
+        return ctx.step("fetch", fetch)
+
+    assert app.run("async").output == "fetched"
+
+
+def test_parking_is_not_swallowed_by_except_exception(home):
+    app = make_app(home)
+
+    @app.workflow("careless")
+    def careless(ctx, input):
+        try:
+            return ctx.wait_for_signal("go")
+        except Exception:  # must not catch the park
+            return "swallowed"
+
+    run = app.run("careless")
+    assert run.status == "parked"
+    assert app.signal(run.id, "go", "yes").output == "yes"
+
+
+def test_a_context_kept_after_its_run_is_refused(home):
+    app = make_app(home)
+    kept = []
+
+    @app.workflow("keep")
+    def keep(ctx, input):
+        kept.append(ctx)
+        return 1
+
+    app.run("keep")
+    with pytest.raises(loom.FailedPreconditionError, match="belongs to a run that has returned"):
+        kept[0].step("late", lambda: 1)
+
+
+def test_cancel_ends_a_parked_run(home):
+    app = make_app(home)
+
+    @app.workflow("waits")
+    def waits(ctx, input):
+        return ctx.wait_for_signal("never")
+
+    run = app.run("waits")
+    cancelled = app.cancel(run.id, "not needed")
+    assert cancelled.status == "cancelled"
+    with pytest.raises(loom.FailedPreconditionError):
+        app.signal(run.id, "never", 1)
+
+
+def test_registering_after_the_first_run_is_refused(home):
+    app = make_app(home)
+
+    @app.workflow("one")
+    def one(ctx, input):
+        return 1
+
+    app.run("one")
+    with pytest.raises(loom.FailedPreconditionError, match="before the first run"):
+        app.workflow("two")(lambda ctx, input: 2)
+
+
+def test_bad_operations_raise_typed_errors_with_the_clis_messages(home):
+    app = make_app(home)
+
+    @app.workflow("one")
+    def one(ctx, input):
+        return 1
+
+    with pytest.raises(loom.NotFoundError):
+        app.run("nope")
+    run = app.run("one", id="fixed-id")
+    with pytest.raises(loom.AlreadyExistsError, match="loom resume"):
+        app.run("one", id="fixed-id")
+    with pytest.raises(loom.InvalidArgumentError, match="not JSON"):
+        app.run("one", {"x": float("nan")})
+    with pytest.raises(loom.NotFoundError):
+        app.resume("no-such-run")
+    assert run.output == 1
+
+
+def test_a_run_started_from_python_is_what_the_loom_command_shows(home, loom_bin):
+    app = make_app(home)
+
+    @app.workflow("shown")
+    def shown(ctx, input):
+        return ctx.step("s", lambda: {"ok": True})
+
+    run = app.run("shown", {"a": 1}, subject="user-7")
+    rows = loom_json(loom_bin, home, "ls", "--json")
+    assert [(r["id"], r["workflow"], r["status"], r["subject"]) for r in rows] == \
+        [(run.id, "shown", "completed", "user-7")]
+    events = loom_json(loom_bin, home, "log", run.id, "--json")
+    assert [e["type"] for e in events][0] == "EXECUTION_STARTED"
+    assert app.log(run.id) == events
+    assert app.state(run.id)["status"] == "completed"
