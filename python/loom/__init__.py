@@ -16,6 +16,7 @@ park, a deploy) is resumed by replay without re-running anything recorded. See d
 """
 
 from . import _native
+from ._native import EffectContext
 from .app import App, Run, Worker, new_master_key
 from .config import Config, define_config
 from .context import Context, EffectCall, EffectOutcome
@@ -30,6 +31,6 @@ DEFAULT_CLAIM_CHECK_CAP_BYTES = 1024
 DEFAULT_CLAIM_CHECK_PREVIEW_CHARS = 256
 
 __all__ = ["App", "Config", "Context", "DEFAULT_CLAIM_CHECK_CAP_BYTES",
-           "DEFAULT_CLAIM_CHECK_PREVIEW_CHARS", "EffectCall", "EffectOutcome", "Model",
+           "DEFAULT_CLAIM_CHECK_PREVIEW_CHARS", "EffectCall", "EffectContext", "EffectOutcome", "Model",
            "OpenAIModel", "Run", "ScriptedModel", "Worker", "define_config", "model",
            "new_master_key", *_errors]

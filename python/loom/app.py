@@ -156,6 +156,15 @@ class App:
                           parallel_tool_calls, dict(compaction) if compaction else None,
                           warn_transcript_bytes)
 
+    def mcp_server(self, name: str, command: str, args: Sequence[str] = (), *,
+                   env: Optional[Mapping[str, str]] = None, inherit_env: bool = True,
+                   working_directory: str = "", timeout_ms: int = 30_000) -> List[str]:
+        """Starts an MCP server over stdio (as ``[[tools.mcp]]`` in a loom.toml) and registers
+        every tool it lists; returns their names, to offer to an agent. Its results are
+        recorded tainted (``mcp:<name>``). The server stops when the app goes."""
+        return _native.add_mcp_server(self._native, name, command, list(args), dict(env or {}),
+                                      inherit_env, working_directory, timeout_ms)
+
     def model(self, model: Any, id: Optional[str] = None) -> Model:
         """Registers a model (to call from workflows with ``ctx.effect``); returns it."""
         m = as_model(model, id)

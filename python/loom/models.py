@@ -5,10 +5,13 @@ Your own model is any object with ``complete(request) -> message`` (``async def`
 message is ``{"role": "assistant", "content": str | None, "toolCalls": [{"id", "name",
 "arguments"}], "usage": {"inputTokens", "outputTokens"}}`` (docs/spec/agent-state.md). Give it
 an ``id`` attribute (the effect id it is journaled under), or pass ``id=`` to :func:`model`.
+``complete(request, ctx)`` also gets the call's :class:`EffectContext` (its ``step_id`` names
+the turn, ``<loop>#turn:<i>:model``; ``execution_id`` and ``attempt`` make idempotency keys).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any, Dict, Mapping, Optional, Union
 
@@ -60,4 +63,15 @@ def model(obj: Any, id: Optional[str] = None) -> Model:
         raise TypeError(f"a model needs a complete(request) method; {type(obj).__name__} "
                         f"has none")
     model_id = id or getattr(obj, "id", None) or type(obj).__name__
-    return Model(_native.python_model(str(model_id), obj))
+    return Model(_native.python_model(str(model_id), obj, _takes_context(obj.complete)))
+
+
+def _takes_context(complete: Any) -> bool:
+    """True when ``complete`` takes ``(request, ctx)``: it is then given the EffectContext
+    (execution id, step id ``<loop>#turn:<i>:model``, attempt) of each call."""
+    try:
+        parameters = inspect.signature(complete).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/agent/model.h"
 #include "loom/agent/tool.h"
 #include "loom/app/config.h"
 #include "loom/effects/middleware.h"
@@ -38,6 +39,8 @@ class NativeApp {
   effects::TaskRegistry& tasks() { return tasks_; }
   // The Python tools' definitions by name, for the agents that offer them.
   std::map<std::string, agent::ToolDefinition, std::less<>>& tools() { return tools_; }
+  // Keeps a started MCP server's client (its tools are registered) while the app lives.
+  void keepServer(std::shared_ptr<void> client) { servers_.push_back(std::move(client)); }
   const std::shared_ptr<const app::Config>& config() const { return config_; }
   const std::string& home() const { return home_; }
   // Refuses (FailedPreconditionError) once a run or worker used the registries.
@@ -55,14 +58,21 @@ class NativeApp {
   workflow::WorkflowRegistry workflows_;
   effects::TaskRegistry tasks_;
   std::map<std::string, agent::ToolDefinition, std::less<>> tools_;
+  std::vector<std::shared_ptr<void>> servers_;  // MCP clients, stopped when the app goes
   std::shared_ptr<const app::Config> config_;
   std::string home_;
   std::recursive_mutex invokeMu_;  // a workflow may call an operation from its own run
   bool started_ = false;
 };
 
-// A Python object with invoke(ctx, input, next) as an effect middleware (py_effects.cc).
+// Python objects as the core's SPIs (py_effects.cc): one with invoke(ctx, input, next) as an
+// effect middleware; one with complete(request) (or complete(request, ctx) when
+// `takesContext`) as a Model under `id`; a callable as a Tool called with its arguments as
+// keyword arguments (its result tainted "tool:<name>" when `untrusted`).
 std::shared_ptr<effects::Middleware> pythonMiddleware(py::object middleware);
+std::shared_ptr<agent::Model> pythonModel(std::string id, py::object model, bool takesContext);
+std::shared_ptr<agent::Tool> pythonTool(agent::ToolDefinition definition, bool untrusted,
+                                        py::object fn);
 
 void bindConfig(py::module_& m);    // py_config.cc
 void bindApp(py::module_& m);       // py_app.cc

@@ -13,6 +13,7 @@
 #include "loom/agent/model.h"
 #include "loom/agent/tool.h"
 #include "loom/effects/taint.h"
+#include "loom/providers/mcp_client.h"
 #include "loom/providers/openai_model.h"
 #include "loom/providers/scripted_model.h"
 #include "py_app.h"
@@ -51,13 +52,17 @@ class PyTool : public agent::Tool {
 
 class PyModel : public agent::Model {
  public:
-  PyModel(std::string id, py::object model) : id_(std::move(id)), model_(keep(std::move(model))) {}
+  PyModel(std::string id, py::object model, bool takesContext)
+      : id_(std::move(id)), model_(keep(std::move(model))), takesContext_(takesContext) {}
   const std::string& id() const override { return id_; }
-  json::value complete(const effects::EffectContext&, const agent::ModelRequest& request) override {
+  json::value complete(const effects::EffectContext& ctx,
+                       const agent::ModelRequest& request) override {
     std::string where = "model '" + id_ + "'";
     json::value message = withGil(where, [&] {
-      py::object out = settled(model_->get().attr("complete")(toPython(request.toJson())));
-      return toJson(out, "the response of " + where);
+      py::object complete = model_->get().attr("complete");
+      py::object out = takesContext_ ? complete(toPython(request.toJson()), ctx)
+                                     : complete(toPython(request.toJson()));
+      return toJson(settled(std::move(out)), "the response of " + where);
     });
     agent::validateAssistantMessage(message, id_);
     return message;
@@ -66,6 +71,7 @@ class PyModel : public agent::Model {
  private:
   std::string id_;
   SharedPy model_;
+  bool takesContext_;
 };
 
 // `next` of a Python middleware: valid during its invoke.
@@ -108,8 +114,7 @@ class PyMiddleware : public effects::Middleware {
 void addTool(NativeApp& app, agent::ToolDefinition d, bool untrusted, py::object fn) {
   guarded([&] {
     app.beforeRegistering("tool '" + d.name + "'");
-    auto tool = std::make_shared<PyTool>(d, untrusted, std::move(fn));
-    agent::registerTool(app.tasks(), tool);
+    agent::registerTool(app.tasks(), pythonTool(d, untrusted, std::move(fn)));
     app.tools()[d.name] = d;
   });
 }
@@ -119,6 +124,25 @@ void addModel(NativeApp& app, std::shared_ptr<agent::Model> model) {
     if (app.tasks().find(model->id()) != nullptr) return;  // one model, several agents
     app.beforeRegistering("model '" + model->id() + "'");
     agent::registerModel(app.tasks(), std::move(model));
+  });
+}
+
+// Starts an MCP server (stdio) and registers its tools; returns their names.
+std::vector<std::string> addMcpServer(NativeApp& app, providers::McpServerOptions options) {
+  return guarded([&] {
+    app.beforeRegistering("MCP server '" + options.name + "'");
+    std::shared_ptr<providers::McpClient> client;
+    {
+      py::gil_scoped_release release;
+      client = providers::registerMcpServer(app.tasks(), std::move(options));
+    }
+    std::vector<std::string> names;
+    for (const auto& d : client->toolDefinitions()) {
+      app.tools()[d.name] = d;
+      names.push_back(d.name);
+    }
+    app.keepServer(std::move(client));
+    return names;
   });
 }
 
@@ -169,6 +193,15 @@ std::shared_ptr<effects::Middleware> pythonMiddleware(py::object middleware) {
   return std::make_shared<PyMiddleware>(std::move(name), std::move(middleware));
 }
 
+std::shared_ptr<agent::Model> pythonModel(std::string id, py::object model, bool takesContext) {
+  return std::make_shared<PyModel>(std::move(id), std::move(model), takesContext);
+}
+
+std::shared_ptr<agent::Tool> pythonTool(agent::ToolDefinition definition, bool untrusted,
+                                        py::object fn) {
+  return std::make_shared<PyTool>(std::move(definition), untrusted, std::move(fn));
+}
+
 void bindEffects(py::module_& m) {
   py::class_<effects::EffectContext>(m, "EffectContext")
       .def_readonly("execution_id", &effects::EffectContext::executionId)
@@ -204,9 +237,7 @@ void bindEffects(py::module_& m) {
           std::make_shared<providers::OpenAiModel>(std::move(o)));
     });
   });
-  m.def("python_model", [](std::string id, py::object model) {
-    return std::static_pointer_cast<agent::Model>(std::make_shared<PyModel>(id, model));
-  });
+  m.def("python_model", &pythonModel);
   m.def("add_model", &addModel);
   m.def("add_tool", [](NativeApp& app, std::string name, std::string description,
                        py::handle schema, bool requiresApproval, int64_t approvalTimeoutMs,
@@ -220,6 +251,15 @@ void bindEffects(py::module_& m) {
     addTool(app, std::move(d), untrusted, std::move(fn));
   });
   m.def("add_agent", &addAgent);
+  m.def("add_mcp_server", [](NativeApp& app, std::string name, std::string command,
+                             std::vector<std::string> args, std::map<std::string, std::string> env,
+                             bool inheritEnv, std::string workingDirectory, int64_t timeoutMs) {
+    providers::McpServerOptions o;
+    o.name = name, o.command = command, o.args = args, o.env = env;
+    o.inheritEnv = inheritEnv, o.workingDirectory = workingDirectory;
+    o.timeoutMillis = timeoutMs;
+    return addMcpServer(app, std::move(o));
+  });
 }
 
 }  // namespace loom::python

@@ -266,3 +266,26 @@ def test_a_bad_script_is_refused_naming_the_part(tmp_path):
     path = tmp_path / "script.json"
     path.write_text(json.dumps(SCRIPT))
     assert loom.ScriptedModel(str(path)).id == "scripted"
+
+
+CHECKOUT = __import__("pathlib").Path(__file__).resolve().parents[2]
+FILESYSTEM_SERVER = CHECKOUT / ("build/mcp-servers/node_modules/@modelcontextprotocol/"
+                                "server-filesystem/dist/index.js")
+
+
+@pytest.mark.skipif(not FILESYSTEM_SERVER.exists(),
+                    reason="the MCP servers are not installed: ./scripts/install-mcp-servers.sh")
+def test_an_mcp_servers_tools_are_offered_and_their_results_recorded_tainted(home, tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("EMEA led with 18%")
+    app = loom.App(home=home)
+    names = app.mcp_server("files", "node", [str(FILESYSTEM_SERVER), str(tmp_path / "data")])
+    assert "read_text_file" in names or "read_file" in names
+    read = "read_text_file" if "read_text_file" in names else "read_file"
+    app.agent("reader", model=loom.ScriptedModel({"turns": [
+        {"toolCalls": [{"name": read, "arguments": {"path": str(tmp_path / "data/notes.txt")}}]},
+        {"answer": "read"}]}), tools=names)
+    run = app.run("reader", "go")
+    assert run.status == "completed", run.error
+    log = json.dumps(app.log(run.id))
+    assert "EMEA led with 18%" in log and '"origin": "mcp:files"' in log
