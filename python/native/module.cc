@@ -11,4 +11,5 @@ PYBIND11_MODULE(_native, m) {
   loom::python::bindWorkflows(m);
   loom::python::bindEffects(m);
   loom::python::bindWorker(m);
+  loom::python::bindBench(m);
 }

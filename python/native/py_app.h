@@ -79,5 +79,6 @@ void bindApp(py::module_& m);       // py_app.cc
 void bindWorkflows(py::module_& m); // py_workflow.cc
 void bindEffects(py::module_& m);   // py_effects.cc: tools, models, middleware, agents
 void bindWorker(py::module_& m);    // py_worker.cc
+void bindBench(py::module_& m);     // py_bench.cc: C++ twins of bench/python_bench.py
 
 }  // namespace loom::python

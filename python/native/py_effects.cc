@@ -20,6 +20,7 @@
 #include "py_callbacks.h"
 #include "py_errors.h"
 #include "py_json.h"
+#include "py_transcript.h"
 
 namespace loom::python {
 namespace {
@@ -59,9 +60,12 @@ class PyModel : public agent::Model {
                        const agent::ModelRequest& request) override {
     std::string where = "model '" + id_ + "'";
     json::value message = withGil(where, [&] {
+      py::dict r;
+      r["messages"] = transcripts_.messages(ctx.executionId, request.messages);
+      r["tools"] = toPython(json::value(request.tools));
+      r["purpose"] = request.purpose;
       py::object complete = model_->get().attr("complete");
-      py::object out = takesContext_ ? complete(toPython(request.toJson()), ctx)
-                                     : complete(toPython(request.toJson()));
+      py::object out = takesContext_ ? complete(r, ctx) : complete(r);
       return toJson(settled(std::move(out)), "the response of " + where);
     });
     agent::validateAssistantMessage(message, id_);
@@ -72,6 +76,7 @@ class PyModel : public agent::Model {
   std::string id_;
   SharedPy model_;
   bool takesContext_;
+  TranscriptCache transcripts_;  // GUARDED_BY(the GIL)
 };
 
 // `next` of a Python middleware: valid during its invoke.

@@ -289,3 +289,49 @@ def test_an_mcp_servers_tools_are_offered_and_their_results_recorded_tainted(hom
     assert run.status == "completed", run.error
     log = json.dumps(app.log(run.id))
     assert "EMEA led with 18%" in log and '"origin": "mcp:files"' in log
+
+
+class Compacting:
+    """Calls `search` every turn; answers the summary request; records what each turn saw."""
+
+    id = "compacting"
+
+    def __init__(self):
+        self.turns = []
+
+    def complete(self, request, ctx):
+        messages = request["messages"]
+        if request["purpose"] == "compact":
+            return {"role": "assistant", "content": "SUMMARY of the early turns"}
+        self.turns.append([dict(m) for m in messages])
+        turn = int(ctx.step_id.split(":")[1])
+        if turn > 8:
+            return {"role": "assistant", "content": "done"}
+        return {"role": "assistant", "toolCalls": [
+            {"id": f"c{turn}", "name": "search", "arguments": {"query": f"q{turn}"}}]}
+
+
+def test_a_python_model_sees_each_turns_transcript_exactly_across_compaction(home):
+    model = Compacting()
+    app = loom.App(home=home)
+
+    @app.tool()
+    def search(query: str):
+        return {"hits": [query + " " + "x" * 400]}
+
+    app.agent("a", model=model, tools=[search], system="sys",
+              compaction={"trigger_bytes": 2000, "keep_last_turns": 1})
+    run = app.run("a", "go")
+    assert run.status == "completed", run.error
+    # Without compaction each turn's transcript extends the one before by the model's call
+    # and its result; a compaction replaces the early turns by the summary.
+    compacted = [i for i, t in enumerate(model.turns) if any(
+        "SUMMARY of the early turns" in json.dumps(m) for m in t)]
+    assert compacted, "the transcript was never compacted"
+    first = compacted[0]
+    assert len(model.turns[first]) < len(model.turns[first - 1]) + 2
+    for before, after in zip(model.turns, model.turns[1:]):
+        if after[:len(before)] != before:  # not an extension: it must be a compaction
+            assert any("SUMMARY" in json.dumps(m) for m in after)
+    last_tool = [m for m in model.turns[-1] if m["role"] == "tool"][-1]
+    assert "q8" in json.dumps(last_tool)
