@@ -32,9 +32,9 @@ std::pair<int, std::string> NativeApp::invoke(std::vector<std::string> args) {
 int NativeApp::main(std::vector<std::string> argv) {
   std::lock_guard lock(invokeMu_);
   started_ = true;
-  if (!home_.empty() && std::getenv("LOOM_HOME") == nullptr) {
-    argv.insert(argv.begin() + 1, {"--home", home_});
-  }
+  bool homeGiven = std::getenv("LOOM_HOME") != nullptr;
+  for (const auto& a : argv) homeGiven = homeGiven || a == "--home" || a.starts_with("--home=");
+  if (!home_.empty() && !homeGiven) argv.insert(argv.begin() + 1, {"--home", home_});
   std::vector<char*> line;
   for (auto& a : argv) line.push_back(a.data());
   return cli::main(static_cast<int>(line.size()), line.data(), workflows_, tasks_, config_);

@@ -124,3 +124,13 @@ def test_python_dash_m_loom_names_a_bad_app(tmp_path):
     assert "notanapp.app is not a loom.App" in out.stderr
     out = run_python(tmp_path, "-m", "loom", "--app", "notanapp:app", "bogus")
     assert out.returncode != 0
+
+
+def test_the_command_lines_home_wins_over_the_apps(tmp_path, loom_bin):
+    write_module(tmp_path, "doubling", APP_MODULE)
+    other = tmp_path / "other-home"
+    out = run_python(tmp_path, "-m", "loom", "--app", "doubling:app", "--home", str(other),
+                     "run", "double", "--input", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [r["workflow"] for r in loom_json(loom_bin, str(other), "ls", "--json")] == ["double"]
+    assert not (tmp_path / "home").exists()

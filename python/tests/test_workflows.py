@@ -266,3 +266,17 @@ def test_a_run_started_from_python_is_what_the_loom_command_shows(home, loom_bin
     assert [e["type"] for e in events][0] == "EXECUTION_STARTED"
     assert app.log(run.id) == events
     assert app.state(run.id)["status"] == "completed"
+
+
+def test_operations_for_the_operator_answer_from_python(home):
+    app = make_app(home)
+
+    @app.workflow("one")
+    def one(ctx, input):
+        return 1
+
+    app.run("one")
+    assert app.doctor()["home"].endswith("home")
+    assert "loom run" in app.cli("--help")
+    key = loom.new_master_key()
+    assert len(key) == 64 and int(key, 16) >= 0
