@@ -32,12 +32,14 @@
 #include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
 #include "loom/kernel/sqlite_event_store.h"
+#include "report_pages.h"
 #include "support/temp_dir.h"
 
 namespace {
 
 using namespace loom;
 namespace fs = std::filesystem;
+using loom::bench::fetchReport;
 using Clock = std::chrono::steady_clock;
 
 const fs::path kLongRunApp = fs::path(LOOM_SOURCE_DIR) / "examples/agents/long-run.toml";
@@ -53,25 +55,6 @@ double median(std::vector<double> v) {
 }
 
 using TempHome = loom::testing::TempDir;
-
-// examples/agents/tools/fetch_report, byte for byte: a Park-Miller sequence seeded by the
-// page picks the body's length (1430..3899) and its words.
-json::value fetchReport(int64_t page) {
-  static const char* kWords[] = {"revenue",  "margin", "growth",   "quarter", "region",  "forecast",
-                                 "customer", "churn",  "pipeline", "cost",    "segment", "outlook",
-                                 "price",    "volume", "channel",  "backlog"};
-  int64_t seed = (page * 7919 + 104729) % 2147483647;
-  if (seed == 0) seed = 1;
-  auto rnd = [&seed] { return seed = (seed * 16807) % 2147483647; };
-  std::size_t target = static_cast<std::size_t>(1430 + rnd() % 2470);
-  std::string body;
-  while (body.size() < target) body += (body.empty() ? "" : " ") + std::string(kWords[rnd() % 16]);
-  body.resize(target);
-  return json::object{{"id", "r-" + std::to_string(page)},
-                      {"title", "Quarterly report, page " + std::to_string(page)},
-                      {"page", page},
-                      {"body", body}};
-}
 
 // The model: fetch_report with page = turn for turns 1..pages; then, with an approval tool,
 // one call of `publish`; then the answer. Deterministic from the step id.

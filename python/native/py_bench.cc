@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "bench/report_pages.h"
 #include "effects/step_ids.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/model.h"
@@ -20,22 +21,7 @@
 namespace loom::python {
 namespace {
 
-json::value fetchReport(int64_t page) {
-  static const char* kWords[] = {"revenue",  "margin", "growth",   "quarter", "region",  "forecast",
-                                 "customer", "churn",  "pipeline", "cost",    "segment", "outlook",
-                                 "price",    "volume", "channel",  "backlog"};
-  int64_t seed = (page * 7919 + 104729) % 2147483647;
-  if (seed == 0) seed = 1;
-  auto rnd = [&seed] { return seed = (seed * 16807) % 2147483647; };
-  std::size_t target = static_cast<std::size_t>(1430 + rnd() % 2470);
-  std::string body;
-  while (body.size() < target) body += (body.empty() ? "" : " ") + std::string(kWords[rnd() % 16]);
-  body.resize(target);
-  return json::object{{"id", "r-" + std::to_string(page)},
-                      {"title", "Quarterly report, page " + std::to_string(page)},
-                      {"page", page},
-                      {"body", body}};
-}
+using bench::fetchReport;
 
 class PagesModel : public agent::Model {
  public:
