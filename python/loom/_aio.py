@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Awaitable, List
+from typing import Any, Awaitable, Dict, List
 
-_local = threading.local()
+# By the OS thread: a core thread's Python thread state (and any threading.local) is made
+# afresh for each call, so a thread-local loop would not outlive the call.
+_loops: Dict[int, asyncio.AbstractEventLoop] = {}
+_loops_lock = threading.Lock()
 
 
 def wait(awaitable: Awaitable[Any]) -> Any:
@@ -25,10 +28,12 @@ def wait(awaitable: Awaitable[Any]) -> Any:
 
 
 def _loop() -> asyncio.AbstractEventLoop:
-    loop = getattr(_local, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
-        _local.loop = loop
+    key = threading.get_ident()
+    with _loops_lock:
+        loop = _loops.get(key)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            _loops[key] = loop
     return loop
 
 

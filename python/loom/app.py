@@ -4,6 +4,7 @@ in this process, on a home that the ``loom`` command line reads too (docs/python
 from __future__ import annotations
 
 import atexit
+from builtins import id as builtins_id
 import json
 import os
 import threading
@@ -14,7 +15,6 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from . import _native
 from .config import Config, ConfigInput, define_config
 from .context import Context
-from .errors import InvalidArgumentError
 from .models import Model, model as as_model
 from .tools import description_of, infer_parameters
 
@@ -44,10 +44,9 @@ class Run:
 
 
 def _json_text(value: Any, what: str) -> str:
-    try:
-        return json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidArgumentError(f"{what} is not JSON: {e}") from None
+    """JSON text by the binding's rules (what a step's output must be: no NaN, no int beyond
+    64 bits, at most 32 levels), so an input arrives in the workflow exactly as given."""
+    return _native.json_text(value, what)
 
 
 _workers: "weakref.WeakSet[Worker]" = weakref.WeakSet()
@@ -108,6 +107,16 @@ class App:
         self.config: Config = define_config(config)
         self.home = os.fspath(home) if home is not None else self.config.home
         self._native = _native.App(self.config._native, os.fspath(home) if home else "")
+        self._models: Dict[int, Any] = {}  # id(object) -> (object, Model): one per object
+
+    def _model_of(self, model: Any, id: Optional[str] = None) -> Model:
+        if isinstance(model, Model):
+            return model
+        kept = self._models.get(builtins_id(model))
+        if kept is None:
+            kept = (model, as_model(model, id))
+            self._models[builtins_id(model)] = kept
+        return kept[1]
 
     # -- registration ---------------------------------------------------------------------
     def workflow(self, name: Optional[str] = None, *, description: str = "") -> Callable:
@@ -148,7 +157,7 @@ class App:
         :class:`loom.Model` or your own model object; ``tools`` are tool names or functions
         registered with :meth:`tool`. ``compaction``: ``{"trigger_bytes", "keep_last_turns",
         "model"}``."""
-        m = as_model(model)
+        m = self._model_of(model)
         _native.add_model(self._native, m._native)
         names = [t if isinstance(t, str) else getattr(t, "loom_tool_name", t.__name__)
                  for t in tools]
@@ -167,7 +176,7 @@ class App:
 
     def model(self, model: Any, id: Optional[str] = None) -> Model:
         """Registers a model (to call from workflows with ``ctx.effect``); returns it."""
-        m = as_model(model, id)
+        m = self._model_of(model, id)
         _native.add_model(self._native, m._native)
         return m
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from typing import Any, Callable, Dict, Optional
 
+_UnionType = getattr(types, "UnionType", None)  # `int | None` (Python 3.10+)
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean",
            list: "array", tuple: "array", dict: "object"}
 
@@ -14,7 +16,7 @@ def _schema_of(hint: Any) -> Dict[str, Any]:
     if hint is inspect.Parameter.empty or hint is Any:
         return {}
     origin = typing.get_origin(hint)
-    if origin is typing.Union:
+    if origin is typing.Union or (_UnionType is not None and origin is _UnionType):
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         return _schema_of(options[0]) if len(options) == 1 else {}
     if origin in (list, tuple):

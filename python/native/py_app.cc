@@ -20,8 +20,12 @@ void NativeApp::beforeRegistering(std::string_view what) const {
   }
 }
 
+bool NativeApp::hasModel(const std::shared_ptr<agent::Model>& model) const {
+  auto it = models_.find(model->id());
+  return it != models_.end() && it->second == model;
+}
+
 std::pair<int, std::string> NativeApp::invoke(std::vector<std::string> args) {
-  std::lock_guard lock(invokeMu_);
   started_ = true;
   if (!home_.empty()) args.insert(args.begin(), {"--home", home_});
   std::ostringstream out;
@@ -30,7 +34,6 @@ std::pair<int, std::string> NativeApp::invoke(std::vector<std::string> args) {
 }
 
 int NativeApp::main(std::vector<std::string> argv) {
-  std::lock_guard lock(invokeMu_);
   started_ = true;
   bool homeGiven = std::getenv("LOOM_HOME") != nullptr;
   for (const auto& a : argv) homeGiven = homeGiven || a == "--home" || a.starts_with("--home=");

@@ -9,7 +9,7 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,16 +53,19 @@ class NativeApp {
   // The session options a worker of this app opens its home with.
   void applyHome(host::HomeOptions& options) const;
   void markStarted() { started_ = true; }
+  // Whether `model` is the model registered under its id (several agents may share one).
+  bool hasModel(const std::shared_ptr<agent::Model>& model) const;
+  void keepModel(std::shared_ptr<agent::Model> model) { models_[model->id()] = std::move(model); }
 
  private:
   workflow::WorkflowRegistry workflows_;
   effects::TaskRegistry tasks_;
   std::map<std::string, agent::ToolDefinition, std::less<>> tools_;
   std::vector<std::shared_ptr<void>> servers_;  // MCP clients, stopped when the app goes
+  std::map<std::string, std::shared_ptr<agent::Model>, std::less<>> models_;
   std::shared_ptr<const app::Config> config_;
   std::string home_;
-  std::recursive_mutex invokeMu_;  // a workflow may call an operation from its own run
-  bool started_ = false;
+  std::atomic<bool> started_{false};
 };
 
 // Python objects as the core's SPIs (py_effects.cc): one with invoke(ctx, input, next) as an

@@ -105,6 +105,33 @@ std::shared_ptr<const app::Config> withCallables(std::shared_ptr<const app::Conf
   return app::defineConfig(std::move(config));
 }
 
+// The parse saw only the dict entries of execution.effectMiddleware: a problem at its k-th
+// entry is named at that entry's place in the list the user wrote.
+std::shared_ptr<const app::Config> parseGroups(const json::value& groups, const std::string& origin,
+                                               const Callables& c) {
+  try {
+    return app::parseConfigJson(groups, origin);
+  } catch (const app::ConfigValidationError& e) {
+    if (c.middleware.empty()) throw;
+    std::vector<std::size_t> places;  // of the dict entries, in order
+    for (std::size_t i = 0, py = 0; i < c.middlewareCount; ++i) {
+      if (py < c.middleware.size() && c.middleware[py].first == i) ++py;
+      else places.push_back(i);
+    }
+    const std::string prefix = "execution.effectMiddleware[";
+    app::ConfigIssues issues = e.issues();
+    for (auto& issue : issues) {
+      if (!issue.path.starts_with(prefix)) continue;
+      std::size_t close = issue.path.find(']', prefix.size());
+      std::size_t k = std::stoul(issue.path.substr(prefix.size(), close - prefix.size()));
+      if (k < places.size()) {
+        issue.path = prefix + std::to_string(places[k]) + issue.path.substr(close);
+      }
+    }
+    throw app::ConfigValidationError(e.origin(), std::move(issues));
+  }
+}
+
 Callables callablesOf(py::dict digests, py::object onOffload, py::object onWarn,
                       std::vector<std::pair<std::size_t, py::object>> middleware,
                       std::size_t middlewareCount) {
@@ -126,12 +153,14 @@ void bindConfig(py::module_& m) {
          std::size_t middlewareCount) {
         return guarded([&] {
           json::value json = toJson(groups, "the config");
-          auto parsed = app::parseConfigJson(json, origin);
-          auto config = withCallables(
-              parsed, callablesOf(digests, onOffload, onWarn, middleware, middlewareCount));
+          Callables c = callablesOf(digests, onOffload, onWarn, middleware, middlewareCount);
+          auto config = withCallables(parseGroups(json, origin, c), c);
           return std::const_pointer_cast<app::Config>(config);
         });
       });
+  m.def("json_text", [](py::handle value, std::string what) {
+    return guarded([&] { return json::toText(toJson(value, what)); });
+  });
   m.def("load_config", [](std::string path) {
     return guarded([&] { return std::const_pointer_cast<app::Config>(app::loadConfigFile(path)); });
   });

@@ -79,12 +79,18 @@ class PyModel : public agent::Model {
   TranscriptCache transcripts_;  // GUARDED_BY(the GIL)
 };
 
-// `next` of a Python middleware: valid during its invoke.
+// `next` of a Python middleware: valid during its invoke (`live` is cleared when it returns).
 struct PyNext {
   const effects::Next* next;
   const effects::EffectContext* ctx;
+  std::shared_ptr<bool> live;  // GUARDED_BY(the GIL)
   py::object operator()(py::handle input) const {
     return guarded([&] {
+      if (!*live) {
+        throw FailedPreconditionError(
+            "a middleware's next was called after its invoke returned; call next only inside "
+            "invoke");
+      }
       json::value in = toJson(input, "the input a middleware passed to next");
       json::value out;
       {
@@ -105,8 +111,13 @@ class PyMiddleware : public effects::Middleware {
                      const effects::Next& next) override {
     std::string where = "middleware '" + name_ + "'";
     return withGil(where, [&] {
+      auto live = std::make_shared<bool>(true);
+      struct Expire {
+        std::shared_ptr<bool> live;
+        ~Expire() { *live = false; }
+      } expire{live};
       py::object out = settled(middleware_->get().attr("invoke")(ctx, toPython(input),
-                                                                  PyNext{&next, &ctx}));
+                                                                  PyNext{&next, &ctx, live}));
       return toJson(out, "the result of " + where);
     });
   }
@@ -118,6 +129,14 @@ class PyMiddleware : public effects::Middleware {
 
 void addTool(NativeApp& app, agent::ToolDefinition d, bool untrusted, py::object fn) {
   guarded([&] {
+    if (d.onApprovalTimeout != "deny" && d.onApprovalTimeout != "approve" &&
+        d.onApprovalTimeout != "fail") {
+      throw InvalidArgumentError("tool '" + d.name + "': on_approval_timeout must be \"deny\", "
+                                 "\"approve\" or \"fail\", not \"" + d.onApprovalTimeout + "\"");
+    }
+    if (d.approvalTimeoutMillis < 0) {
+      throw InvalidArgumentError("tool '" + d.name + "': approval_timeout_ms must be >= 0");
+    }
     app.beforeRegistering("tool '" + d.name + "'");
     agent::registerTool(app.tasks(), pythonTool(d, untrusted, std::move(fn)));
     app.tools()[d.name] = d;
@@ -126,9 +145,15 @@ void addTool(NativeApp& app, agent::ToolDefinition d, bool untrusted, py::object
 
 void addModel(NativeApp& app, std::shared_ptr<agent::Model> model) {
   guarded([&] {
-    if (app.tasks().find(model->id()) != nullptr) return;  // one model, several agents
+    if (app.hasModel(model)) return;  // one model, several agents
     app.beforeRegistering("model '" + model->id() + "'");
-    agent::registerModel(app.tasks(), std::move(model));
+    if (app.tasks().find(model->id()) != nullptr) {
+      throw AlreadyExistsError("a model or tool named '" + model->id() +
+                               "' is registered already; give this model an id of its own "
+                               "(ScriptedModel(..., id=...), loom.model(obj, id=...))");
+    }
+    agent::registerModel(app.tasks(), model);
+    app.keepModel(std::move(model));
   });
 }
 
@@ -151,11 +176,22 @@ std::vector<std::string> addMcpServer(NativeApp& app, providers::McpServerOption
   });
 }
 
-agent::CompactionOptions compactionOf(py::dict c) {
+// {"trigger_bytes", "keep_last_turns", "model"}; anything else is refused, naming it.
+agent::CompactionOptions compactionOf(const std::string& agent, const json::value& c) {
+  std::string at = "agent '" + agent + "': compaction";
+  if (!c.is_object()) throw InvalidArgumentError(at + " must be a dict");
   agent::CompactionOptions o;
-  if (c.contains("trigger_bytes")) o.triggerBytes = c["trigger_bytes"].cast<int64_t>();
-  if (c.contains("keep_last_turns")) o.keepLastTurns = c["keep_last_turns"].cast<int64_t>();
-  if (c.contains("model")) o.model = c["model"].cast<std::string>();
+  for (const auto& [key, value] : c.get_object()) {
+    bool count = key == "trigger_bytes" || key == "keep_last_turns";
+    if (count && (!value.is_int64() || value.get_int64() < 0)) {
+      throw InvalidArgumentError(at + "." + std::string(key) + " must be an int >= 0");
+    }
+    if (key == "trigger_bytes") o.triggerBytes = value.get_int64();
+    else if (key == "keep_last_turns") o.keepLastTurns = value.get_int64();
+    else if (key == "model" && value.is_string()) o.model = std::string(value.get_string());
+    else throw InvalidArgumentError(at + ": unknown or mistyped key '" + std::string(key) +
+                                    "'; expected trigger_bytes, keep_last_turns or model");
+  }
   return o;
 }
 
@@ -178,7 +214,7 @@ void addAgent(NativeApp& app, std::string name, std::string modelId,
     o.maxTurns = maxTurns;
     o.parallelToolCalls = parallelToolCalls;
     o.modelInput = agent::modelInputModeFromName(app.config()->execution.journal.modelInput);
-    if (!compaction.is_none()) o.compaction = compactionOf(compaction.cast<py::dict>());
+    if (!compaction.is_none()) o.compaction = compactionOf(name, toJson(compaction, "compaction"));
     o.warnTranscriptBytes = warnTranscriptBytes;
     o.onWarn = app.config()->observability.onWarn;
     if (maxTurns < 1) throw InvalidArgumentError("agent '" + name + "': max_turns must be >= 1");

@@ -78,10 +78,18 @@ py::object errorObject(const Error& e) {
 
 }  // namespace
 
+void raiseAgain(const PythonInterrupt& i) {
+  py::object exception = i.exception->get();
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());
+  throw py::error_already_set();
+}
+
 void raiseInPython(std::exception_ptr e) {
   py::object obj;
   try {
     std::rethrow_exception(e);
+  } catch (const PythonInterrupt& i) {
+    raiseAgain(i);
   } catch (const Error& error) {
     obj = errorObject(error);
   } catch (const std::exception& other) {
@@ -109,6 +117,7 @@ void rethrowFromPython(py::error_already_set& e, std::string_view where) {
     }
     PyErr_Clear();
   }
+  if (!PyObject_IsInstance(value.ptr(), PyExc_Exception)) throw PythonInterrupt{keep(value)};
   std::string type = py::str(py::type::handle_of(value).attr("__name__"));
   std::string message = py::str(value);
   py::object errorClass = py::module_::import("loom.errors").attr("Error");

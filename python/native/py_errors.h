@@ -8,6 +8,10 @@
 //    the core; else a loom::Error of its `code` (a loom.Error raised by user code:
 //    loom.UnavailableError is retried as any unavailable error) or, for any other exception,
 //    an internal error naming where it was raised and its type and message.
+//  - a Python BaseException that is not an Exception (KeyboardInterrupt, SystemExit) is not
+//    a failure of the step: it crosses the core as PythonInterrupt, which nothing records
+//    (the run stops as if its process had, resumable), and is raised again as it was when it
+//    reaches Python.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -15,9 +19,19 @@
 #include <exception>
 #include <string_view>
 
+#include "py_callbacks.h"
+
 namespace loom::python {
 
 namespace py = pybind11;
+
+// Deliberately not a std::exception: the core records nothing for it and lets it through.
+struct PythonInterrupt {
+  SharedPy exception;  // the KeyboardInterrupt, SystemExit, ...
+};
+
+// Sets `i`'s Python exception again and throws py::error_already_set. GIL held.
+[[noreturn]] void raiseAgain(const PythonInterrupt& i);
 
 // Sets the Python exception for `e` and throws py::error_already_set. GIL held.
 [[noreturn]] void raiseInPython(std::exception_ptr e);
@@ -33,6 +47,8 @@ auto guarded(F&& f) -> decltype(f()) {
     return f();
   } catch (py::error_already_set&) {
     throw;
+  } catch (const PythonInterrupt& i) {
+    raiseAgain(i);
   } catch (...) {
     raiseInPython(std::current_exception());
   }

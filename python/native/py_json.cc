@@ -1,6 +1,7 @@
 #include "py_json.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "loom/util/error.h"
@@ -8,7 +9,6 @@
 namespace loom::python {
 namespace {
 
-constexpr int kMaxDepth = 256;
 
 [[noreturn]] void refuse(std::string_view what, const std::string& at, const std::string& why) {
   throw InvalidArgumentError(std::string(what) + " is not JSON: " + why + " at " + at +
@@ -18,8 +18,27 @@ constexpr int kMaxDepth = 256;
 
 std::string typeName(py::handle v) { return py::str(py::type::handle_of(v).attr("__name__")); }
 
-json::value convert(py::handle v, std::string_view what, const std::string& at, int depth) {
-  if (depth > kMaxDepth) refuse(what, at, "nested deeper than 256 levels (a cycle?)");
+// UTF-8 of a str; nullopt for one that is not valid Unicode (a lone surrogate).
+std::optional<std::string_view> utf8(py::handle s) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(s.ptr(), &size);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return std::string_view(text, static_cast<std::size_t>(size));
+}
+
+void enter(std::string_view what, const std::string& at, std::size_t depth) {
+  if (depth >= json::kMaxValueDepth) {
+    refuse(what, at, "lists and dicts nested deeper than " +
+                         std::to_string(json::kMaxValueDepth) +
+                         " levels, the most a journaled value may (a cycle?)");
+  }
+}
+
+json::value convert(py::handle v, std::string_view what, const std::string& at,
+                    std::size_t depth) {
   if (v.is_none()) return nullptr;
   if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
   if (PyLong_Check(v.ptr())) {
@@ -39,15 +58,12 @@ json::value convert(py::handle v, std::string_view what, const std::string& at, 
     return d;
   }
   if (PyUnicode_Check(v.ptr())) {
-    Py_ssize_t size = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(v.ptr(), &size);
-    if (text == nullptr) {
-      PyErr_Clear();
-      refuse(what, at, "a str that is not valid Unicode (a lone surrogate)");
-    }
-    return json::value(std::string_view(text, static_cast<std::size_t>(size)));
+    auto text = utf8(v);
+    if (!text) refuse(what, at, "a str that is not valid Unicode (a lone surrogate)");
+    return json::value(*text);
   }
   if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+    enter(what, at, depth);
     json::array out;
     py::sequence items = py::reinterpret_borrow<py::sequence>(v);
     out.reserve(items.size());
@@ -58,14 +74,16 @@ json::value convert(py::handle v, std::string_view what, const std::string& at, 
     return out;
   }
   if (PyDict_Check(v.ptr())) {
+    enter(what, at, depth);
     json::object out;
     for (auto [key, item] : py::reinterpret_borrow<py::dict>(v)) {
       if (!PyUnicode_Check(key.ptr())) {
         refuse(what, at, "a dict key of type " + typeName(key) + " (" +
                              std::string(py::repr(key)) + ")");
       }
-      std::string k = py::str(key);
-      out[k] = convert(item, what, at + "." + k, depth + 1);
+      auto k = utf8(key);
+      if (!k) refuse(what, at, "a dict key that is not valid Unicode (a lone surrogate)");
+      out[*k] = convert(item, what, at + "." + std::string(*k), depth + 1);
     }
     return out;
   }

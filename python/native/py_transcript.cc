@@ -28,7 +28,13 @@ py::list TranscriptCache::messages(const std::string& executionId,
     });
     runs_.erase(oldest);
   }
-  return py::list(out);  // a list of its own; the messages are shared
+  py::list mine(lent.size());  // a list of its own, of dicts of its own (nested values shared)
+  for (std::size_t i = 0; i < lent.size(); ++i) {
+    py::handle m = out[i];
+    mine[i] = PyDict_Check(m.ptr()) ? py::object(py::reinterpret_borrow<py::dict>(m).attr("copy")())
+                                    : py::reinterpret_borrow<py::object>(m);
+  }
+  return mine;
 }
 
 }  // namespace loom::python

@@ -5,8 +5,9 @@
 // of JSON for a 200-turn agent with 3 kB tool results). So per execution the converted list
 // is kept with the SharedArray it came from (which keeps that storage alive, so an address
 // cannot be reused), and the next turn converts only the messages past the longest prefix
-// whose values are the very same ones. The model gets a fresh list each turn; the message
-// dicts in it are shared with later turns, so a model must not change them.
+// whose values are the very same ones. The model gets a fresh list of fresh message dicts each
+// turn (shallow copies: a value nested in a message is shared with later turns, so a model
+// must not change one in place).
 // At most kMaxRuns executions are kept (least recently used first out). GIL held throughout.
 #pragma once
 

@@ -4,10 +4,18 @@
 // functions it is handed (a step's fn) run with the GIL taken back. The replay contract is
 // C++'s: the workflow function is run again from the top on every resume, and recorded steps
 // return their recorded values (docs/python.md, "Replay").
+//
+// A Context is valid while its workflow function runs: a call from a thread the workflow
+// started that is still in flight when the function returns is waited for; a later call is
+// refused. Once the core stopped the run (a park, a cancel), the context answers every further
+// call, and the function's return, with that same stop: workflow code that catches
+// loom.Suspended cannot go on as if the run had not parked.
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 
 #include "loom/workflow/errors.h"
 #include "py_app.h"
@@ -18,90 +26,107 @@
 namespace loom::python {
 namespace {
 
-// What Python holds of a run's WorkflowContext: valid while its workflow function runs.
 class Context {
  public:
   explicit Context(workflow::WorkflowContext& ctx) : ctx_(&ctx) {}
-  void close() { ctx_ = nullptr; }
-  workflow::WorkflowContext& get() const {
-    if (ctx_ == nullptr) {
-      throw FailedPreconditionError(
-          "this workflow context belongs to a run that has returned; use a context only inside "
-          "its workflow function");
-    }
-    return *ctx_;
+
+  // Runs `f(ctx)` with the GIL released; a stop of the run is kept (see above). GIL held.
+  template <class F>
+  auto call(F&& f) -> decltype(f(std::declval<workflow::WorkflowContext&>())) {
+    return guarded([&] {
+      Use use(*this);
+      py::gil_scoped_release release;
+      try {
+        return f(*ctx_);
+      } catch (const std::exception&) {
+        throw;
+      } catch (...) {  // the core's control flow: the run stops here
+        std::lock_guard lock(mu_);
+        stopped_ = std::current_exception();
+        throw;
+      }
+    });
+  }
+  // Waits for calls in flight (GIL released meanwhile), then refuses every later one. GIL held.
+  void close() {
+    py::gil_scoped_release release;
+    std::unique_lock lock(mu_);
+    closed_ = true;
+    idle_.wait(lock, [&] { return inFlight_ == 0; });
+  }
+  // The run's stop, when a call met one: the workflow's return must not hide it.
+  std::exception_ptr stopped() {
+    std::lock_guard lock(mu_);
+    return stopped_;
   }
 
  private:
+  struct Use {
+    explicit Use(Context& c) : c(c) {
+      std::lock_guard lock(c.mu_);
+      if (c.stopped_) std::rethrow_exception(c.stopped_);
+      if (c.closed_) {
+        throw FailedPreconditionError(
+            "this workflow context belongs to a run that has returned; use a context only "
+            "inside its workflow function");
+      }
+      ++c.inFlight_;
+    }
+    ~Use() {
+      std::lock_guard lock(c.mu_);
+      if (--c.inFlight_ == 0) c.idle_.notify_all();
+    }
+    Context& c;
+  };
+
   workflow::WorkflowContext* ctx_;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int inFlight_ = 0;           // GUARDED_BY(mu_)
+  bool closed_ = false;        // GUARDED_BY(mu_)
+  std::exception_ptr stopped_; // GUARDED_BY(mu_)
 };
 
 py::object step(Context& c, std::string stepId, py::object fn) {
-  return guarded([&] {
-    workflow::WorkflowContext& ctx = c.get();
-    std::string where = "step '" + stepId + "'";
-    auto run = [&]() -> json::value {
-      return withGil(where, [&] { return toJson(settled(fn()), "the output of " + where); });
-    };
-    json::value out;
-    {
-      py::gil_scoped_release release;
-      out = ctx.step(stepId, run);
-    }
-    return toPython(out);
-  });
+  std::string where = "step '" + stepId + "'";
+  auto run = [&]() -> json::value {
+    return withGil(where, [&] { return toJson(settled(fn()), "the output of " + where); });
+  };
+  return toPython(c.call([&](auto& ctx) { return ctx.step(stepId, run); }));
 }
 
 py::object effect(Context& c, std::string stepId, std::string effectId, py::handle input) {
-  return guarded([&] {
-    json::value in = toJson(input, "the input of step '" + stepId + "'");
-    json::value out;
-    {
-      py::gil_scoped_release release;
-      out = c.get().effect(stepId, effectId, std::move(in));
-    }
-    return toPython(out);
-  });
+  json::value in = guarded([&] { return toJson(input, "the input of step '" + stepId + "'"); });
+  return toPython(
+      c.call([&](auto& ctx) { return ctx.effect(stepId, effectId, std::move(in)); }));
 }
 
 // [(step_id, effect_id, input)] -> [(output, error)]; error is the loom.StepFailedError.
 py::list effects(Context& c, py::list calls, int maxConcurrent) {
-  return guarded([&] {
-    std::vector<workflow::WorkflowContext::EffectCall> native;
+  std::vector<workflow::WorkflowContext::EffectCall> native = guarded([&] {
+    std::vector<workflow::WorkflowContext::EffectCall> out;
     for (py::handle call : calls) {
       auto t = call.cast<py::tuple>();
       std::string stepId = t[0].cast<std::string>();
-      native.push_back({stepId, t[1].cast<std::string>(),
-                        toJson(t[2], "the input of step '" + stepId + "'")});
-    }
-    std::vector<workflow::WorkflowContext::EffectOutcome> outcomes;
-    {
-      py::gil_scoped_release release;
-      outcomes = c.get().effects(std::move(native), maxConcurrent);
-    }
-    py::list out;
-    for (auto& o : outcomes) {
-      py::object error = py::none();
-      if (o.failure) {
-        try {
-          raiseInPython(o.failure);
-        } catch (py::error_already_set& e) {
-          error = e.value();
-        }
-      }
-      out.append(py::make_tuple(o.failure ? py::none() : toPython(o.output), error));
+      out.push_back({stepId, t[1].cast<std::string>(),
+                     toJson(t[2], "the input of step '" + stepId + "'")});
     }
     return out;
   });
-}
-
-template <class F>
-auto released(Context& c, F&& f) {
-  return guarded([&] {
-    workflow::WorkflowContext& ctx = c.get();
-    py::gil_scoped_release release;
-    return f(ctx);
-  });
+  auto outcomes = c.call([&](auto& ctx) { return ctx.effects(std::move(native), maxConcurrent); });
+  py::list out;
+  for (auto& o : outcomes) {
+    py::object error = py::none();
+    if (o.failure) {
+      try {
+        raiseInPython(o.failure);
+      } catch (py::error_already_set& e) {
+        error = e.value();
+      }
+    }
+    out.append(py::make_tuple(o.failure ? py::none() : toPython(o.output), error));
+  }
+  return out;
 }
 
 void registerWorkflow(NativeApp& app, std::string name, std::string description, py::object fn) {
@@ -117,6 +142,7 @@ void registerWorkflow(NativeApp& app, std::string name, std::string description,
           ~Closer() { c->close(); }
         } closer{context};
         py::object out = settled(ref->get()(py::cast(context), toPython(ctx.input())));
+        if (std::exception_ptr stop = context->stopped()) std::rethrow_exception(stop);
         return toJson(out, "the output of " + where);
       });
     });
@@ -128,28 +154,27 @@ void registerWorkflow(NativeApp& app, std::string name, std::string description,
 void bindWorkflows(py::module_& m) {
   py::class_<Context, std::shared_ptr<Context>>(m, "Context")
       .def_property_readonly("execution_id",
-                             [](Context& c) { return guarded([&] { return c.get().executionId(); }); })
+                             [](Context& c) { return c.call([](auto& x) { return x.executionId(); }); })
       .def_property_readonly("subject",
-                             [](Context& c) { return guarded([&] { return c.get().subject(); }); })
+                             [](Context& c) { return c.call([](auto& x) { return x.subject(); }); })
       .def_property_readonly("replaying",
-                             [](Context& c) { return guarded([&] { return c.get().replaying(); }); })
+                             [](Context& c) { return c.call([](auto& x) { return x.replaying(); }); })
       .def("step", &step)
       .def("effect", &effect)
       .def("effects", &effects)
       .def("invoke_transient",
            [](Context& c, std::string effectId, py::handle input) {
              json::value in = guarded([&] { return toJson(input, "the transient call's input"); });
-             return toPython(released(c, [&](auto& ctx) {
-               return ctx.invokeTransient(effectId, std::move(in));
-             }));
+             return toPython(
+                 c.call([&](auto& ctx) { return ctx.invokeTransient(effectId, std::move(in)); }));
            })
       .def("wait_for_signal",
            [](Context& c, std::string name) {
-             return toPython(released(c, [&](auto& ctx) { return ctx.awaitSignal(name); }));
+             return toPython(c.call([&](auto& ctx) { return ctx.awaitSignal(name); }));
            })
       .def("sleep",
            [](Context& c, std::string stepId, int64_t millis) {
-             released(c, [&](auto& ctx) {
+             c.call([&](auto& ctx) {
                ctx.sleep(stepId, std::chrono::milliseconds(millis));
                return 0;
              });
@@ -157,7 +182,7 @@ void bindWorkflows(py::module_& m) {
       .def("park_until",
            [](Context& c, std::string reason, std::string stepId, std::string signal,
               std::string deadlineStepId, int64_t millis) -> py::object {
-             auto out = released(c, [&](auto& ctx) {
+             auto out = c.call([&](auto& ctx) {
                return ctx.parkUntil(reason, stepId, signal, deadlineStepId,
                                     std::chrono::milliseconds(millis));
              });

@@ -335,3 +335,37 @@ def test_a_python_model_sees_each_turns_transcript_exactly_across_compaction(hom
             assert any("SUMMARY" in json.dumps(m) for m in after)
     last_tool = [m for m in model.turns[-1] if m["role"] == "tool"][-1]
     assert "q8" in json.dumps(last_tool)
+
+
+def test_on_warn_receives_the_state_growth_warning(home):
+    warnings = []
+    app = loom.App({"observability": {"onWarn": warnings.append}}, home=home)
+
+    @app.tool()
+    def search(query: str):
+        return "z" * 3000
+
+    app.agent("a", model=loom.ScriptedModel({"turns": [
+        {"toolCalls": [{"name": "search", "arguments": {"query": "q"}}]}, {"answer": "ok"}]}),
+        tools=[search], warn_transcript_bytes=1000)
+    app.run("a", "go")
+    assert len(warnings) == 1 and "1000" in warnings[0], warnings
+
+
+class AsyncModel:
+    id = "async-model"
+
+    async def complete(self, request):
+        await asyncio.sleep(0.01)
+        if any(m["role"] == "tool" for m in request["messages"]):
+            return {"role": "assistant", "content": "async answer"}
+        return {"role": "assistant", "toolCalls": [
+            {"id": "c1", "name": "search", "arguments": {"query": "a"}}]}
+
+
+def test_async_models_and_tools_are_awaited_in_a_worker(home):
+    app = research_app(home, calls := [], model=AsyncModel())
+    ids = [app.submit("research", f"run {i}").id for i in range(20)]
+    app.worker(concurrency=20).run_until_idle()
+    assert {app.resume(i).output["answer"] for i in ids} == {"async answer"}
+    assert len(calls) == 20

@@ -325,6 +325,7 @@ int invoke(std::vector<std::string> args, workflow::WorkflowRegistry& workflows,
            effects::TaskRegistry& tasks, std::shared_ptr<const app::Config> config,
            std::ostream& out) {
   HomeSession session(workflows, tasks, out, std::move(config));
+  session.options().quietFailures = true;
   Program program;
   buildProgram(program, session);
   args.insert(args.begin(), "loom");

@@ -135,6 +135,7 @@ int report(HomeSession& session, const workflow::RunResult& r, bool asJson, bool
     session.out().flush();
   }
   if (r.status != ExecutionStatus::kFailed) return kExitOk;
+  if (session.options().quietFailures) return kExitFailure;
   // With --json too: the value printed says it, and the stderr line says it to a person.
   printError("execution " + r.id + " failed (" + errorText(r.error) + "); see `loom log " + r.id +
              "` for its events");

@@ -48,6 +48,9 @@ struct HomeOptions {
   // store is in that PostgreSQL schema, whatever a config file's storage.url says.
   std::string databaseUrl;
   std::string databaseSchema;
+  // A host that reads each result (a language package, cli::invoke): a run that ended failed
+  // is not also reported on stderr.
+  bool quietFailures = false;
   // The lease the `loom worker` that started this process claimed for the run it resumes
   // (LOOM_CLAIMED_LEASE): the runtime takes it over at once.
   std::optional<kernel::ClaimedLease> claimedLease;

@@ -40,7 +40,9 @@ int main(int argc, char** argv, workflow::WorkflowRegistry& workflows, effects::
 // Results go to `out`; an error is thrown, not printed: host::UsageError (an
 // InvalidArgumentError) for a bad line, and whatever the subcommand throws otherwise (a
 // loom::Error, app::ConfigValidationError, ...). Returns the exit code of a subcommand that
-// reports by code (a run that ended failed: kExitFailure). Calls must not overlap.
+// reports by code (a run that ended failed: kExitFailure; nothing is printed on stderr).
+// Calls may run at once on several threads, each in a session of its own; the registries
+// must not change meanwhile.
 int invoke(std::vector<std::string> args, workflow::WorkflowRegistry& workflows,
            effects::TaskRegistry& tasks, std::shared_ptr<const app::Config> config,
            std::ostream& out);
