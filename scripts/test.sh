@@ -11,12 +11,15 @@
 # LOOM_SIM_BUDGET (default 2m) on the embedded default, then LOOM_SIM_POSTGRES_BUDGET (default
 # 1m) on the PostgreSQL cluster. The inspector's browser test runs Debian's Chromium (installed by
 # bootstrap with LOOM_BOOTSTRAP_BROWSER=1) through playwright-core (scripts/install-playwright.sh).
+# The Python package's pytest suites and the Node.js package's node --test suites run in the
+# release ctest (python/, node/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LOOM_BOOTSTRAP_BROWSER=1 ./scripts/bootstrap.sh
 ./scripts/install-mcp-servers.sh
 ./scripts/install-playwright.sh
+./scripts/install-node-package-deps.sh  # node-addon-api for the Node.js package's addon
 export LOOM_TEST_BROWSER_REQUIRED=1  # the inspector's browser test must run, not skip
 pg_env=$(./scripts/postgres-test-cluster.sh start)  # fails the script if the server cannot start
 eval "$pg_env"

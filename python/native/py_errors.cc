@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "host/error_class.h"
 #include "loom/app/config.h"
 #include "loom/compliance/erase.h"
 #include "loom/effects/errors.h"
@@ -15,37 +16,6 @@ namespace {
 
 constexpr const char* kNativeAttr = "_loom_native";
 
-// The name of the loom (Python) class for a C++ error: its own class where the package has
-// one, else its code's.
-const char* classOf(const Error& e) {
-  if (dynamic_cast<const app::ConfigValidationError*>(&e)) return "ConfigValidationError";
-  if (dynamic_cast<const workflow::StepFailedError*>(&e)) return "StepFailedError";
-  if (dynamic_cast<const compliance::ContentCopiesRemainError*>(&e)) {
-    return "ContentCopiesRemainError";
-  }
-  if (dynamic_cast<const kernel::LeaseHeldError*>(&e)) return "LeaseHeldError";
-  if (dynamic_cast<const kernel::SealedEventError*>(&e)) return "SealedEventError";
-  if (dynamic_cast<const CorruptEventError*>(&e)) return "CorruptEventError";
-  if (dynamic_cast<const ContentStoreUnavailableError*>(&e)) {
-    return "ContentStoreUnavailableError";
-  }
-  switch (e.code()) {
-    case ErrorCode::kInvalidArgument: return "InvalidArgumentError";
-    case ErrorCode::kConfig: return "ConfigError";
-    case ErrorCode::kNotFound: return "NotFoundError";
-    case ErrorCode::kAlreadyExists: return "AlreadyExistsError";
-    case ErrorCode::kConflict: return "ConflictError";
-    case ErrorCode::kFailedPrecondition: return "FailedPreconditionError";
-    case ErrorCode::kUnavailable: return "UnavailableError";
-    case ErrorCode::kDeadlineExceeded: return "DeadlineExceededError";
-    case ErrorCode::kStopped: return "StoppedError";
-    case ErrorCode::kDataLoss: return "DataLossError";
-    case ErrorCode::kStepFailed: return "StepFailedError";
-    case ErrorCode::kInternal: return "InternalError";
-  }
-  return "Error";
-}
-
 py::capsule holding(std::exception_ptr e) {
   return py::capsule(new std::exception_ptr(std::move(e)), "loom.native_exception",
                      [](PyObject* capsule) {
@@ -57,7 +27,7 @@ py::capsule holding(std::exception_ptr e) {
 // The exception instance for a loom::Error, with what the Python class exposes.
 py::object errorObject(const Error& e) {
   py::module_ errors = py::module_::import("loom.errors");
-  py::object cls = errors.attr(classOf(e));
+  py::object cls = errors.attr(std::string(host::errorClassName(e)).c_str());
   py::object obj = cls(std::string(e.what()));
   obj.attr("code") = std::string(errorCodeName(e.code()));
   if (const auto* invalid = dynamic_cast<const app::ConfigValidationError*>(&e)) {

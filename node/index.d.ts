@@ -1,0 +1,163 @@
+// Type declarations of @loomwork/loom (docs/typescript.md).
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** The grouped options, spelled as the decision record spells them (docs/config.md). */
+export interface ConfigGroups {
+  execution?: {
+    claimCheck?: {
+      toolIds: string[];
+      inlineCapBytes?: number;
+      preview?: number | false;
+      reclaimable?: string[] | true;
+      digests?: Record<string, { pick?: string[]; length?: string; preview?: number }>;
+      store?: string;
+    };
+    effectMiddleware?: Array<{ kind: "retry" | "timeout"; [option: string]: Json }>;
+    journal?: { modelInput?: "delta" | "full" };
+    retry?: Record<string, Json>;
+    leaseTtlMs?: number;
+    snapshotEveryEvents?: number;
+  };
+  security?: Record<string, Json>;
+  compliance?: Record<string, Json>;
+  storage?: { home?: string; url?: string; schema?: string; [option: string]: Json | undefined };
+  observability?: Record<string, Json>;
+}
+
+export class Config {
+  readonly home: string;
+  describe(): string;
+}
+export function defineConfig(config?: ConfigGroups | string | Config, options?: { origin?: string }): Config;
+
+/** What a middleware, tool or model sees of one call (the record's EffectContext). */
+export interface EffectContext {
+  executionId: string;
+  stepId: string;
+  effectId: string;
+  taskKind: string;
+  subject: string | null;
+  attempt: number;
+  transient: boolean;
+}
+
+export interface EffectCall { stepId: string; effectId: string; input?: Json }
+export interface EffectOutcome { output: Json; error?: { code: string; message: string } }
+
+export class Context {
+  readonly executionId: string;
+  readonly subject: string | null;
+  readonly input: Json;
+  step<T extends Json>(stepId: string, fn: () => T | Promise<T>): Promise<T>;
+  effect(stepId: string, effectId: string, input?: Json): Promise<Json>;
+  effects(calls: EffectCall[], maxConcurrent?: number): Promise<EffectOutcome[]>;
+  invokeTransient(effectId: string, input?: Json): Promise<Json>;
+  waitForSignal(name: string): Promise<Json>;
+  sleep(stepId: string, ms: number): Promise<null>;
+}
+
+export interface ModelRequest { messages: Json[]; tools: Json[]; purpose: "turn" | "compact" }
+export interface AssistantMessage {
+  role: "assistant";
+  content?: string | null;
+  toolCalls?: Array<{ id: string; name: string; arguments: Record<string, Json> }>;
+  usage?: { inputTokens?: number; outputTokens?: number };
+  finishReason?: string;
+}
+export interface ModelObject {
+  id?: string;
+  complete(request: ModelRequest, ctx: EffectContext): AssistantMessage | Promise<AssistantMessage>;
+}
+export class Model { readonly id: string }
+export function ScriptedModel(script: Json, options?: { id?: string }): Model;
+export function OpenAIModel(options: {
+  baseUrl: string; model: string; id?: string; apiKeyEnv?: string; timeoutMs?: number;
+  maxRetries?: number; extraBody?: Record<string, Json>;
+}): Model;
+
+export interface ToolOptions {
+  description?: string;
+  parameters?: Json;
+  requiresApproval?: boolean;
+  untrusted?: boolean;
+  returnsMedia?: boolean;
+}
+
+export class Run {
+  readonly id: string;
+  readonly status: "completed" | "failed" | "parked" | "cancelled" | "running" | "submitted";
+  readonly output: Json;
+  readonly error: { code: string; message: string } | null;
+  readonly waitingFor: string | null;
+  readonly parkReason: string | null;
+  readonly replayedSteps: number;
+  readonly effectsRun: number;
+  readonly replayContentStoreCalls: number | null;
+  readonly raw: Record<string, Json>;
+}
+
+export class Worker {
+  readonly active: number;
+  drainSeconds: number;
+  start(): this;
+  stop(drainSeconds?: number): Promise<void>;
+  runUntilIdle(): Promise<{ runs: number; startFailed: number; storeFailed: boolean }>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface RunOptions { id?: string; subject?: string }
+
+export class App {
+  constructor(config?: ConfigGroups | string | Config, options?: { home?: string });
+  readonly config: Config;
+  readonly home: string;
+  workflow<I extends Json, O extends Json>(name: string, fn: (ctx: Context, input: I) => O | Promise<O>): typeof fn;
+  tool(name: string, options: ToolOptions, fn: (args: any, ctx: EffectContext) => Json | Promise<Json>): typeof fn;
+  tool(name: string, fn: (args: any, ctx: EffectContext) => Json | Promise<Json>): typeof fn;
+  model(model: Model | ModelObject, options?: { id?: string }): string;
+  agent(name: string, options: { model: Model | ModelObject; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number }): void;
+  run(workflow: string, input?: Json, options?: RunOptions): Promise<Run>;
+  submit(workflow: string, input?: Json, options?: RunOptions): Promise<Run>;
+  resume(id: string): Promise<Run>;
+  signal(id: string, name: string, payload?: Json): Promise<Run>;
+  retry(id: string): Promise<Run>;
+  cancel(id: string, reason?: string): Promise<Run>;
+  state(id: string): Promise<Json>;
+  log(id: string): Promise<Array<Record<string, Json>>>;
+  runs(filter?: { status?: string; workflow?: string }): Promise<Array<Record<string, Json>>>;
+  worker(options?: { concurrency?: number; pollMs?: number; drainSeconds?: number }): Worker;
+  sweep(options?: { dryRun?: boolean; ttlDays?: number; graceHours?: number }): Promise<Record<string, Json>>;
+  erase(subject: string): Promise<Record<string, Json>>;
+  export(subject: string): Promise<Record<string, Json>>;
+  main(argv?: string[]): Promise<number>;
+}
+
+export function sweepUnpinnedContent(app: App, options?: { dryRun?: boolean; ttlDays?: number; graceHours?: number }): Promise<Record<string, Json>>;
+export function eraseSubject(app: App, subject: string): Promise<Record<string, Json>>;
+export function exportSubject(app: App, subject: string): Promise<Record<string, Json>>;
+
+export const DEFAULT_CLAIM_CHECK_CAP_BYTES: 1024;
+export const DEFAULT_CLAIM_CHECK_PREVIEW_CHARS: 256;
+export const version: string;
+
+export class LoomError extends Error { readonly code: string; readonly isLoomError: true }
+export class InvalidArgumentError extends LoomError {}
+export class ConfigError extends LoomError {}
+export class ConfigValidationError extends ConfigError { readonly issues: Array<{ path: string; message: string }> }
+export class NotFoundError extends LoomError {}
+export class AlreadyExistsError extends LoomError {}
+export class ConflictError extends LoomError {}
+export class FailedPreconditionError extends LoomError {}
+export class UnavailableError extends LoomError {}
+export class DeadlineExceededError extends LoomError {}
+export class StoppedError extends LoomError {}
+export class DataLossError extends LoomError {}
+export class InternalError extends LoomError {}
+export class StepFailedError extends LoomError { readonly stepId: string; readonly cause: string }
+export class ContentCopiesRemainError extends FailedPreconditionError {}
+export class LeaseHeldError extends FailedPreconditionError {}
+export class SealedEventError extends FailedPreconditionError {}
+export class CorruptEventError extends DataLossError {}
+export class ContentStoreUnavailableError extends UnavailableError {}
+export class Suspended extends LoomError {}

@@ -1,0 +1,187 @@
+// App: workflows, tools, models and agents written in JavaScript, run durably by the core in
+// this process, on a home the `loom` command line reads too (docs/typescript.md). Every
+// operation returns a promise: the core runs off the JavaScript thread.
+import { native } from "./native.mjs";
+import { Config, defineConfig } from "./config.mjs";
+import { Context } from "./context.mjs";
+import { InvalidArgumentError } from "./errors.mjs";
+
+/** Where a run stands after an operation (`loom run --json`'s fields). */
+export class Run {
+  constructor(raw) {
+    this.id = raw.id;
+    this.status = raw.status; // completed, failed, parked, cancelled, running or submitted
+    this.output = raw.output ?? null;
+    this.error = raw.error ?? null;
+    this.waitingFor = raw.waitingFor ?? null;
+    this.parkReason = raw.parkReason ?? null;
+    this.replayedSteps = raw.replayedSteps ?? 0;
+    this.effectsRun = raw.effectsRun ?? 0;
+    this.replayContentStoreCalls = raw.replayContentStoreCalls ?? null;
+    Object.defineProperty(this, "raw", { value: raw });
+  }
+}
+
+/** A model the core knows: ScriptedModel, OpenAIModel, or your object's wrapper. */
+export class Model {
+  constructor(handle, id) {
+    this.handle = handle;
+    this.id = id;
+  }
+}
+
+/** The deterministic scripted model (docs/providers.md). */
+export function ScriptedModel(script, { id = "scripted" } = {}) {
+  const handle = native.scriptedModel(id, script, "the model script");
+  return new Model(handle, native.modelId(handle));
+}
+
+/** An OpenAI-compatible chat completions server. The key is read from apiKeyEnv. */
+export function OpenAIModel({ baseUrl, model, id = "", apiKeyEnv = "OPENAI_API_KEY", timeoutMs, maxRetries, extraBody } = {}) {
+  const handle = native.openaiModel({ baseUrl, model, id, apiKeyEnv, timeoutMs, maxRetries, extraBody });
+  return new Model(handle, native.modelId(handle));
+}
+
+function jsonText(value, what) {
+  try {
+    if (value === undefined) return "null";
+    return JSON.stringify(value, (key, v) => {
+      if (typeof v === "bigint") throw new TypeError("a BigInt");
+      if (typeof v === "number" && !Number.isFinite(v)) throw new TypeError(`the number ${v}`);
+      return v;
+    });
+  } catch (e) {
+    throw new InvalidArgumentError(`${what} is not JSON: ${e.message}`);
+  }
+}
+
+export class Worker {
+  #native;
+  constructor(nativeWorker, drainSeconds) {
+    this.#native = nativeWorker;
+    this.drainSeconds = drainSeconds;
+  }
+  /** Starts claiming what nobody runs; the process stays alive until stop(). */
+  start() { this.#native.start(); return this; }
+  /** Stops claiming; runs in flight get drainSeconds, then are released (resumable at once). */
+  stop(drainSeconds = this.drainSeconds) { return this.#native.stop(drainSeconds); }
+  /** Runs what is runnable now; resolves when nothing is runnable or running. */
+  runUntilIdle() { return this.#native.runUntilIdle(); }
+  /** Runs in flight now. */
+  get active() { return this.#native.active; }
+  async [Symbol.asyncDispose]() { await this.stop(); }
+}
+
+export class App {
+  #native;
+  #models = new Map();
+  /**
+   * @param config what defineConfig takes (an object of groups, a loom.toml path, a Config)
+   * @param options.home overrides storage.home (default ".loom")
+   */
+  constructor(config = {}, { home } = {}) {
+    this.config = config instanceof Config ? config : defineConfig(config);
+    this.home = home ?? this.config.home;
+    this.#native = new native.App(this.config.handle, home ?? "");
+  }
+  /** @internal */ get native() { return this.#native; }
+
+  /** Registers `fn(ctx, input)` (async) as workflow `name`. */
+  workflow(name, fn) {
+    this.#native.workflow(name, (ctx, input) => fn(new Context(ctx), input));
+    return fn;
+  }
+
+  /**
+   * Registers a tool agents can call: `fn(args, ctx)` (async). Options: description, parameters
+   * (JSON Schema), requiresApproval, untrusted (results recorded tainted), returnsMedia.
+   */
+  tool(name, options, fn) {
+    if (typeof options === "function") [options, fn] = [{}, options];
+    this.#native.tool(name, options ?? {}, fn);
+    return fn;
+  }
+
+  /** Registers a model (a Model, or your object with complete(request, ctx)); returns its id. */
+  model(model, { id } = {}) {
+    if (model instanceof Model) return this.#native.model(model.handle);
+    if (typeof model?.complete !== "function") {
+      throw new TypeError("a model needs a complete(request, ctx) method");
+    }
+    const known = this.#models.get(model);
+    if (known) return this.#native.model(known);
+    const handle = id ?? model.id ?? model.constructor?.name ?? "model";
+    this.#models.set(model, handle);
+    return this.#native.model(handle, model);
+  }
+
+  /**
+   * The record's agent loop as workflow `name`: input {prompt} or a string; output {outcome,
+   * answer, turns}. Options: model, tools (names or registered functions' names), system,
+   * maxTurns, parallelToolCalls.
+   */
+  agent(name, { model, tools = [], system, maxTurns, parallelToolCalls } = {}) {
+    const modelId = this.model(model);
+    this.#native.agent(name, { model: modelId, tools, system, maxTurns, parallelToolCalls });
+  }
+
+  async #json(...args) {
+    const [, out] = await this.#native.invoke(args);
+    return out.trim() ? JSON.parse(out) : null;
+  }
+
+  #startArgs(workflow, input, { id, subject } = {}) {
+    const args = ["run", workflow, "--json", "--input", jsonText(input, "the run's input")];
+    if (id !== undefined) args.push("--id", id);
+    if (subject !== undefined) args.push("--subject", subject);
+    return args;
+  }
+
+  /** Starts `workflow` and runs it until it ends or parks. */
+  async run(workflow, input, options) { return new Run(await this.#json(...this.#startArgs(workflow, input, options))); }
+  /** Records the run without running it: a worker runs it. */
+  async submit(workflow, input, options) { return new Run(await this.#json(...this.#startArgs(workflow, input, options), "--submit")); }
+  /** Continues a run from its log. */
+  async resume(id) { return new Run(await this.#json("resume", id, "--json")); }
+  /** Records signal `name` and resumes the run if it is parked. */
+  async signal(id, name, payload = null) {
+    return new Run(await this.#json("signal", id, name, jsonText(payload, "the signal's payload"), "--json"));
+  }
+  async retry(id) { return new Run(await this.#json("retry", id, "--json")); }
+  async cancel(id, reason) {
+    return new Run(await this.#json("cancel", id, "--json", ...(reason ? ["--reason", reason] : [])));
+  }
+  /** The run's folded state (`loom state --json`). */
+  state(id) { return this.#json("state", id, "--json"); }
+  /** The run's events (`loom log --json`). */
+  log(id) { return this.#json("log", id, "--json"); }
+  /** Every run of the home (`loom ls --json`), optionally of one status or workflow. */
+  async runs({ status, workflow } = {}) {
+    const rows = (await this.#json("ls", "--json")) ?? [];
+    return rows.filter((r) => (status === undefined || r.status === status) && (workflow === undefined || r.workflow === workflow));
+  }
+  /** The Executor in this process: claims and runs what nobody runs. */
+  worker({ concurrency = 16, pollMs = 500, drainSeconds = 30 } = {}) {
+    return new Worker(new native.Worker(this.#native, { concurrency, pollMs }), drainSeconds);
+  }
+  /** sweepUnpinnedContent over the app's content store (`loom sweep --json`'s report). */
+  sweep({ dryRun = false, ttlDays, graceHours } = {}) {
+    const args = ["sweep", "--json", ...(dryRun ? ["--dry-run"] : [])];
+    if (ttlDays !== undefined) args.push("--ttl-days", String(ttlDays));
+    if (graceHours !== undefined) args.push("--grace-hours", String(graceHours));
+    return this.#json(...args);
+  }
+  /** eraseSubject: crypto-shreds the subject and deletes their blobs. */
+  erase(subject) { return this.#json("erase", subject, "--json"); }
+  /** exportSubject: everything held on the subject. */
+  export(subject) { return this.#json("export", subject); }
+  /** The whole `loom` command line for this app (`node app.mjs <subcommand>`). */
+  main(argv = process.argv.slice(2)) { return this.#native.main(["loom", ...argv]); }
+}
+
+/** sweepUnpinnedContent(app, options): the record's name for app.sweep(). */
+export const sweepUnpinnedContent = (app, options) => app.sweep(options);
+/** eraseSubject(app, subject): the record's name for app.erase(). */
+export const eraseSubject = (app, subject) => app.erase(subject);
+/** exportSubject(app, subject): the record's name for app.export(). */
+export const exportSubject = (app, subject) => app.export(subject);

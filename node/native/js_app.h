@@ -1,0 +1,59 @@
+// The addon's App (node/index.mjs's App wraps it): the registries a Node.js program fills
+// (workflows, tools, models, agents), its validated Config and home, and the operations,
+// which run the `loom` command line's subcommands in process (cli::invoke) on threads of
+// their own, as the Python package does (ADR 0027, ADR 0028). Internal to the addon.
+#pragma once
+
+#include <napi.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "js_bridge.h"
+#include "loom/agent/model.h"
+#include "loom/agent/tool.h"
+#include "loom/app/config.h"
+#include "loom/effects/task.h"
+#include "loom/workflow/workflow.h"
+
+namespace loom::node {
+
+// What the core threads share with the App object: outlives it while runs use it.
+struct Core {
+  std::shared_ptr<const app::Config> config;
+  std::string home;
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  std::map<std::string, agent::ToolDefinition, std::less<>> tools;
+  std::map<std::string, std::shared_ptr<agent::Model>, std::less<>> models;
+  std::shared_ptr<Door> door;
+  std::atomic<bool> started{false};
+
+  void beforeRegistering(const std::string& what) const;
+};
+
+// A JavaScript function the core keeps: deleted on the JavaScript thread, whoever drops it.
+using SharedFn = std::shared_ptr<Napi::FunctionReference>;
+SharedFn keepFn(const std::shared_ptr<Door>& door, Napi::Function fn);
+using SharedObject = std::shared_ptr<Napi::ObjectReference>;
+SharedObject keepObject(const std::shared_ptr<Door>& door, Napi::Object o);
+
+// The ctx object a JavaScript workflow gets (js_workflow.cc).
+void addWorkflow(Core& core, const std::string& name, Napi::Function fn);
+// Tools, models and agents (js_effects.cc).
+void addTool(Core& core, agent::ToolDefinition d, bool untrusted, Napi::Function fn);
+std::shared_ptr<agent::Model> jsModel(const std::shared_ptr<Door>& door, std::string id,
+                                      Napi::Object model);
+void addModel(Core& core, std::shared_ptr<agent::Model> model);
+void addAgent(Core& core, const std::string& name, Napi::Object options);
+
+Napi::Object initApp(Napi::Env env, Napi::Object exports);     // js_app.cc
+Napi::Object initEffects(Napi::Env env, Napi::Object exports); // js_effects.cc
+Napi::Object initWorker(Napi::Env env, Napi::Object exports);  // js_worker.cc
+// The Core of an App object (for the worker).
+std::shared_ptr<Core> coreOf(Napi::Value app);
+
+}  // namespace loom::node

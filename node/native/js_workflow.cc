@@ -1,0 +1,153 @@
+// Workflows written in JavaScript. The core runs a workflow on a thread of its own; the
+// async function runs on the JavaScript thread with a ctx whose methods return promises: each
+// posts its call to the workflow's core thread (the Channel it waits on), which makes the
+// journaled call (running a step's function through the Door and waiting for its promise)
+// and settles the promise. Calls run in the order JavaScript made them, so a workflow that
+// awaits each step, or starts several at once, journals them in a deterministic order. The
+// replay contract is C++'s (docs/typescript.md). Once the core stopped the run (a park, a
+// cancel), the channel stops: the workflow's pending and later calls are rejected with
+// Suspended, and its result no longer matters.
+#include <chrono>
+
+#include "js_app.h"
+#include "loom/util/error.h"
+
+namespace loom::node {
+namespace {
+
+struct Run {
+  workflow::WorkflowContext* ctx;  // valid while the workflow function runs
+  std::shared_ptr<Channel> channel = std::make_shared<Channel>();
+  std::shared_ptr<Door> door;
+};
+
+// Posts `op` (a journaled call made on the workflow's thread) and returns its promise.
+Napi::Value ask(Napi::Env env, const std::shared_ptr<Run>& run,
+                std::function<json::value(workflow::WorkflowContext&)> op) {
+  auto deferred = std::make_shared<Napi::Promise::Deferred>(env);
+  bool posted = run->channel->post([run, deferred, op = std::move(op)] {
+    std::exception_ptr error;
+    json::value out;
+    try {
+      out = op(*run->ctx);
+    } catch (...) {
+      error = std::current_exception();
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception&) {
+      } catch (...) {  // the core's control flow: the run stops here
+        run->channel->stop(error);
+      }
+    }
+    run->door->send([deferred, out = std::move(out), error](Napi::Env env) {
+      if (error) deferred->Reject(errorToJs(env, error));
+      else deferred->Resolve(toJs(env, out));
+    });
+  });
+  if (!posted) {
+    deferred->Reject(errorToJs(
+        env, std::make_exception_ptr(FailedPreconditionError(
+                 "this workflow context belongs to a run that has returned; use a context only "
+                 "inside its workflow function"))));
+  }
+  return deferred->Promise();
+}
+
+Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
+  Napi::Object ctx = Napi::Object::New(env);
+  ctx.Set("executionId", run->ctx->executionId());
+  ctx.Set("subject", run->ctx->subject() ? Napi::Value(Napi::String::New(env, *run->ctx->subject()))
+                                         : env.Null());
+  ctx.Set("input", toJs(env, run->ctx->input()));
+  ctx.Set("step", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+    std::string id = info[0].ToString().Utf8Value();
+    SharedFn fn = keepFn(run->door, info[1].As<Napi::Function>());
+    return ask(info.Env(), run, [run, id, fn](workflow::WorkflowContext& c) {
+      std::string where = "step '" + id + "'";
+      return c.step(id, [&] {
+        auto channel = std::make_shared<Channel>();
+        return callJs(*run->door, channel, where,
+                      [fn](Napi::Env) -> Napi::Value { return fn->Call({}); });
+      });
+    });
+  }));
+  ctx.Set("effect", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+    std::string stepId = info[0].ToString().Utf8Value();
+    std::string effectId = info[1].ToString().Utf8Value();
+    json::value input = info.Length() > 2 ? toJson(info[2], "the input of step '" + stepId + "'")
+                                          : json::value(nullptr);
+    return ask(info.Env(), run, [stepId, effectId, input](workflow::WorkflowContext& c) {
+      return c.effect(stepId, effectId, input);
+    });
+  }));
+  ctx.Set("invokeTransient", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+    std::string effectId = info[0].ToString().Utf8Value();
+    json::value input = info.Length() > 1 ? toJson(info[1], "the transient call's input")
+                                          : json::value(nullptr);
+    return ask(info.Env(), run, [effectId, input](workflow::WorkflowContext& c) {
+      return c.invokeTransient(effectId, input);
+    });
+  }));
+  ctx.Set("waitForSignal", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+    std::string name = info[0].ToString().Utf8Value();
+    return ask(info.Env(), run, [name](workflow::WorkflowContext& c) { return c.awaitSignal(name); });
+  }));
+  ctx.Set("sleep", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+    std::string stepId = info[0].ToString().Utf8Value();
+    int64_t ms = info[1].As<Napi::Number>().Int64Value();
+    return ask(info.Env(), run, [stepId, ms](workflow::WorkflowContext& c) {
+      c.sleep(stepId, std::chrono::milliseconds(ms));
+      return json::value(nullptr);
+    });
+  }));
+  ctx.Set("effects", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+    Napi::Array calls = info[0].As<Napi::Array>();
+    int max = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 4;
+    std::vector<workflow::WorkflowContext::EffectCall> native;
+    for (uint32_t i = 0; i < calls.Length(); ++i) {
+      Napi::Object c = calls.Get(i).As<Napi::Object>();
+      std::string stepId = c.Get("stepId").ToString().Utf8Value();
+      native.push_back({stepId, c.Get("effectId").ToString().Utf8Value(),
+                        c.Has("input") ? toJson(c.Get("input"), "the input of step '" + stepId + "'")
+                                       : json::value(nullptr)});
+    }
+    return ask(info.Env(), run, [native, max](workflow::WorkflowContext& c) {
+      json::array out;
+      for (auto& o : c.effects(native, max)) {
+        json::object r{{"output", o.output}};
+        if (o.failure) {
+          try {
+            std::rethrow_exception(o.failure);
+          } catch (const Error& e) {
+            r["error"] = json::object{{"code", std::string(errorCodeName(e.code()))},
+                                      {"message", e.what()}};
+          }
+        }
+        out.push_back(std::move(r));
+      }
+      return json::value(std::move(out));
+    });
+  }));
+  return ctx;
+}
+
+}  // namespace
+
+void addWorkflow(Core& core, const std::string& name, Napi::Function fn) {
+  core.beforeRegistering("workflow '" + name + "'");
+  SharedFn ref = keepFn(core.door, fn);
+  std::shared_ptr<Door> door = core.door;
+  std::string where = "workflow '" + name + "'";
+  core.workflows.add(name, "", [ref, door, where](workflow::WorkflowContext& ctx) {
+    auto run = std::make_shared<Run>(Run{&ctx, std::make_shared<Channel>(), door});
+    struct Closer {
+      std::shared_ptr<Run> run;
+      ~Closer() { run->channel->close(); }
+    } closer{run};
+    return callJs(*door, run->channel, where, [ref, run](Napi::Env env) -> Napi::Value {
+      return ref->Call({contextObject(env, run), toJs(env, run->ctx->input())});
+    });
+  });
+}
+
+}  // namespace loom::node

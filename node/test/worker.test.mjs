@@ -1,0 +1,84 @@
+// app.worker() in a Node.js process: 200 concurrent runs with async tools, none twice, while
+// the event loop stays responsive; and `node app.mjs <subcommand>` / loom-node for a shell.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import * as loom from "../index.mjs";
+import { tempDir, writeModule, runNode, loomJson, packageDir } from "./support.mjs";
+
+test("200 concurrent runs with async tools complete once each; a timer keeps firing on time", async () => {
+  const app = new loom.App({}, { home: path.join(tempDir(), "home") });
+  const witness = new Map();
+  app.tool("fetch", { parameters: { type: "object" } }, async ({ run, page }) => {
+    await new Promise((r) => setTimeout(r, 5));
+    const key = `${run}/${page}`;
+    witness.set(key, (witness.get(key) ?? 0) + 1);
+    return { page };
+  });
+  class PerRun {
+    id = "per-run";
+    async complete(request) {
+      const prompt = request.messages.find((m) => m.role === "user").content;
+      const done = request.messages.filter((m) => m.role === "tool").length;
+      if (done === 3) return { role: "assistant", content: `read ${prompt}` };
+      return { role: "assistant", toolCalls: [{ id: `c${done}`, name: "fetch", arguments: { run: prompt, page: done } }] };
+    }
+  }
+  app.agent("reader", { model: new PerRun(), tools: ["fetch"] });
+  const ids = [];
+  for (let i = 0; i < 200; i++) ids.push((await app.submit("reader", `run-${i}`)).id);
+  let last = Date.now();
+  let worstLag = 0;
+  const timer = setInterval(() => {
+    const now = Date.now();
+    worstLag = Math.max(worstLag, now - last - 10);
+    last = now;
+  }, 10);
+  const worker = app.worker({ concurrency: 200, pollMs: 50 });
+  const tally = await worker.runUntilIdle();
+  clearInterval(timer);
+  assert.deepEqual(tally, { runs: 200, startFailed: 0, storeFailed: false });
+  const rows = new Map((await app.runs()).map((r) => [r.id, r.status]));
+  assert.deepEqual(ids.map((id) => rows.get(id)), Array(200).fill("completed"));
+  assert.equal(witness.size, 600);
+  assert.deepEqual([...new Set(witness.values())], [1]);
+  assert.ok(worstLag < 250, `the event loop stalled for ${worstLag} ms`);
+});
+
+test("a started worker runs what is submitted and stops on request", async () => {
+  const app = new loom.App({}, { home: path.join(tempDir(), "home") });
+  app.workflow("double", async (ctx, input) => ctx.step("double", async () => input * 2));
+  const worker = app.worker({ pollMs: 20 }).start();
+  const run = await app.submit("double", 21);
+  const deadline = Date.now() + 10_000;
+  while ((await app.runs({ status: "completed" })).length === 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await worker.stop(1);
+  assert.equal((await app.resume(run.id)).output, 42);
+  assert.throws(() => worker.start(), loom.FailedPreconditionError);
+});
+
+test("node app.mjs <subcommand> and loom-node --app give the whole command line", () => {
+  const dir = tempDir();
+  writeModule(dir, "doubling.mjs", `
+    import { App } from "@PACKAGE@";
+    export const app = new App({}, { home: "home" });
+    app.workflow("double", async (ctx, input) => {
+      const value = await ctx.step("double", async () => input * 2);
+      const plus = await ctx.waitForSignal("plus");
+      return ctx.step("again", async () => value + plus);
+    });
+    if (process.argv[1] === new URL(import.meta.url).pathname) process.exitCode = await app.main();
+  `);
+  const started = runNode(dir, ["doubling.mjs", "run", "double", "--input", "21", "--json"]);
+  assert.equal(started.status, 0, started.stderr);
+  const run = JSON.parse(started.stdout);
+  assert.deepEqual([run.status, run.waitingFor], ["parked", "plus"]);
+  const done = runNode(dir, [path.join(packageDir, "bin/loom-node.mjs"), "--app", "./doubling.mjs", "signal", run.id, "plus", "1", "--json"]);
+  assert.equal(JSON.parse(done.stdout).output, 43, done.stderr);
+  assert.deepEqual(loomJson(path.join(dir, "home"), "ls", "--json").map((r) => r.status), ["completed"]);
+  const bad = runNode(dir, [path.join(packageDir, "bin/loom-node.mjs"), "--app", "./nope.mjs", "ls"]);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /cannot import \.\/nope\.mjs/);
+});

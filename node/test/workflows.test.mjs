@@ -1,0 +1,136 @@
+// Workflows in JavaScript: steps, effects, timers, signals and the replay contract.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import * as loom from "../index.mjs";
+import { tempDir, loomJson } from "./support.mjs";
+
+const newApp = (config = {}) => {
+  const home = path.join(tempDir(), "home");
+  return [new loom.App(config, { home }), home];
+};
+
+test("a recorded step is not run again on resume", async () => {
+  const [app] = newApp();
+  const ran = [];
+  app.workflow("greet", async (ctx, input) => {
+    const name = await ctx.step("pick", async () => { ran.push("pick"); return input.name.toUpperCase(); });
+    const payload = await ctx.waitForSignal("go");
+    return { greeting: `Hello, ${name}`, payload };
+  });
+  const first = await app.run("greet", { name: "ada" });
+  assert.deepEqual([first.status, first.waitingFor], ["parked", "go"]);
+  const done = await app.signal(first.id, "go", { n: 1 });
+  assert.deepEqual(done.output, { greeting: "Hello, ADA", payload: { n: 1 } });
+  assert.deepEqual(ran, ["pick"]);
+  assert.equal(done.replayedSteps, 1);
+});
+
+test("a failed step fails the run with its code; a loom error keeps its code", async () => {
+  const [app] = newApp();
+  app.workflow("fragile", async (ctx) => {
+    try {
+      await ctx.step("boom", async () => { throw new RangeError("no such page"); });
+    } catch (e) {
+      assert.ok(e instanceof loom.StepFailedError);
+      assert.equal(e.stepId, "boom");
+      assert.equal(e.cause, "internal");
+      throw e;
+    }
+  });
+  const run = await app.run("fragile");
+  assert.equal(run.status, "failed");
+  assert.equal(run.error.code, "stepFailed");
+  assert.match(run.error.message, /step 'boom' threw RangeError: no such page/);
+  app.workflow; // registrations are closed now
+  assert.throws(() => app.workflow("late", async () => 1), loom.FailedPreconditionError);
+});
+
+test("a step returning what JSON cannot hold fails naming the step and the value", async () => {
+  const [app] = newApp();
+  const cyclic = {}; cyclic.self = cyclic;
+  app.workflow("undef", async (ctx) => ctx.step("u", async () => undefined));
+  app.workflow("big", async (ctx) => ctx.step("b", async () => ({ n: 10n })));
+  app.workflow("cycle", async (ctx) => ctx.step("c", async () => cyclic));
+  const u = await app.run("undef");
+  assert.match(u.error.message, /what step 'u' returned is not JSON: undefined at \$/);
+  const b = await app.run("big");
+  assert.match(b.error.message, /a BigInt at \$\.n/);
+  const c = await app.run("cycle");
+  assert.match(c.error.message, /nested deeper than 32 levels \(a cycle\?\)/);
+});
+
+test("parallel effects run at once and keep their call order", async () => {
+  const [app] = newApp();
+  app.tool("slow", { parameters: { type: "object" } }, async ({ n }) => {
+    await new Promise((r) => setTimeout(r, 200));
+    if (n === 3) throw new loom.InvalidArgumentError("three is refused");
+    return n * 10;
+  });
+  app.workflow("fan", async (ctx) => {
+    const outcomes = await ctx.effects([1, 2, 3, 4].map((n) => ({ stepId: `call:${n}`, effectId: "slow", input: { n } })), 4);
+    return outcomes.map((o) => (o.error ? o.error.code : o.output));
+  });
+  const started = Date.now();
+  const run = await app.run("fan");
+  assert.deepEqual(run.output, [10, 20, "stepFailed", 40]);
+  assert.ok(Date.now() - started < 700, `took ${Date.now() - started} ms`);
+});
+
+test("a durable timer parks and a worker resumes it when due", async () => {
+  const [app] = newApp();
+  app.workflow("nap", async (ctx) => { await ctx.sleep("nap", 300); return "rested"; });
+  const run = await app.run("nap");
+  assert.deepEqual([run.status, run.parkReason], ["parked", "timer"]);
+  const worker = app.worker({ pollMs: 50 }).start();
+  const deadline = Date.now() + 10_000;
+  while ((await app.runs({ status: "completed" })).length === 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await worker.stop(1);
+  assert.equal((await app.resume(run.id)).output, "rested");
+});
+
+test("a caught Suspended does not let the run go on", async () => {
+  const [app] = newApp();
+  app.workflow("sneaky", async (ctx) => {
+    try { await ctx.waitForSignal("go"); } catch { /* swallowed */ }
+    return "finished without the signal";
+  });
+  const run = await app.run("sneaky");
+  assert.deepEqual([run.status, run.waitingFor], ["parked", "go"]);
+});
+
+test("cancel, bad operations and the runs the loom command shows", async () => {
+  const [app, home] = newApp();
+  app.workflow("waits", async (ctx) => ctx.waitForSignal("never"));
+  const run = await app.run("waits", null, { id: "w-1", subject: "user-7" });
+  await assert.rejects(app.run("waits", null, { id: "w-1" }), loom.AlreadyExistsError);
+  await assert.rejects(app.run("nope"), loom.NotFoundError);
+  await assert.rejects(app.run("waits", { n: 10n }), loom.InvalidArgumentError);
+  const rows = loomJson(home, "ls", "--json");
+  assert.deepEqual(rows.map((r) => [r.id, r.workflow, r.status, r.subject]), [["w-1", "waits", "parked", "user-7"]]);
+  assert.equal((await app.cancel(run.id, "not needed")).status, "cancelled");
+  await assert.rejects(app.signal(run.id, "never", 1), loom.FailedPreconditionError);
+  assert.equal((await app.log(run.id))[0].type, "EXECUTION_STARTED");
+});
+
+test("the context used inside a step's function is refused, not a deadlock", async () => {
+  const [app] = newApp();
+  app.workflow("nested", async (ctx) => ctx.step("outer", async () => ctx.waitForSignal("x")));
+  const run = await app.run("nested");
+  assert.equal(run.status, "failed");
+  assert.match(run.error.message, /ctx\.waitForSignal\(\) was called inside step 'outer'/);
+});
+
+test("concurrent branches of a workflow may each await steps", async () => {
+  const [app] = newApp();
+  app.workflow("branches", async (ctx) => {
+    const [a, b] = await Promise.all([
+      ctx.step("a", async () => 1),
+      (async () => { await new Promise((r) => setTimeout(r, 20)); return ctx.step("b", async () => 2); })(),
+    ]);
+    return a + b;
+  });
+  assert.equal((await app.run("branches")).output, 3);
+});
