@@ -55,7 +55,11 @@ export class Context {
   invokeTransient(effectId: string, input?: Json): Promise<Json>;
   waitForSignal(name: string): Promise<Json>;
   sleep(stepId: string, ms: number): Promise<null>;
+  agentLoop(name: string, options: AgentLoopOptions, prompt: Json): Promise<{ outcome: string; answer: Json; turns: number }>;
 }
+export interface AgentLoopOptions { model: Model | string; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number }
+/** The record's agentLoop$: the agent loop inside a workflow, with the app's registered model and tools. */
+export function agentLoop$(ctx: Context, name: string, options: AgentLoopOptions, prompt: Json): Promise<{ outcome: string; answer: Json; turns: number }>;
 
 export interface ModelRequest { messages: Json[]; tools: Json[]; purpose: "turn" | "compact" }
 export interface AssistantMessage {
@@ -116,6 +120,7 @@ export class App {
   tool(name: string, options: ToolOptions, fn: (args: any, ctx: EffectContext) => Json | Promise<Json>): typeof fn;
   tool(name: string, fn: (args: any, ctx: EffectContext) => Json | Promise<Json>): typeof fn;
   model(model: Model | ModelObject, options?: { id?: string }): string;
+  mcpServer(name: string, command: string, args?: string[], options?: { env?: Record<string, string>; inheritEnv?: boolean; workingDirectory?: string; timeoutMs?: number }): string[];
   agent(name: string, options: { model: Model | ModelObject; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number }): void;
   run(workflow: string, input?: Json, options?: RunOptions): Promise<Run>;
   submit(workflow: string, input?: Json, options?: RunOptions): Promise<Run>;

@@ -2,7 +2,7 @@
 // process (docs/typescript.md).
 export { App, Run, Worker, Model, ScriptedModel, OpenAIModel, sweepUnpinnedContent, eraseSubject, exportSubject } from "./lib/app.mjs";
 export { Config, defineConfig } from "./lib/config.mjs";
-export { Context } from "./lib/context.mjs";
+export { Context, agentLoop$ } from "./lib/context.mjs";
 export * from "./lib/errors.mjs";
 import { native } from "./lib/native.mjs";
 export const version = native.version;

@@ -102,6 +102,15 @@ export class App {
     return fn;
   }
 
+  /**
+   * Starts an MCP server over stdio (as [[tools.mcp]] in a loom.toml) and registers every tool
+   * it lists; returns their names, to offer to an agent. Results are tainted "mcp:<name>".
+   * Blocks while the server starts (a registration, before any run).
+   */
+  mcpServer(name, command, args = [], { env, inheritEnv, workingDirectory, timeoutMs } = {}) {
+    return this.#native.mcpServer({ name, command, args, env, inheritEnv, workingDirectory, timeoutMs });
+  }
+
   /** Registers a model (a Model, or your object with complete(request, ctx)); returns its id. */
   model(model, { id } = {}) {
     if (model instanceof Model) return this.#native.model(model.handle);

@@ -25,5 +25,54 @@ export function defineConfig(config = {}, { origin = "defineConfig" } = {}) {
   if (config === null || typeof config !== "object" || Array.isArray(config)) {
     throw new TypeError(`defineConfig takes an object of groups or a loom.toml path, not ${config === null ? "null" : typeof config}`);
   }
-  return new Config(native.defineConfig(config, origin));
+  const [groups, callables] = splitCallables(config);
+  return new Config(native.defineConfig(groups, origin, callables));
+}
+
+// A copy of the groups without the callables, and the callables (js_config.cc sets them).
+function splitCallables(config) {
+  const groups = structuredCloneWithout(config);
+  const callables = { digests: {}, onOffload: undefined, onWarn: undefined, middleware: [], middlewareCount: 0 };
+  const claimCheck = groups.execution?.claimCheck;
+  if (claimCheck) {
+    for (const [tool, digest] of Object.entries(claimCheck.digests ?? {})) {
+      if (typeof digest === "function") {
+        callables.digests[tool] = digest;
+        delete claimCheck.digests[tool];
+      }
+    }
+    if (claimCheck.digests && Object.keys(claimCheck.digests).length === 0) delete claimCheck.digests;
+    if (typeof claimCheck.onOffload === "function") {
+      callables.onOffload = claimCheck.onOffload;
+      delete claimCheck.onOffload;
+    }
+  }
+  const entries = groups.execution?.effectMiddleware;
+  if (Array.isArray(entries)) {
+    callables.middlewareCount = entries.length;
+    entries.forEach((entry, i) => {
+      if (typeof entry?.invoke === "function") {
+        callables.middleware.push([i, entry, entry.name ?? entry.constructor?.name ?? "middleware"]);
+      }
+    });
+    const kept = entries.filter((e) => typeof e?.invoke !== "function");
+    if (kept.length > 0) groups.execution.effectMiddleware = kept;
+    else delete groups.execution.effectMiddleware;
+  }
+  if (typeof groups.observability?.onWarn === "function") {
+    callables.onWarn = groups.observability.onWarn;
+    delete groups.observability.onWarn;
+    if (Object.keys(groups.observability).length === 0) delete groups.observability;
+  }
+  return [groups, callables];
+}
+
+// The plain objects and arrays of `value` copied; anything else (functions, middleware
+// objects) shared.
+function structuredCloneWithout(value) {
+  if (Array.isArray(value)) return value.map(structuredCloneWithout);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, structuredCloneWithout(v)]));
+  }
+  return value;
 }

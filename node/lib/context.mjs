@@ -14,6 +14,9 @@ function outsideSteps(method) {
   }
 }
 
+/** agentLoop$(ctx, name, options, prompt): the record's name for ctx.agentLoop(). */
+export const agentLoop$ = (ctx, name, options, prompt) => ctx.agentLoop(name, options, prompt);
+
 export class Context {
   #native;
   constructor(native) { this.#native = native; }
@@ -33,6 +36,15 @@ export class Context {
   invokeTransient(effectId, input = null) { outsideSteps("invokeTransient"); return this.#native.invokeTransient(effectId, input); }
   /** The next signal `name`'s payload; until one comes the run parks (the promise rejects with Suspended). */
   waitForSignal(name) { outsideSteps("waitForSignal"); return this.#native.waitForSignal(name); }
+  /**
+   * The record's agent loop inside this workflow: `name`'s turns journaled as steps, with the
+   * app's registered model (a Model or its id) and tools. Resolves to {outcome, answer, turns}.
+   */
+  agentLoop(name, { model, tools = [], system, maxTurns, parallelToolCalls } = {}, prompt = null) {
+    outsideSteps("agentLoop");
+    const modelId = typeof model === "string" ? model : model?.id;
+    return this.#native.agentLoop(name, { model: modelId, tools, system, maxTurns, parallelToolCalls }, prompt);
+  }
   /** A durable timer of `ms` milliseconds (recorded by step stepId); the run parks until it is due. */
   sleep(stepId, ms) { outsideSteps("sleep"); return this.#native.sleep(stepId, ms); }
 }

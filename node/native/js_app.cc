@@ -48,6 +48,7 @@ class App : public Napi::ObjectWrap<App> {
                         InstanceMethod("tool", &App::tool),
                         InstanceMethod("model", &App::model),
                         InstanceMethod("agent", &App::agent),
+                        InstanceMethod("mcpServer", &App::mcpServer),
                         InstanceMethod("invoke", &App::invoke),
                         InstanceMethod("main", &App::main)});
   }
@@ -100,6 +101,15 @@ class App : public Napi::ObjectWrap<App> {
     return jsCall(info, [&] {
       addAgent(*core_, info[0].ToString().Utf8Value(), info[1].As<Napi::Object>());
       return info.Env().Undefined();
+    });
+  }
+  // mcpServer({name, command, args, env, inheritEnv, workingDirectory, timeoutMs}) -> [names]
+  Napi::Value mcpServer(const Napi::CallbackInfo& info) {
+    return jsCall(info, [&]() -> Napi::Value {
+      std::vector<std::string> names = addMcpServer(*core_, info[0].As<Napi::Object>());
+      Napi::Array out = Napi::Array::New(info.Env(), names.size());
+      for (uint32_t i = 0; i < names.size(); ++i) out.Set(i, names[i]);
+      return out;
     });
   }
   // invoke([args]) -> Promise<[exitCode, stdout]>: `loom <args>` in process, off this thread.
@@ -187,7 +197,11 @@ Napi::Object initApp(Napi::Env env, Napi::Object exports) {
   exports.Set("defineConfig", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     return jsCall(info, [&] {
       json::value groups = toJson(info[0], "the config");
-      return configValue(info.Env(), app::parseConfigJson(groups, info[1].ToString().Utf8Value()));
+      auto parsed = app::parseConfigJson(groups, info[1].ToString().Utf8Value());
+      if (info.Length() > 2 && info[2].IsObject()) {
+        parsed = withJsCallables(info.Env(), parsed, info[2].As<Napi::Object>());
+      }
+      return configValue(info.Env(), parsed);
     });
   }));
   exports.Set("loadConfig", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {

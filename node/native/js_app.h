@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "js_bridge.h"
+#include "loom/agent/agent_loop.h"
 #include "loom/agent/model.h"
 #include "loom/agent/tool.h"
 #include "loom/app/config.h"
@@ -29,6 +30,7 @@ struct Core {
   effects::TaskRegistry tasks;
   std::map<std::string, agent::ToolDefinition, std::less<>> tools;
   std::map<std::string, std::shared_ptr<agent::Model>, std::less<>> models;
+  std::vector<std::shared_ptr<void>> servers;  // MCP clients, stopped when the app goes
   std::shared_ptr<Door> door;
   std::atomic<bool> started{false};
 
@@ -49,6 +51,17 @@ std::shared_ptr<agent::Model> jsModel(const std::shared_ptr<Door>& door, std::st
                                       Napi::Object model);
 void addModel(Core& core, std::shared_ptr<agent::Model> model);
 void addAgent(Core& core, const std::string& name, Napi::Object options);
+// {model, tools, system, maxTurns, parallelToolCalls} of agent `name`, its model and tools
+// registered already (NotFoundError naming one that is not).
+agent::AgentOptions agentOptionsOf(const Core& core, const std::string& name, Napi::Object options);
+// Starts an MCP server (stdio) and registers its tools; their names.
+std::vector<std::string> addMcpServer(Core& core, Napi::Object options);
+
+// defineConfig's JavaScript callables (js_config.cc): {digests, onOffload, onWarn,
+// middleware: [[index, object, name]], middlewareCount}.
+std::shared_ptr<const app::Config> withJsCallables(Napi::Env env,
+                                                   std::shared_ptr<const app::Config> parsed,
+                                                   Napi::Object callables);
 
 Napi::Object initApp(Napi::Env env, Napi::Object exports);     // js_app.cc
 Napi::Object initEffects(Napi::Env env, Napi::Object exports); // js_effects.cc

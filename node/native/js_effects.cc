@@ -6,6 +6,7 @@
 #include "js_app.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/effects/taint.h"
+#include "loom/providers/mcp_client.h"
 #include "loom/providers/openai_model.h"
 #include "loom/providers/scripted_model.h"
 #include "loom/util/error.h"
@@ -103,6 +104,40 @@ void addModel(Core& core, std::shared_ptr<agent::Model> model) {
 
 void addAgent(Core& core, const std::string& name, Napi::Object o) {
   core.beforeRegistering("agent '" + name + "'");
+  agent::registerAgentWorkflow(core.workflows, name, agentOptionsOf(core, name, o));
+}
+
+std::vector<std::string> addMcpServer(Core& core, Napi::Object o) {
+  providers::McpServerOptions options;
+  options.name = o.Get("name").ToString().Utf8Value();
+  core.beforeRegistering("MCP server '" + options.name + "'");
+  options.command = o.Get("command").ToString().Utf8Value();
+  if (o.Get("args").IsArray()) {
+    Napi::Array a = o.Get("args").As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) options.args.push_back(a.Get(i).ToString().Utf8Value());
+  }
+  if (o.Get("env").IsObject()) {
+    Napi::Object env = o.Get("env").As<Napi::Object>();
+    Napi::Array keys = env.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      std::string k = keys.Get(i).ToString().Utf8Value();
+      options.env[k] = env.Get(k).ToString().Utf8Value();
+    }
+  }
+  if (o.Get("inheritEnv").IsBoolean()) options.inheritEnv = o.Get("inheritEnv").ToBoolean().Value();
+  if (o.Get("workingDirectory").IsString()) options.workingDirectory = o.Get("workingDirectory").ToString().Utf8Value();
+  options.timeoutMillis = intOption(o, "timeoutMs", options.timeoutMillis);
+  auto client = providers::registerMcpServer(core.tasks, std::move(options));
+  std::vector<std::string> names;
+  for (const auto& d : client->toolDefinitions()) {
+    core.tools[d.name] = d;
+    names.push_back(d.name);
+  }
+  core.servers.push_back(std::move(client));
+  return names;
+}
+
+agent::AgentOptions agentOptionsOf(const Core& core, const std::string& name, Napi::Object o) {
   agent::AgentOptions options;
   options.model = o.Get("model").ToString().Utf8Value();
   Napi::Array tools = o.Has("tools") ? o.Get("tools").As<Napi::Array>() : Napi::Array::New(o.Env());
@@ -124,7 +159,7 @@ void addAgent(Core& core, const std::string& name, Napi::Object o) {
   }
   options.modelInput = agent::modelInputModeFromName(core.config->execution.journal.modelInput);
   options.onWarn = core.config->observability.onWarn;
-  agent::registerAgentWorkflow(core.workflows, name, std::move(options));
+  return options;
 }
 
 Napi::Object initEffects(Napi::Env env, Napi::Object exports) {

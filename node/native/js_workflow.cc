@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "js_app.h"
+#include "loom/agent/agent_loop.h"
 #include "loom/util/error.h"
 
 namespace loom::node {
@@ -19,6 +20,7 @@ struct Run {
   workflow::WorkflowContext* ctx;  // valid while the workflow function runs
   std::shared_ptr<Channel> channel = std::make_shared<Channel>();
   std::shared_ptr<Door> door;
+  const Core* core;  // its registries hold this run's workflow
 };
 
 // Posts `op` (a journaled call made on the workflow's thread) and returns its promise.
@@ -100,6 +102,24 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
       return json::value(nullptr);
     });
   }));
+  // agentLoop(name, {model, tools, system, maxTurns, parallelToolCalls}, prompt): the record's
+  // agentLoop$ inside a workflow, with the app's registered model and tools.
+  ctx.Set("agentLoop", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+    std::string name = info[0].ToString().Utf8Value();
+    agent::AgentOptions options;
+    json::value prompt;
+    try {
+      options = agentOptionsOf(*run->core, name, info[1].As<Napi::Object>());
+      prompt = toJson(info[2], "the agent's prompt");
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (...) {
+      throw Napi::Error(info.Env(), errorToJs(info.Env(), std::current_exception()));
+    }
+    return ask(info.Env(), run, [name, options, prompt](workflow::WorkflowContext& c) {
+      return agent::agentLoop(c, name, options, prompt);
+    });
+  }));
   ctx.Set("effects", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
     Napi::Array calls = info[0].As<Napi::Array>();
     int max = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 4;
@@ -138,8 +158,9 @@ void addWorkflow(Core& core, const std::string& name, Napi::Function fn) {
   SharedFn ref = keepFn(core.door, fn);
   std::shared_ptr<Door> door = core.door;
   std::string where = "workflow '" + name + "'";
-  core.workflows.add(name, "", [ref, door, where](workflow::WorkflowContext& ctx) {
-    auto run = std::make_shared<Run>(Run{&ctx, std::make_shared<Channel>(), door});
+  const Core* owner = &core;
+  core.workflows.add(name, "", [ref, door, where, owner](workflow::WorkflowContext& ctx) {
+    auto run = std::make_shared<Run>(Run{&ctx, std::make_shared<Channel>(), door, owner});
     struct Closer {
       std::shared_ptr<Run> run;
       ~Closer() { run->channel->close(); }

@@ -89,3 +89,75 @@ test("two models with one id are refused; an unregistered tool is refused", () =
   assert.throws(() => app.agent("c", { model: loom.ScriptedModel({ turns: [{ answer: "y" }] }) }), loom.AlreadyExistsError);
   assert.throws(() => app.agent("d", { model: shared, tools: ["nope"] }), loom.NotFoundError);
 });
+
+test("agentLoop$ runs the record's agent loop inside a workflow", async () => {
+  const app = new loom.App({}, { home: path.join(tempDir(), "home") });
+  const calls = [];
+  app.tool("search", {}, async ({ query }) => { calls.push(query); return { hits: [query] }; });
+  const model = loom.ScriptedModel({ turns: [{ toolCalls: [{ name: "search", arguments: { query: "q" } }] }, { answer: "found" }] });
+  app.model(model);
+  app.workflow("research", async (ctx, input) => {
+    const first = await loom.agentLoop$(ctx, "inner", { model, tools: ["search"] }, input.prompt);
+    const approved = await ctx.waitForSignal("approve");
+    return { answer: first.answer, approved };
+  });
+  const run = await app.run("research", { prompt: "look" });
+  assert.equal(run.status, "parked");
+  const done = await app.signal(run.id, "approve", true);
+  assert.deepEqual(done.output, { answer: "found", approved: true });
+  assert.deepEqual(calls, ["q"]);
+  assert.ok((await app.log(run.id)).some((e) => e.stepId === "inner#turn:1:tool:0"));
+});
+
+class Audit {
+  name = "audit";
+  seen = [];
+  async invoke(ctx, input, next) {
+    this.seen.push([ctx.effectId, ctx.taskKind, ctx.stepId]);
+    const out = await next(input);
+    return ctx.taskKind === "tool" ? { tagged: out } : out;
+  }
+}
+
+test("JavaScript middleware, digests, onOffload and onWarn from defineConfig", async () => {
+  const audit = new Audit();
+  const offloads = [];
+  const warnings = [];
+  const app = new loom.App({
+    execution: {
+      claimCheck: { toolIds: ["fetch"], digests: { fetch: (result) => ({ page: result.tagged.page }) }, onOffload: (info) => offloads.push(info) },
+      effectMiddleware: [{ kind: "retry", attempts: 2 }, audit],
+    },
+    observability: { onWarn: (m) => warnings.push(m) },
+  }, { home: path.join(tempDir(), "home") });
+  app.tool("fetch", {}, async ({ page }) => ({ page, body: "w ".repeat(1000) }));
+  app.agent("a", { model: loom.ScriptedModel({ turns: [{ toolCalls: [{ name: "fetch", arguments: { page: 3 } }] }, { answer: "ok" }] }), tools: ["fetch"] });
+  assert.match(app.config.describe(), /killSwitch -> claimCheck -> retry.* -> audit -> effect/);
+  const run = await app.run("a", "go");
+  assert.equal(run.status, "completed", JSON.stringify(run.error));
+  assert.ok(audit.seen.some(([effect, kind]) => effect === "fetch" && kind === "tool"));
+  const envelope = (await app.log(run.id)).find((e) => e.stepId === "a#turn:1:tool:0").output;
+  assert.deepEqual(envelope.digest, { page: 3 });
+  assert.equal(offloads.length, 1);
+  assert.equal(offloads[0].effectId, "fetch");
+  assert.ok(Array.isArray(warnings));
+});
+
+const filesystemServer = path.join(path.dirname(path.dirname(path.dirname(new URL(import.meta.url).pathname))),
+  "build/mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+
+test("an MCP server's tools are offered and their results recorded tainted", { skip: !(await import("node:fs")).existsSync(filesystemServer) }, async () => {
+  const { writeFileSync, mkdirSync } = await import("node:fs");
+  const dir = tempDir();
+  mkdirSync(path.join(dir, "data"));
+  writeFileSync(path.join(dir, "data/notes.txt"), "EMEA led with 18%");
+  const app = new loom.App({}, { home: path.join(dir, "home") });
+  const names = app.mcpServer("files", "node", [filesystemServer, path.join(dir, "data")]);
+  const read = names.includes("read_text_file") ? "read_text_file" : "read_file";
+  app.agent("reader", { model: loom.ScriptedModel({ turns: [{ toolCalls: [{ name: read, arguments: { path: path.join(dir, "data/notes.txt") } }] }, { answer: "read" }] }), tools: names });
+  const run = await app.run("reader", "go");
+  assert.equal(run.status, "completed", JSON.stringify(run.error));
+  const log = JSON.stringify(await app.log(run.id));
+  assert.match(log, /EMEA led with 18%/);
+  assert.match(log, /"origin":"mcp:files"/);
+});
