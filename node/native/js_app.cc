@@ -91,7 +91,8 @@ class App : public Napi::ObjectWrap<App> {
       if (info[0].IsExternal()) {
         m = *info[0].As<Napi::External<std::shared_ptr<agent::Model>>>().Data();
       } else {
-        m = jsModel(core_->door, info[0].ToString().Utf8Value(), info[1].As<Napi::Object>());
+        m = jsModel(core_->door, info[0].ToString().Utf8Value(),
+                    keepObject(core_->door, info[1].As<Napi::Object>()));
       }
       addModel(*core_, m);
       return Napi::String::New(info.Env(), m->id());

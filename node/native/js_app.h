@@ -48,7 +48,9 @@ void addWorkflow(Core& core, const std::string& name, Napi::Function fn);
 // Tools, models and agents (js_effects.cc).
 void addTool(Core& core, agent::ToolDefinition d, bool untrusted, Napi::Function fn);
 std::shared_ptr<agent::Model> jsModel(const std::shared_ptr<Door>& door, std::string id,
-                                      Napi::Object model);
+                                      SharedObject model);
+std::shared_ptr<agent::Tool> jsTool(const std::shared_ptr<Door>& door, agent::ToolDefinition d,
+                                    bool untrusted, SharedFn fn);
 void addModel(Core& core, std::shared_ptr<agent::Model> model);
 void addAgent(Core& core, const std::string& name, Napi::Object options);
 // {model, tools, system, maxTurns, parallelToolCalls} of agent `name`, its model and tools

@@ -78,16 +78,20 @@ int64_t intOption(Napi::Object o, const char* key, int64_t fallback) {
 
 }  // namespace
 
+std::shared_ptr<agent::Tool> jsTool(const std::shared_ptr<Door>& door, agent::ToolDefinition d,
+                                    bool untrusted, SharedFn fn) {
+  return std::make_shared<JsTool>(door, std::move(d), untrusted, std::move(fn));
+}
+
 void addTool(Core& core, agent::ToolDefinition d, bool untrusted, Napi::Function fn) {
   core.beforeRegistering("tool '" + d.name + "'");
-  auto tool = std::make_shared<JsTool>(core.door, d, untrusted, keepFn(core.door, fn));
-  agent::registerTool(core.tasks, tool);
+  agent::registerTool(core.tasks, jsTool(core.door, d, untrusted, keepFn(core.door, fn)));
   core.tools[d.name] = d;
 }
 
 std::shared_ptr<agent::Model> jsModel(const std::shared_ptr<Door>& door, std::string id,
-                                      Napi::Object model) {
-  return std::make_shared<JsModel>(door, std::move(id), keepObject(door, model));
+                                      SharedObject model) {
+  return std::make_shared<JsModel>(door, std::move(id), std::move(model));
 }
 
 void addModel(Core& core, std::shared_ptr<agent::Model> model) {
