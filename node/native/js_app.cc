@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "bench/steps_workflow.h"
 #include "loom/app/config_file.h"
 #include "loom/cli/cli.h"
 #include "loom/util/error.h"
@@ -212,6 +213,15 @@ Napi::Object initApp(Napi::Env env, Napi::Object exports) {
   }));
   exports.Set("describeConfig", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), app::describeConfig(*configOf(info[0])));
+  }));
+  // benchWorkflows(app): the C++ twin of bench/node_bench.mjs's steps workflow ("bench.steps").
+  exports.Set("benchWorkflows", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    return jsCall(info, [&] {
+      auto core = coreOf(info[0]);
+      core->beforeRegistering("bench.steps");
+      bench::addStepsWorkflow(core->workflows);
+      return info.Env().Undefined();
+    });
   }));
   exports.Set("configHome", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), configOf(info[0])->storage.home);

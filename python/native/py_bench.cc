@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench/report_pages.h"
+#include "bench/steps_workflow.h"
 #include "effects/step_ids.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/model.h"
@@ -50,13 +51,7 @@ void bindBench(py::module_& m) {
   m.def("add_bench_workflows", [](NativeApp& app) {
     guarded([&] {
       app.beforeRegistering("bench.steps");
-      app.workflows().add("bench.steps", "", [](workflow::WorkflowContext& ctx) {
-        int64_t n = ctx.input().at("steps").as_int64();
-        for (int64_t i = 0; i < n; ++i) {
-          ctx.step("s" + std::to_string(i), [i] { return json::value{{"i", i}}; });
-        }
-        return json::value(n);
-      });
+      bench::addStepsWorkflow(app.workflows());
     });
   });
   m.def("add_bench_agent", [](NativeApp& app, std::string name, int64_t pages,
