@@ -29,20 +29,27 @@ test("200 concurrent runs with async tools complete once each; a timer keeps fir
   for (let i = 0; i < 200; i++) ids.push((await app.submit("reader", `run-${i}`)).id);
   let last = Date.now();
   let worstLag = 0;
+  let ticks = 0;
   const timer = setInterval(() => {
     const now = Date.now();
     worstLag = Math.max(worstLag, now - last - 10);
     last = now;
+    ticks++;
   }, 10);
+  const started = Date.now();
   const worker = app.worker({ concurrency: 200, pollMs: 50 });
   const tally = await worker.runUntilIdle();
+  const elapsed = Date.now() - started;
   clearInterval(timer);
   assert.deepEqual(tally, { runs: 200, startFailed: 0, storeFailed: false });
   const rows = new Map((await app.runs()).map((r) => [r.id, r.status]));
   assert.deepEqual(ids.map((id) => rows.get(id)), Array(200).fill("completed"));
   assert.equal(witness.size, 600);
   assert.deepEqual([...new Set(witness.values())], [1]);
-  assert.ok(worstLag < 250, `the event loop stalled for ${worstLag} ms`);
+  // A loop the runs blocked would fire once, after them; a responsive one fires all along
+  // (the bound leaves room for a loaded 2-core machine running other tests).
+  assert.ok(worstLag < 1000, `the event loop stalled for ${worstLag} ms`);
+  assert.ok(ticks >= (elapsed / 10) * 0.25, `${ticks} timer ticks in ${elapsed} ms`);
 });
 
 test("a started worker runs what is submitted and stops on request", async () => {

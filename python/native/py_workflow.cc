@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "loom/workflow/errors.h"
 #include "py_app.h"
@@ -34,6 +35,7 @@ class Context {
   template <class F>
   auto call(F&& f) -> decltype(f(std::declval<workflow::WorkflowContext&>())) {
     return guarded([&] {
+      refuseInsideStep();
       Use use(*this);
       py::gil_scoped_release release;
       try {
@@ -53,6 +55,28 @@ class Context {
     std::unique_lock lock(mu_);
     closed_ = true;
     idle_.wait(lock, [&] { return inFlight_ == 0; });
+  }
+  // While step `id`'s function runs on this thread: the context may not be used from it (the
+  // step is a call of the context already). Cleared when the function returns.
+  struct InStep {
+    InStep(Context& c, const std::string& id) : c(c) {
+      std::lock_guard lock(c.mu_);
+      c.step_ = id;
+      c.stepThread_ = std::this_thread::get_id();
+    }
+    ~InStep() {
+      std::lock_guard lock(c.mu_);
+      c.step_.clear();
+    }
+    Context& c;
+  };
+  void refuseInsideStep() {
+    std::lock_guard lock(mu_);
+    if (!step_.empty() && stepThread_ == std::this_thread::get_id()) {
+      throw InvalidArgumentError("the context was used inside step '" + step_ +
+                                 "': a step's function may not call the context (it runs inside "
+                                 "that call); call it from the workflow function");
+    }
   }
   // The run's stop, when a call met one: the workflow's return must not hide it.
   std::exception_ptr stopped() {
@@ -85,12 +109,17 @@ class Context {
   int inFlight_ = 0;           // GUARDED_BY(mu_)
   bool closed_ = false;        // GUARDED_BY(mu_)
   std::exception_ptr stopped_; // GUARDED_BY(mu_)
+  std::string step_;           // GUARDED_BY(mu_): the step whose function runs, if any
+  std::thread::id stepThread_; // GUARDED_BY(mu_)
 };
 
 py::object step(Context& c, std::string stepId, py::object fn) {
   std::string where = "step '" + stepId + "'";
   auto run = [&]() -> json::value {
-    return withGil(where, [&] { return toJson(settled(fn()), "the output of " + where); });
+    return withGil(where, [&] {
+      Context::InStep inStep(c, stepId);
+      return toJson(settled(fn()), "the output of " + where);
+    });
   };
   return toPython(c.call([&](auto& ctx) { return ctx.step(stepId, run); }));
 }

@@ -299,3 +299,15 @@ def test_optional_parameters_written_with_a_bar_are_typed():
         return {}
 
     assert infer_parameters(f)["properties"]["days"] == {"type": "integer"}
+
+
+def test_the_context_used_inside_a_steps_function_is_refused(home):
+    app = loom.App(home=home)
+
+    @app.workflow("nested")
+    def nested(ctx, input):
+        return ctx.step("outer", lambda: ctx.step("inner", lambda: 1))
+
+    run = app.run("nested")
+    assert run.status == "failed"
+    assert "the context was used inside step 'outer'" in run.error["message"]

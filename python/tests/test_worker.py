@@ -92,7 +92,8 @@ APP_MODULE = """
     @app.workflow("double")
     def double(ctx, input):
         value = ctx.step("double", lambda: input * 2)
-        return ctx.step("again", lambda: value + ctx.wait_for_signal("plus"))
+        plus = ctx.wait_for_signal("plus")
+        return ctx.step("again", lambda: value + plus)
 """
 
 
