@@ -17,6 +17,7 @@
 #include "loom/agent/model.h"
 #include "loom/agent/tool.h"
 #include "loom/app/config.h"
+#include "loom/effects/effect_context.h"
 #include "loom/effects/task.h"
 #include "loom/workflow/workflow.h"
 
@@ -42,6 +43,9 @@ using SharedFn = std::shared_ptr<Napi::FunctionReference>;
 SharedFn keepFn(const std::shared_ptr<Door>& door, Napi::Function fn);
 using SharedObject = std::shared_ptr<Napi::ObjectReference>;
 SharedObject keepObject(const std::shared_ptr<Door>& door, Napi::Object o);
+
+// What a middleware, tool or model is told of its call (the record's EffectContext).
+Napi::Object effectContextObject(Napi::Env env, const effects::EffectContext& c);
 
 // The ctx object a JavaScript workflow gets (js_workflow.cc).
 void addWorkflow(Core& core, const std::string& name, Napi::Function fn);

@@ -14,18 +14,6 @@
 namespace loom::node {
 namespace {
 
-Napi::Object effectContextOf(Napi::Env env, const effects::EffectContext& c) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("executionId", c.executionId);
-  o.Set("stepId", c.stepId);
-  o.Set("effectId", c.effectId);
-  o.Set("taskKind", c.taskKind);
-  o.Set("subject", c.subject ? Napi::Value(Napi::String::New(env, *c.subject)) : env.Null());
-  o.Set("attempt", c.attempt);
-  o.Set("transient", c.transient);
-  return o;
-}
-
 // A JavaScript middleware: invoke(ctx, input, next) with next(input) -> Promise, whose call
 // runs the rest of the chain on the core thread that waits for invoke.
 class JsMiddleware : public effects::Middleware {
@@ -70,7 +58,7 @@ class JsMiddleware : public effects::Middleware {
         }
         return deferred->Promise();
       });
-      return m.Get("invoke").As<Napi::Function>().Call(m, {effectContextOf(env, ctx), toJs(env, input), nextFn});
+      return m.Get("invoke").As<Napi::Function>().Call(m, {effectContextObject(env, ctx), toJs(env, input), nextFn});
     });
   }
 

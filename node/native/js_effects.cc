@@ -14,18 +14,6 @@
 namespace loom::node {
 namespace {
 
-Napi::Object effectContext(Napi::Env env, const effects::EffectContext& c) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("executionId", c.executionId);
-  o.Set("stepId", c.stepId);
-  o.Set("effectId", c.effectId);
-  o.Set("taskKind", c.taskKind);
-  o.Set("subject", c.subject ? Napi::Value(Napi::String::New(env, *c.subject)) : env.Null());
-  o.Set("attempt", c.attempt);
-  o.Set("transient", c.transient);
-  return o;
-}
-
 class JsTool : public agent::Tool {
  public:
   JsTool(std::shared_ptr<Door> door, agent::ToolDefinition d, bool untrusted, SharedFn fn)
@@ -35,7 +23,7 @@ class JsTool : public agent::Tool {
     auto channel = std::make_shared<Channel>();
     json::value result = callJs(*door_, channel, "tool '" + definition_.name + "'",
                                 [this, &ctx, &arguments](Napi::Env env) -> Napi::Value {
-                                  return fn_->Call({toJs(env, arguments), effectContext(env, ctx)});
+                                  return fn_->Call({toJs(env, arguments), effectContextObject(env, ctx)});
                                 });
     if (untrusted_) return effects::tainted(std::move(result), "tool:" + definition_.name);
     return result;
@@ -59,7 +47,7 @@ class JsModel : public agent::Model {
                                  [this, &ctx, &request](Napi::Env env) -> Napi::Value {
                                    Napi::Object m = model_->Value();
                                    return m.Get("complete").As<Napi::Function>().Call(
-                                       m, {toJs(env, request.toJson()), effectContext(env, ctx)});
+                                       m, {toJs(env, request.toJson()), effectContextObject(env, ctx)});
                                  });
     agent::validateAssistantMessage(message, id_);
     return message;
