@@ -66,6 +66,18 @@ int64_t intOption(Napi::Object o, const char* key, int64_t fallback) {
 
 }  // namespace
 
+Napi::Object effectContextObject(Napi::Env env, const effects::EffectContext& c) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("executionId", c.executionId);
+  o.Set("stepId", c.stepId);
+  o.Set("effectId", c.effectId);
+  o.Set("taskKind", c.taskKind);
+  o.Set("subject", c.subject ? Napi::Value(Napi::String::New(env, *c.subject)) : env.Null());
+  o.Set("attempt", c.attempt);
+  o.Set("transient", c.transient);
+  return o;
+}
+
 std::shared_ptr<agent::Tool> jsTool(const std::shared_ptr<Door>& door, agent::ToolDefinition d,
                                     bool untrusted, SharedFn fn) {
   return std::make_shared<JsTool>(door, std::move(d), untrusted, std::move(fn));
