@@ -4,7 +4,6 @@
 import { native } from "./native.mjs";
 import { Config, defineConfig } from "./config.mjs";
 import { Context } from "./context.mjs";
-import { InvalidArgumentError } from "./errors.mjs";
 
 /** Where a run stands after an operation (`loom run --json`'s fields). */
 export class Run {
@@ -42,17 +41,10 @@ export function OpenAIModel({ baseUrl, model, id = "", apiKeyEnv = "OPENAI_API_K
   return new Model(handle, native.modelId(handle));
 }
 
+// JSON text by the addon's rules (what a step's output must be), so an input arrives in the
+// workflow exactly as given; undefined is null.
 function jsonText(value, what) {
-  try {
-    if (value === undefined) return "null";
-    return JSON.stringify(value, (key, v) => {
-      if (typeof v === "bigint") throw new TypeError("a BigInt");
-      if (typeof v === "number" && !Number.isFinite(v)) throw new TypeError(`the number ${v}`);
-      return v;
-    });
-  } catch (e) {
-    throw new InvalidArgumentError(`${what} is not JSON: ${e.message}`);
-  }
+  return native.jsonText(value === undefined ? null : value, what);
 }
 
 export class Worker {
@@ -118,7 +110,7 @@ export class App {
       throw new TypeError("a model needs a complete(request, ctx) method");
     }
     const known = this.#models.get(model);
-    if (known) return this.#native.model(known);
+    if (known) return known;
     const handle = id ?? model.id ?? model.constructor?.name ?? "model";
     this.#models.set(model, handle);
     return this.#native.model(handle, model);
@@ -139,31 +131,31 @@ export class App {
     return out.trim() ? JSON.parse(out) : null;
   }
 
-  #startArgs(workflow, input, { id, subject } = {}) {
-    const args = ["run", workflow, "--json", "--input", jsonText(input, "the run's input")];
+  #startArgs(workflow, input, { id, subject } = {}, extra = []) {
+    const args = ["run", "--json", ...extra, "--input", jsonText(input, "the run's input")];
     if (id !== undefined) args.push("--id", id);
     if (subject !== undefined) args.push("--subject", subject);
-    return args;
+    return [...args, "--", workflow];
   }
 
   /** Starts `workflow` and runs it until it ends or parks. */
   async run(workflow, input, options) { return new Run(await this.#json(...this.#startArgs(workflow, input, options))); }
   /** Records the run without running it: a worker runs it. */
-  async submit(workflow, input, options) { return new Run(await this.#json(...this.#startArgs(workflow, input, options), "--submit")); }
+  async submit(workflow, input, options) { return new Run(await this.#json(...this.#startArgs(workflow, input, options, ["--submit"]))); }
   /** Continues a run from its log. */
-  async resume(id) { return new Run(await this.#json("resume", id, "--json")); }
+  async resume(id) { return new Run(await this.#json("resume", "--json", "--", id)); }
   /** Records signal `name` and resumes the run if it is parked. */
   async signal(id, name, payload = null) {
-    return new Run(await this.#json("signal", id, name, jsonText(payload, "the signal's payload"), "--json"));
+    return new Run(await this.#json("signal", "--json", "--", id, name, jsonText(payload, "the signal's payload")));
   }
-  async retry(id) { return new Run(await this.#json("retry", id, "--json")); }
+  async retry(id) { return new Run(await this.#json("retry", "--json", "--", id)); }
   async cancel(id, reason) {
-    return new Run(await this.#json("cancel", id, "--json", ...(reason ? ["--reason", reason] : [])));
+    return new Run(await this.#json("cancel", "--json", ...(reason ? ["--reason", reason] : []), "--", id));
   }
   /** The run's folded state (`loom state --json`). */
-  state(id) { return this.#json("state", id, "--json"); }
+  state(id) { return this.#json("state", "--json", "--", id); }
   /** The run's events (`loom log --json`). */
-  log(id) { return this.#json("log", id, "--json"); }
+  log(id) { return this.#json("log", "--json", "--", id); }
   /** Every run of the home (`loom ls --json`), optionally of one status or workflow. */
   async runs({ status, workflow } = {}) {
     const rows = (await this.#json("ls", "--json")) ?? [];
@@ -181,9 +173,9 @@ export class App {
     return this.#json(...args);
   }
   /** eraseSubject: crypto-shreds the subject and deletes their blobs. */
-  erase(subject) { return this.#json("erase", subject, "--json"); }
+  erase(subject) { return this.#json("erase", "--json", "--", subject); }
   /** exportSubject: everything held on the subject. */
-  export(subject) { return this.#json("export", subject); }
+  export(subject) { return this.#json("export", "--", subject); }
   /** The whole `loom` command line for this app (`node app.mjs <subcommand>`). */
   main(argv = process.argv.slice(2)) { return this.#native.main(["loom", ...argv]); }
 }

@@ -43,7 +43,7 @@ function splitCallables(config) {
     }
     if (claimCheck.digests && Object.keys(claimCheck.digests).length === 0) delete claimCheck.digests;
     if (typeof claimCheck.onOffload === "function") {
-      callables.onOffload = claimCheck.onOffload;
+      callables.onOffload = returnsNothing(claimCheck.onOffload);
       delete claimCheck.onOffload;
     }
   }
@@ -60,11 +60,16 @@ function splitCallables(config) {
     else delete groups.execution.effectMiddleware;
   }
   if (typeof groups.observability?.onWarn === "function") {
-    callables.onWarn = groups.observability.onWarn;
+    callables.onWarn = returnsNothing(groups.observability.onWarn);
     delete groups.observability.onWarn;
     if (Object.keys(groups.observability).length === 0) delete groups.observability;
   }
   return [groups, callables];
+}
+
+// A callback whose result does not matter (console.log returns undefined): awaited, then null.
+function returnsNothing(fn) {
+  return async (...args) => { await fn(...args); return null; };
 }
 
 // The plain objects and arrays of `value` copied; anything else (functions, middleware

@@ -206,6 +206,12 @@ Napi::Object initApp(Napi::Env env, Napi::Object exports) {
       return configValue(info.Env(), parsed);
     });
   }));
+  // jsonText(value, what): JSON text by the addon's rules (run inputs, signal payloads).
+  exports.Set("jsonText", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    return jsCall(info, [&]() -> Napi::Value {
+      return Napi::String::New(info.Env(), json::toText(toJson(info[0], info[1].ToString().Utf8Value())));
+    });
+  }));
   exports.Set("loadConfig", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     return jsCall(info, [&] {
       return configValue(info.Env(), app::loadConfigFile(info[0].ToString().Utf8Value()));

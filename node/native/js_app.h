@@ -34,6 +34,15 @@ struct Core {
   std::vector<std::shared_ptr<void>> servers;  // MCP clients, stopped when the app goes
   std::shared_ptr<Door> door;
   std::atomic<bool> started{false};
+  int runningWorkers = 0;  // the event loop's: the Door is referenced while it is not 0
+
+  // A worker started or stopped (on the event loop): the process stays alive while one runs.
+  void workerStarted(Napi::Env env) {
+    if (runningWorkers++ == 0) door->ref(env);
+  }
+  void workerStopped(Napi::Env env) {
+    if (--runningWorkers == 0) door->unref(env);
+  }
 
   void beforeRegistering(const std::string& what) const;
 };

@@ -95,7 +95,13 @@ Napi::Value nativeHandle(Napi::Env env, std::exception_ptr e) {
 
 }  // namespace
 
-json::value toJson(Napi::Value v, std::string_view what) { return convert(v, what, "$", 0); }
+json::value toJson(Napi::Value v, std::string_view what) {
+  try {
+    return convert(v, what, "$", 0);
+  } catch (const Napi::Error& e) {  // a getter or a Proxy trap threw
+    throw InvalidArgumentError(std::string(what) + " could not be read: " + e.Message());
+  }
+}
 
 Napi::Value toJs(Napi::Env env, const json::value& v) {
   switch (v.kind()) {
@@ -116,8 +122,9 @@ Napi::Value toJs(Napi::Env env, const json::value& v) {
     }
     case boost::json::kind::object: {
       Napi::Object out = Napi::Object::New(env);
-      for (const auto& [key, item] : v.get_object()) {
-        out.Set(std::string(key), toJs(env, item));
+      for (const auto& [key, item] : v.get_object()) {  // own data properties ("__proto__" too)
+        out.DefineProperty(Napi::PropertyDescriptor::Value(
+            std::string(key), toJs(env, item), napi_default_jsproperty));
       }
       return out;
     }
@@ -166,7 +173,22 @@ Napi::Value errorToJs(Napi::Env env, std::exception_ptr e) {
                               Napi::String::New(env, message), extra});
 }
 
+namespace {
+std::exception_ptr readErrorFromJs(Napi::Value error, const std::string& where);
+}  // namespace
+
 std::exception_ptr errorFromJs(Napi::Value error, const std::string& where) {
+  try {
+    return readErrorFromJs(error, where);
+  } catch (...) {  // a hostile value: a Symbol, a getter that throws, a null-prototype object
+    return std::make_exception_ptr(InternalError(
+        where + " threw a value that cannot be read as an error (a Symbol, or an object whose "
+                "members throw)"));
+  }
+}
+
+namespace {
+std::exception_ptr readErrorFromJs(Napi::Value error, const std::string& where) {
   if (error.IsObject()) {
     Napi::Object o = error.As<Napi::Object>();
     Napi::Value handle = o.Get(kNative);
@@ -189,6 +211,7 @@ std::exception_ptr errorFromJs(Napi::Value error, const std::string& where) {
   return std::make_exception_ptr(
       InternalError(where + " threw " + error.ToString().Utf8Value() + " (not an Error)"));
 }
+}  // namespace
 
 // --- threads -----------------------------------------------------------------------------
 
@@ -215,12 +238,16 @@ bool Door::send(std::function<void(Napi::Env)> fn) {
   return s == napi_ok;
 }
 
-bool Channel::post(std::function<void()> task) {
-  std::lock_guard lock(mu_);
-  if (closed_) return false;
-  tasks_.push_back(std::move(task));
+void Channel::post(std::function<void()> task, std::function<void(std::exception_ptr)> drop) {
+  std::unique_lock lock(mu_);
+  if (closed_ || stopped_) {
+    std::exception_ptr stop = stopped_;
+    lock.unlock();
+    drop(stop);
+    return;
+  }
+  tasks_.push_back({std::move(task), std::move(drop)});
   cv_.notify_all();
-  return true;
 }
 
 void Channel::settle(json::value value) {
@@ -254,7 +281,7 @@ json::value Channel::wait() {
     cv_.wait(lock, [&] { return stopped_ || value_ || error_ || !tasks_.empty(); });
     if (stopped_) std::rethrow_exception(stopped_);
     if (!tasks_.empty()) {
-      auto task = std::move(tasks_.front());
+      auto task = std::move(tasks_.front().run);
       tasks_.pop_front();
       lock.unlock();
       task();
@@ -267,8 +294,15 @@ json::value Channel::wait() {
 }
 
 void Channel::close() {
-  std::lock_guard lock(mu_);
-  closed_ = true;
+  std::deque<Task> dropped;
+  std::exception_ptr stop;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    dropped.swap(tasks_);
+    stop = stopped_;
+  }
+  for (auto& t : dropped) t.drop(stop);
 }
 
 json::value callJs(Door& door, const std::shared_ptr<Channel>& channel, std::string where,
@@ -284,6 +318,8 @@ json::value callJs(Door& door, const std::shared_ptr<Channel>& channel, std::str
       auto onValue = Napi::Function::New(env, [channel, where](const Napi::CallbackInfo& info) {
         try {
           channel->settle(toJson(info[0], "what " + where + " returned"));
+        } catch (const Napi::Error& e) {
+          channel->fail(errorFromJs(e.Value(), where));
         } catch (...) {
           channel->fail(std::current_exception());
         }

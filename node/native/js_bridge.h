@@ -60,8 +60,9 @@ class Door {
 
 class Channel {
  public:
-  // JavaScript thread: runs `task` on the waiting core thread; false once closed.
-  bool post(std::function<void()> task);
+  // JavaScript thread: runs `task` on the waiting core thread. When the channel is closed, or
+  // closes before it runs, `drop` is called instead, with the run's stop (or null).
+  void post(std::function<void()> task, std::function<void(std::exception_ptr)> drop);
   // The call's outcome: a value, or an error.
   void settle(json::value value);
   void fail(std::exception_ptr error);
@@ -74,7 +75,11 @@ class Channel {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;  // GUARDED_BY(mu_)
+  struct Task {
+    std::function<void()> run;
+    std::function<void(std::exception_ptr)> drop;
+  };
+  std::deque<Task> tasks_;                   // GUARDED_BY(mu_)
   std::optional<json::value> value_;         // GUARDED_BY(mu_)
   std::exception_ptr error_;                 // GUARDED_BY(mu_)
   std::exception_ptr stopped_;               // GUARDED_BY(mu_)

@@ -38,8 +38,26 @@ class JsMiddleware : public effects::Middleware {
       Napi::Object m = object_->Value();
       Napi::Function nextFn = Napi::Function::New(env, [&, channel, live, door](const Napi::CallbackInfo& info) -> Napi::Value {
         auto deferred = std::make_shared<Napi::Promise::Deferred>(info.Env());
-        json::value in = toJson(info[0], "the input a middleware passed to next");
-        bool posted = *live && channel->post([&, deferred, in, door]() mutable {
+        json::value in;
+        try {
+          in = info.Length() > 0 && !info[0].IsUndefined()
+                   ? toJson(info[0], "the input a middleware passed to next")
+                   : json::value(nullptr);
+        } catch (...) {
+          deferred->Reject(errorToJs(info.Env(), std::current_exception()));
+          return deferred->Promise();
+        }
+        auto drop = [deferred, door](std::exception_ptr) {
+          door->send([deferred](Napi::Env env) {
+            deferred->Reject(errorToJs(env, std::make_exception_ptr(FailedPreconditionError(
+                "a middleware's next was called after its invoke returned; call next only inside invoke"))));
+          });
+        };
+        if (!*live) {
+          drop(nullptr);
+          return deferred->Promise();
+        }
+        channel->post([&, deferred, in, door]() mutable {
           std::exception_ptr error;
           json::value out;
           try {
@@ -51,11 +69,7 @@ class JsMiddleware : public effects::Middleware {
             if (error) deferred->Reject(errorToJs(env, error));
             else deferred->Resolve(toJs(env, out));
           });
-        });
-        if (!posted) {
-          deferred->Reject(errorToJs(info.Env(), std::make_exception_ptr(FailedPreconditionError(
-              "a middleware's next was called after its invoke returned; call next only inside invoke"))));
-        }
+        }, drop);
         return deferred->Promise();
       });
       return m.Get("invoke").As<Napi::Function>().Call(m, {effectContextObject(env, ctx), toJs(env, input), nextFn});

@@ -1,6 +1,8 @@
-// app.worker(): the Executor in this Node.js process, on a thread of its own, over a
-// host::HomeSession and host::RecordedApps as `loom worker` runs it. While it runs it keeps
-// the process alive (its Door is referenced); stop() drains and returns a promise.
+// app.worker(): the Executor in this Node.js process, over a host::HomeSession and
+// host::RecordedApps as `loom worker` runs it. Nothing it does blocks the event loop: the home
+// is opened, the executor run, stopped and joined, and finally destroyed, on threads of their
+// own. While it runs it keeps the process alive (the app's Door is referenced, counted over
+// the app's workers). A worker runs once: start() then stop(), or runUntilIdle().
 #include <sstream>
 #include <thread>
 
@@ -15,14 +17,31 @@ namespace {
 
 struct Running {
   std::shared_ptr<Core> core;
+  worker::ExecutorOptions options;
   std::ostringstream out;
   std::unique_ptr<host::HomeSession> session;
   std::unique_ptr<host::RecordedApps> launcher;
   std::unique_ptr<worker::Executor> executor;
+  std::atomic<worker::Executor*> live{nullptr};  // for `active`
+  std::mutex mu;  // the executor's lifetime: opened, run, stopped
   std::thread thread;
-  std::mutex mu;
-  bool stopped = false;
+
+  // Opens the home and makes the executor (a thread of its own).
+  void open() {
+    session = std::make_unique<host::HomeSession>(core->workflows, core->tasks, out, core->config);
+    host::readDatabaseEnvironment(session->options());
+    if (!core->home.empty()) {
+      session->options().home = core->home;
+      session->options().homeGiven = true;
+    }
+    kernel::EventStore& store = session->store(true);
+    launcher = std::make_unique<host::RecordedApps>(*session, store);
+    executor = std::make_unique<worker::Executor>(store, *launcher, options);
+    live = executor.get();
+  }
 };
+
+enum class State { kIdle, kRunning, kStopped };
 
 class Worker : public Napi::ObjectWrap<Worker> {
  public:
@@ -36,62 +55,74 @@ class Worker : public Napi::ObjectWrap<Worker> {
   Worker(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Worker>(info), r_(std::make_shared<Running>()) {
     r_->core = coreOf(info[0]);
     Napi::Object o = info[1].As<Napi::Object>();
-    worker::ExecutorOptions options;
-    if (o.Get("concurrency").IsNumber()) options.concurrency = o.Get("concurrency").As<Napi::Number>().Uint32Value();
-    if (o.Get("pollMs").IsNumber()) options.pollMillis = o.Get("pollMs").As<Napi::Number>().Int64Value();
-    try {
-      r_->core->started = true;
-      r_->session = std::make_unique<host::HomeSession>(r_->core->workflows, r_->core->tasks,
-                                                        r_->out, r_->core->config);
-      host::readDatabaseEnvironment(r_->session->options());
-      if (!r_->core->home.empty()) {
-        r_->session->options().home = r_->core->home;
-        r_->session->options().homeGiven = true;
+    if (o.Get("concurrency").IsNumber()) r_->options.concurrency = o.Get("concurrency").As<Napi::Number>().Uint32Value();
+    if (o.Get("pollMs").IsNumber()) r_->options.pollMillis = o.Get("pollMs").As<Napi::Number>().Int64Value();
+    r_->core->started = true;
+  }
+  // Collected: whatever it still holds goes on a thread of its own (its runs may be waiting
+  // for this event loop, which must not wait for them).
+  ~Worker() override {
+    std::thread([r = std::move(r_)]() mutable {
+      {
+        std::lock_guard lock(r->mu);
+        if (r->executor) r->executor->stop(std::chrono::milliseconds(0));
       }
-      kernel::EventStore& store = r_->session->store(true);
-      r_->launcher = std::make_unique<host::RecordedApps>(*r_->session, store);
-      r_->executor = std::make_unique<worker::Executor>(store, *r_->launcher, options);
-    } catch (...) {
-      throw Napi::Error(info.Env(), errorToJs(info.Env(), std::current_exception()));
-    }
+      if (r->thread.joinable()) r->thread.join();
+      r.reset();
+    }).detach();
   }
 
  private:
+  Napi::Value refuse(Napi::Env env, const std::string& why) {
+    throw Napi::Error(env, errorToJs(env, std::make_exception_ptr(FailedPreconditionError(why))));
+  }
   Napi::Value start(const Napi::CallbackInfo& info) {
-    std::lock_guard lock(r_->mu);
-    if (r_->thread.joinable() || r_->stopped) {
-      throw Napi::Error(info.Env(), errorToJs(info.Env(), std::make_exception_ptr(FailedPreconditionError(
-                                                             "a worker runs once: make a new one with app.worker()"))));
-    }
-    r_->core->door->ref(info.Env());
-    Ref();  // not collected while it runs
+    if (state_ != State::kIdle) return refuse(info.Env(), "a worker runs once: make a new one with app.worker()");
+    state_ = State::kRunning;
+    r_->core->workerStarted(info.Env());
     auto r = r_;
-    r_->thread = std::thread([r] { r->executor->run(); });
-    return info.Env().Undefined();
+    r_->thread = std::thread([r] {
+      {
+        std::lock_guard lock(r->mu);
+        try {
+          r->open();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "loom: the worker could not open its home: %s\n", e.what());
+          return;
+        }
+      }
+      r->executor->run();
+    });
+    return info.This();
   }
   Napi::Value stop(const Napi::CallbackInfo& info) {
     double drain = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : 30;
+    bool wasRunning = state_ == State::kRunning;
+    state_ = State::kStopped;
+    if (wasRunning) r_->core->workerStopped(info.Env());
     auto r = r_;
-    bool wasRunning = r_->thread.joinable();
-    Napi::Promise p = offThread(info.Env(), [r, drain]() -> Done {
-      std::lock_guard lock(r->mu);
-      r->stopped = true;
-      if (r->thread.joinable()) {
-        r->executor->stop(std::chrono::milliseconds(static_cast<int64_t>(drain * 1000)));
-        r->thread.join();
+    return offThread(info.Env(), [r, drain, wasRunning]() -> Done {
+      if (wasRunning) {
+        {
+          std::lock_guard lock(r->mu);  // after open(): the executor exists, or never will
+          if (r->executor) r->executor->stop(std::chrono::milliseconds(static_cast<int64_t>(drain * 1000)));
+        }
+        if (r->thread.joinable()) r->thread.join();
       }
       return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
     });
-    if (wasRunning) {
-      r_->core->door->unref(info.Env());
-      Unref();
-    }
-    return p;
   }
   Napi::Value runUntilIdle(const Napi::CallbackInfo& info) {
+    if (state_ != State::kIdle) return refuse(info.Env(), "a worker runs once: make a new one with app.worker()");
+    state_ = State::kStopped;
     auto r = r_;
     return offThread(info.Env(), [r]() -> Done {
-      worker::IdleTally t = r->executor->runUntilIdle();
+      worker::IdleTally t;
+      {
+        std::lock_guard lock(r->mu);
+        r->open();
+      }
+      t = r->executor->runUntilIdle();
       return [t](Napi::Env env) -> Napi::Value {
         Napi::Object o = Napi::Object::New(env);
         o.Set("runs", static_cast<double>(t.runs));
@@ -102,10 +133,12 @@ class Worker : public Napi::ObjectWrap<Worker> {
     });
   }
   Napi::Value active(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), static_cast<double>(r_->executor->active()));
+    worker::Executor* e = r_->live.load();
+    return Napi::Number::New(info.Env(), e ? static_cast<double>(e->active()) : 0);
   }
 
   std::shared_ptr<Running> r_;
+  State state_ = State::kIdle;  // the event loop's
 };
 
 }  // namespace

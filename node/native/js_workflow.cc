@@ -8,6 +8,7 @@
 // cancel), the channel stops: the workflow's pending and later calls are rejected with
 // Suspended, and its result no longer matters.
 #include <chrono>
+#include <cmath>
 
 #include "js_app.h"
 #include "loom/agent/agent_loop.h"
@@ -27,7 +28,17 @@ struct Run {
 Napi::Value ask(Napi::Env env, const std::shared_ptr<Run>& run,
                 std::function<json::value(workflow::WorkflowContext&)> op) {
   auto deferred = std::make_shared<Napi::Promise::Deferred>(env);
-  bool posted = run->channel->post([run, deferred, op = std::move(op)] {
+  auto door = run->door;
+  // A call the run will not make (it stopped, or returned): rejected with the stop (Suspended)
+  // or, after a return, as a use of a context past its run.
+  auto drop = [door, deferred](std::exception_ptr stop) {
+    std::exception_ptr why = stop ? stop
+                                  : std::make_exception_ptr(FailedPreconditionError(
+                                        "this workflow context belongs to a run that has returned; "
+                                        "use a context only inside its workflow function"));
+    door->send([deferred, why](Napi::Env env) { deferred->Reject(errorToJs(env, why)); });
+  };
+  run->channel->post([run, deferred, op = std::move(op)] {
     std::exception_ptr error;
     json::value out;
     try {
@@ -45,14 +56,27 @@ Napi::Value ask(Napi::Env env, const std::shared_ptr<Run>& run,
       if (error) deferred->Reject(errorToJs(env, error));
       else deferred->Resolve(toJs(env, out));
     });
-  });
-  if (!posted) {
-    deferred->Reject(errorToJs(
-        env, std::make_exception_ptr(FailedPreconditionError(
-                 "this workflow context belongs to a run that has returned; use a context only "
-                 "inside its workflow function"))));
-  }
+  }, drop);
   return deferred->Promise();
+}
+
+// A ctx method: what it throws while reading its arguments (a value JSON cannot hold) is a
+// JavaScript error of the package's class, never a C++ exception through Node.
+template <class F>
+Napi::Function method(Napi::Env env, F body) {
+  return Napi::Function::New(env, [body](const Napi::CallbackInfo& info) -> Napi::Value {
+    try {
+      return body(info);
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (...) {
+      throw Napi::Error(info.Env(), errorToJs(info.Env(), std::current_exception()));
+    }
+  });
+}
+
+json::value inputOf(const Napi::CallbackInfo& info, std::size_t i, const std::string& what) {
+  return info.Length() > i && !info[i].IsUndefined() ? toJson(info[i], what) : json::value(nullptr);
 }
 
 Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
@@ -61,8 +85,11 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
   ctx.Set("subject", run->ctx->subject() ? Napi::Value(Napi::String::New(env, *run->ctx->subject()))
                                          : env.Null());
   ctx.Set("input", toJs(env, run->ctx->input()));
-  ctx.Set("step", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+  ctx.Set("step", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string id = info[0].ToString().Utf8Value();
+    if (info.Length() < 2 || !info[1].IsFunction()) {
+      throw InvalidArgumentError("ctx.step('" + id + "', fn): fn must be a function");
+    }
     SharedFn fn = keepFn(run->door, info[1].As<Napi::Function>());
     return ask(info.Env(), run, [run, id, fn](workflow::WorkflowContext& c) {
       std::string where = "step '" + id + "'";
@@ -73,30 +100,33 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
       });
     });
   }));
-  ctx.Set("effect", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+  ctx.Set("effect", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string stepId = info[0].ToString().Utf8Value();
     std::string effectId = info[1].ToString().Utf8Value();
-    json::value input = info.Length() > 2 ? toJson(info[2], "the input of step '" + stepId + "'")
-                                          : json::value(nullptr);
+    json::value input = inputOf(info, 2, "the input of step '" + stepId + "'");
     return ask(info.Env(), run, [stepId, effectId, input](workflow::WorkflowContext& c) {
       return c.effect(stepId, effectId, input);
     });
   }));
-  ctx.Set("invokeTransient", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+  ctx.Set("invokeTransient", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string effectId = info[0].ToString().Utf8Value();
-    json::value input = info.Length() > 1 ? toJson(info[1], "the transient call's input")
-                                          : json::value(nullptr);
+    json::value input = inputOf(info, 1, "the transient call's input");
     return ask(info.Env(), run, [effectId, input](workflow::WorkflowContext& c) {
       return c.invokeTransient(effectId, input);
     });
   }));
-  ctx.Set("waitForSignal", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+  ctx.Set("waitForSignal", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string name = info[0].ToString().Utf8Value();
     return ask(info.Env(), run, [name](workflow::WorkflowContext& c) { return c.awaitSignal(name); });
   }));
-  ctx.Set("sleep", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+  ctx.Set("sleep", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string stepId = info[0].ToString().Utf8Value();
-    int64_t ms = info[1].As<Napi::Number>().Int64Value();
+    double requested = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : -1;
+    if (!std::isfinite(requested) || requested < 0 || requested > 3.2e11) {  // about ten years
+      throw InvalidArgumentError("ctx.sleep('" + stepId + "', ms): ms must be a number of "
+                                 "milliseconds from 0 to 3.2e11 (about ten years)");
+    }
+    int64_t ms = static_cast<int64_t>(requested);
     return ask(info.Env(), run, [stepId, ms](workflow::WorkflowContext& c) {
       c.sleep(stepId, std::chrono::milliseconds(ms));
       return json::value(nullptr);
@@ -104,7 +134,7 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
   }));
   // agentLoop(name, {model, tools, system, maxTurns, parallelToolCalls}, prompt): the record's
   // agentLoop$ inside a workflow, with the app's registered model and tools.
-  ctx.Set("agentLoop", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+  ctx.Set("agentLoop", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string name = info[0].ToString().Utf8Value();
     agent::AgentOptions options;
     json::value prompt;
@@ -120,7 +150,7 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
       return agent::agentLoop(c, name, options, prompt);
     });
   }));
-  ctx.Set("effects", Napi::Function::New(env, [run](const Napi::CallbackInfo& info) {
+  ctx.Set("effects", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     Napi::Array calls = info[0].As<Napi::Array>();
     int max = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 4;
     std::vector<workflow::WorkflowContext::EffectCall> native;
@@ -128,8 +158,9 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
       Napi::Object c = calls.Get(i).As<Napi::Object>();
       std::string stepId = c.Get("stepId").ToString().Utf8Value();
       native.push_back({stepId, c.Get("effectId").ToString().Utf8Value(),
-                        c.Has("input") ? toJson(c.Get("input"), "the input of step '" + stepId + "'")
-                                       : json::value(nullptr)});
+                        c.Has("input") && !c.Get("input").IsUndefined()
+                            ? toJson(c.Get("input"), "the input of step '" + stepId + "'")
+                            : json::value(nullptr)});
     }
     return ask(info.Env(), run, [native, max](workflow::WorkflowContext& c) {
       json::array out;

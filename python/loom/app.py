@@ -187,12 +187,12 @@ class App:
 
     def _start_args(self, workflow: str, input: Any, id: Optional[str],
                     subject: Optional[str]) -> List[str]:
-        args = ["run", workflow, "--json", "--input", _json_text(input, "the run's input")]
+        args = ["run", "--json", "--input", _json_text(input, "the run's input")]
         if id is not None:
             args += ["--id", id]
         if subject is not None:
             args += ["--subject", subject]
-        return args
+        return args + ["--", workflow]
 
     def run(self, workflow: str, input: Any = None, *, id: Optional[str] = None,
             subject: Optional[str] = None) -> Run:
@@ -202,32 +202,35 @@ class App:
     def submit(self, workflow: str, input: Any = None, *, id: Optional[str] = None,
                subject: Optional[str] = None) -> Run:
         """Records the run without running it: a worker runs it."""
-        return Run._of(self._json(*self._start_args(workflow, input, id, subject), "--submit"))
+        args = self._start_args(workflow, input, id, subject)
+        return Run._of(self._json(args[0], "--submit", *args[1:]))
 
     def resume(self, id: str) -> Run:
         """Continues a run from its log: recorded steps replay, the rest runs."""
-        return Run._of(self._json("resume", id, "--json"))
+        return Run._of(self._json("resume", "--json", "--", id))
 
     def signal(self, id: str, name: str, payload: Any = None, *, force: bool = False) -> Run:
         """Records signal ``name`` for the run and resumes it if it is parked."""
-        args = ["signal", id, name, _json_text(payload, "the signal's payload"), "--json"]
-        return Run._of(self._json(*args, *(["--force"] if force else [])))
+        args = ["signal", "--json", *(["--force"] if force else []), "--", id, name,
+                _json_text(payload, "the signal's payload")]
+        return Run._of(self._json(*args))
 
     def retry(self, id: str) -> Run:
         """Runs a retrying run's failed step now, not at its next attempt time."""
-        return Run._of(self._json("retry", id, "--json"))
+        return Run._of(self._json("retry", "--json", "--", id))
 
     def cancel(self, id: str, reason: str = "") -> Run:
         """Cancels a run: at once when nobody runs it, else at its runner's next step."""
-        return Run._of(self._json("cancel", id, "--json", *(["--reason", reason] if reason else [])))
+        return Run._of(self._json("cancel", "--json", *(["--reason", reason] if reason else []),
+                                  "--", id))
 
     def state(self, id: str) -> Dict[str, Any]:
         """The run's folded state (``loom state --json``)."""
-        return self._json("state", id, "--json")
+        return self._json("state", "--json", "--", id)
 
     def log(self, id: str) -> List[Dict[str, Any]]:
         """The run's events, as stored (``loom log --json``)."""
-        return self._json("log", id, "--json")
+        return self._json("log", "--json", "--", id)
 
     def runs(self, *, status: Optional[str] = None,
              workflow: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -261,11 +264,11 @@ class App:
     def erase(self, subject: str) -> Dict[str, Any]:
         """Crypto-shreds a data subject and deletes their blobs (compliance.erase). Raises
         :class:`loom.ContentCopiesRemainError` when a copy could not be deleted."""
-        return self._json("erase", subject, "--json")
+        return self._json("erase", "--json", "--", subject)
 
     def export(self, subject: str) -> Dict[str, Any]:
         """Everything held on a data subject (``loom export``)."""
-        return self._json("export", subject)
+        return self._json("export", "--", subject)
 
     def doctor(self) -> Dict[str, Any]:
         """The home's health (``loom doctor --json``)."""
