@@ -136,8 +136,12 @@ export class App {
   erase(subject: string): Promise<Record<string, Json>>;
   export(subject: string): Promise<Record<string, Json>>;
   main(argv?: string[]): Promise<number>;
+  resolveClaimCheck(envelope: Json, options?: { subject?: string }): Promise<Json | null>;
+  mcpServer(name: string, command: string, args?: string[], options?: { env?: Record<string, string>; inheritEnv?: boolean; workingDirectory?: string; timeoutMs?: number }): string[];
 }
 
+export function resolveClaimCheck(app: App, envelope: Json, options?: { subject?: string }): Promise<Json | null>;
+export function previewDigest(maxChars?: number): (result: Json, text?: string) => { preview: string; truncated?: boolean };
 export function sweepUnpinnedContent(app: App, options?: { dryRun?: boolean; ttlDays?: number; graceHours?: number }): Promise<Record<string, Json>>;
 export function eraseSubject(app: App, subject: string): Promise<Record<string, Json>>;
 export function exportSubject(app: App, subject: string): Promise<Record<string, Json>>;

@@ -1,6 +1,6 @@
 // @loomwork/loom: Loom's durable execution for agents and workflows, on the native core, in
 // process (docs/typescript.md).
-export { App, Run, Worker, Model, ScriptedModel, OpenAIModel, sweepUnpinnedContent, eraseSubject, exportSubject } from "./lib/app.mjs";
+export { App, Run, Worker, Model, ScriptedModel, OpenAIModel, sweepUnpinnedContent, eraseSubject, exportSubject, resolveClaimCheck, previewDigest } from "./lib/app.mjs";
 export { Config, defineConfig } from "./lib/config.mjs";
 export { Context, agentLoop$ } from "./lib/context.mjs";
 export * from "./lib/errors.mjs";

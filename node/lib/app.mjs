@@ -176,8 +176,25 @@ export class App {
   erase(subject) { return this.#json("erase", "--json", "--", subject); }
   /** exportSubject: everything held on the subject. */
   export(subject) { return this.#json("export", "--", subject); }
+  /**
+   * The original value behind a claim-check envelope (a tool result the journal holds as an
+   * envelope), read from the app's content store; null once the sweep reclaimed it or an
+   * erasure deleted it. `subject`: the run's data subject, for a sealed store.
+   */
+  resolveClaimCheck(envelope, { subject } = {}) { return this.#native.resolveClaimCheck(envelope, subject); }
   /** The whole `loom` command line for this app (`node app.mjs <subcommand>`). */
   main(argv = process.argv.slice(2)) { return this.#native.main(["loom", ...argv]); }
+}
+
+/** resolveClaimCheck(app, envelope, options): the record's name for app.resolveClaimCheck(). */
+export const resolveClaimCheck = (app, envelope, options) => app.resolveClaimCheck(envelope, options);
+
+/**
+ * previewDigest(maxChars): the agent opt-in's default digest (D3), as a digest function
+ * ((result, text) => {preview, truncated}) for execution.claimCheck.digests.
+ */
+export function previewDigest(maxChars = 256) {
+  return (result, text) => native.previewDigest(maxChars, result, text ?? JSON.stringify(result));
 }
 
 /** sweepUnpinnedContent(app, options): the record's name for app.sweep(). */

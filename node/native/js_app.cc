@@ -3,7 +3,10 @@
 #include <sstream>
 
 #include "bench/steps_workflow.h"
+#include "host/home_session.h"
+#include "loom/app/app.h"
 #include "loom/app/config_file.h"
+#include "loom/middleware/claim_check/claim_check.h"
 #include "loom/cli/cli.h"
 #include "loom/util/error.h"
 
@@ -50,6 +53,7 @@ class App : public Napi::ObjectWrap<App> {
                         InstanceMethod("model", &App::model),
                         InstanceMethod("agent", &App::agent),
                         InstanceMethod("mcpServer", &App::mcpServer),
+                        InstanceMethod("resolveClaimCheck", &App::resolveClaimCheck),
                         InstanceMethod("invoke", &App::invoke),
                         InstanceMethod("main", &App::main)});
   }
@@ -131,6 +135,31 @@ class App : public Napi::ObjectWrap<App> {
       };
     });
   }
+  // resolveClaimCheck(envelope, subject?) -> Promise<value | null>: the original of a
+  // claim-check envelope from the app's content store (null once reclaimed or erased).
+  Napi::Value resolveClaimCheck(const Napi::CallbackInfo& info) {
+    return jsCall(info, [&]() -> Napi::Value {
+      json::value envelope = toJson(info[0], "the envelope");
+      std::optional<std::string> subject;
+      if (info.Length() > 1 && info[1].IsString()) subject = info[1].ToString().Utf8Value();
+      core_->started = true;
+      auto core = core_;
+      return offThread(info.Env(), [core, envelope, subject]() -> Done {
+        std::ostringstream out;
+        host::HomeSession session(core->workflows, core->tasks, out, core->config);
+        host::readDatabaseEnvironment(session.options());
+        if (!core->home.empty()) {
+          session.options().home = core->home;
+          session.options().homeGiven = true;
+        }
+        std::optional<json::value> value =
+            middleware::resolveClaimCheck(*session.app(false).contentStore(), envelope, subject);
+        return [value](Napi::Env env) -> Napi::Value {
+          return value ? toJs(env, *value) : env.Null();
+        };
+      });
+    });
+  }
   // main([argv]) -> Promise<exitCode>: the whole command line, output on this process's stdout.
   Napi::Value main(const Napi::CallbackInfo& info) {
     std::vector<std::string> argv = strings(info[0]);
@@ -210,6 +239,13 @@ Napi::Object initApp(Napi::Env env, Napi::Object exports) {
   exports.Set("jsonText", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     return jsCall(info, [&]() -> Napi::Value {
       return Napi::String::New(info.Env(), json::toText(toJson(info[0], info[1].ToString().Utf8Value())));
+    });
+  }));
+  // previewDigest(maxChars, result, text): the default digest of the agent opt-in (D3).
+  exports.Set("previewDigest", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    return jsCall(info, [&]() -> Napi::Value {
+      middleware::DigestFn digest = middleware::previewDigest(info[0].As<Napi::Number>().Int64Value());
+      return toJs(info.Env(), digest(toJson(info[1], "the result"), info[2].ToString().Utf8Value()));
     });
   }));
   exports.Set("loadConfig", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {

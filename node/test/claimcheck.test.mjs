@@ -68,3 +68,16 @@ test("D8: eraseSubject shreds the subject and deletes their blobs; exportSubject
   const report = await loom.sweepUnpinnedContent(app, { dryRun: true, graceHours: 0 });
   assert.equal(report.dryRun, true);
 });
+
+test("resolveClaimCheck reads the original behind an envelope; previewDigest is the D3 digest", async () => {
+  const home = path.join(tempDir(), "home");
+  const body = (page) => ({ page, body: "report text ".repeat(400) });
+  const app = readerApp(home, [], body);
+  const run = await app.run("reader", "go", { subject: "alice" });
+  const envelope = await toolOutput(app, run.id);
+  assert.deepEqual(await loom.resolveClaimCheck(app, envelope, { subject: "alice" }), body(1));
+  const digest = loom.previewDigest(256)(body(1));
+  assert.deepEqual(digest, envelope.digest);
+  await loom.eraseSubject(app, "alice");
+  await assert.rejects(loom.resolveClaimCheck(app, { not: "an envelope" }), loom.InvalidArgumentError);
+});
