@@ -17,7 +17,8 @@ park, a deploy) is resumed by replay without re-running anything recorded. See d
 
 from . import _native
 from ._native import EffectContext
-from .app import App, Run, Worker, new_master_key
+from .app import (App, Run, Worker, erase_subject, export_subject, new_master_key,
+                  preview_digest, resolve_claim_check, sweep_unpinned_content)
 from .config import Config, define_config
 from .context import Context, EffectCall, EffectOutcome
 from .errors import *  # noqa: F401,F403 (the exception classes)
@@ -33,4 +34,5 @@ DEFAULT_CLAIM_CHECK_PREVIEW_CHARS = 256
 __all__ = ["App", "Config", "Context", "DEFAULT_CLAIM_CHECK_CAP_BYTES",
            "DEFAULT_CLAIM_CHECK_PREVIEW_CHARS", "EffectCall", "EffectContext", "EffectOutcome", "Model",
            "OpenAIModel", "Run", "ScriptedModel", "Worker", "define_config", "model",
-           "new_master_key", *_errors]
+           "new_master_key", "erase_subject", "export_subject", "preview_digest",
+           "resolve_claim_check", "sweep_unpinned_content", *_errors]

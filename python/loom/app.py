@@ -270,6 +270,12 @@ class App:
         """Everything held on a data subject (``loom export``)."""
         return self._json("export", "--", subject)
 
+    def resolve_claim_check(self, envelope: Any, *, subject: Optional[str] = None) -> Any:
+        """The original value behind a claim-check envelope (a tool result the journal holds
+        as an envelope), read from the app's content store; None once the sweep reclaimed it
+        or an erasure deleted it. Raises InvalidArgumentError for a value that is not one."""
+        return self._native.resolve_claim_check(envelope, subject)
+
     def doctor(self) -> Dict[str, Any]:
         """The home's health (``loom doctor --json``)."""
         return self._json("doctor", "--json")
@@ -288,3 +294,33 @@ def new_master_key() -> str:
     """A fresh master key for security.keys (``loom keys new-master``)."""
     code, out = App(home=os.devnull)._native.invoke(["keys", "new-master"])
     return out.strip()
+
+
+# The decision record's names (ADR 0140, "Consequences"), in Python's spelling.
+def sweep_unpinned_content(app: App, **options: Any) -> Dict[str, Any]:
+    """sweepUnpinnedContent: app.sweep(**options)."""
+    return app.sweep(**options)
+
+
+def erase_subject(app: App, subject: str) -> Dict[str, Any]:
+    """eraseSubject: app.erase(subject)."""
+    return app.erase(subject)
+
+
+def export_subject(app: App, subject: str) -> Dict[str, Any]:
+    """exportSubject: app.export(subject)."""
+    return app.export(subject)
+
+
+def resolve_claim_check(app: App, envelope: Any, *, subject: Optional[str] = None) -> Any:
+    """resolveClaimCheck: app.resolve_claim_check(envelope, subject=...)."""
+    return app.resolve_claim_check(envelope, subject=subject)
+
+
+def preview_digest(max_chars: int = 256) -> Callable[[Any, Optional[str]], Any]:
+    """previewDigest: the agent opt-in's default digest (D3) as a function
+    ``(result, text) -> {"preview", "truncated"}``, for a ``digests`` entry."""
+    def digest(result: Any, text: Optional[str] = None) -> Any:
+        return _native.preview_digest(max_chars, result,
+                                      text if text is not None else json.dumps(result, separators=(",", ":")))
+    return digest

@@ -2,12 +2,16 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <sstream>
 
 #include "host/home_session.h"
+#include "loom/app/app.h"
 #include "loom/cli/cli.h"
+#include "loom/middleware/claim_check/claim_check.h"
 #include "loom/util/error.h"
 #include "py_errors.h"
+#include "py_json.h"
 
 namespace loom::python {
 
@@ -51,6 +55,21 @@ void NativeApp::applyHome(host::HomeOptions& options) const {
   }
 }
 
+namespace {
+
+// The original behind a claim-check envelope, from the app's content store (nullopt once
+// reclaimed or erased). Without the GIL.
+std::optional<json::value> resolveEnvelope(NativeApp& a, const json::value& envelope,
+                                           const std::optional<std::string>& subject) {
+  a.markStarted();
+  std::ostringstream out;
+  host::HomeSession session(a.workflows(), a.tasks(), out, a.config());
+  a.applyHome(session.options());
+  return middleware::resolveClaimCheck(*session.app(false).contentStore(), envelope, subject);
+}
+
+}  // namespace
+
 void bindApp(py::module_& m) {
   py::class_<NativeApp, std::shared_ptr<NativeApp>>(m, "App")
       .def(py::init([](std::shared_ptr<app::Config> config, std::string home) {
@@ -70,6 +89,15 @@ void bindApp(py::module_& m) {
                py::gil_scoped_release release;
                return a.invoke(std::move(args));
              });
+           })
+      .def("resolve_claim_check",
+           [](NativeApp& a, py::handle envelope, std::optional<std::string> subject) -> py::object {
+             json::value e = guarded([&] { return toJson(envelope, "the envelope"); });
+             std::optional<json::value> value = guarded([&] {
+               py::gil_scoped_release release;
+               return resolveEnvelope(a, e, subject);
+             });
+             return value ? toPython(*value) : py::none();
            })
       .def("main", [](NativeApp& a, std::vector<std::string> argv) {
         py::gil_scoped_release release;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "loom/app/config_file.h"
+#include "loom/middleware/claim_check/claim_check.h"
 #include "loom/middleware/claim_check/claim_check_options.h"
 #include "loom/util/error.h"
 #include "py_app.h"
@@ -158,6 +159,11 @@ void bindConfig(py::module_& m) {
           return std::const_pointer_cast<app::Config>(config);
         });
       });
+  m.def("preview_digest", [](int64_t maxChars, py::handle result, std::string text) {
+    return guarded([&] {
+      return toPython(middleware::previewDigest(maxChars)(toJson(result, "the result"), text));
+    });
+  });
   m.def("json_text", [](py::handle value, std::string what) {
     return guarded([&] { return json::toText(toJson(value, what)); });
   });

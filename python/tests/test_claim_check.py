@@ -133,3 +133,17 @@ def test_the_sweep_keeps_what_a_run_cites(home):
     report = app.sweep(dry_run=True, grace_hours=0)
     assert report["dryRun"] is True and report["citedAddresses"] == 1
     assert report["deleted"] == 0
+
+
+def test_resolve_claim_check_and_preview_digest_by_the_records_names(home):
+    app = app_with_claim_check(home, [])
+    run = app.run("reader", "go", subject="alice")
+    envelope = tool_output(app, run.id)
+    original = loom.resolve_claim_check(app, envelope, subject="alice")
+    assert original["page"] == 1 and original["body"].startswith("report text")
+    assert loom.preview_digest(256)(original) == envelope["digest"]
+    assert loom.export_subject(app, "alice")["subject"] == "alice"
+    assert loom.erase_subject(app, "alice")["shredded"] is True
+    assert loom.sweep_unpinned_content(app, dry_run=True)["dryRun"] is True
+    with pytest.raises(loom.InvalidArgumentError):
+        app.resolve_claim_check({"not": "an envelope"})
