@@ -13,7 +13,7 @@ export interface ConfigGroups {
       digests?: Record<string, { pick?: string[]; length?: string; preview?: number }>;
       store?: string;
     };
-    effectMiddleware?: Array<{ kind: "retry" | "timeout"; [option: string]: Json }>;
+    effectMiddleware?: Array<{ kind: "retry" | "timeout"; [option: string]: Json } | ClaimCheckMiddleware | EffectMiddleware>;
     journal?: { modelInput?: "delta" | "full" };
     retry?: Record<string, Json>;
     leaseTtlMs?: number;
@@ -137,11 +137,64 @@ export class App {
   export(subject: string): Promise<Record<string, Json>>;
   main(argv?: string[]): Promise<number>;
   resolveClaimCheck(envelope: Json, options?: { subject?: string }): Promise<Json | null>;
+  readonly contentStore: ContentStore;
   mcpServer(name: string, command: string, args?: string[], options?: { env?: Record<string, string>; inheritEnv?: boolean; workingDirectory?: string; timeoutMs?: number }): string[];
 }
 
 export function resolveClaimCheck(app: App, envelope: Json, options?: { subject?: string }): Promise<Json | null>;
-export function previewDigest(maxChars?: number): (result: Json, text?: string) => { preview: string; truncated?: boolean };
+/** PreviewDigest: the head of a result's JSON text; `truncated` when it is not the whole. */
+export interface PreviewDigest { preview: string; truncated?: true }
+export type DigestFn = (result: Json, text: string) => Json | Promise<Json>;
+export function previewDigest(maxChars?: number): (result: Json, text?: string) => PreviewDigest;
+
+/** A middleware written in JavaScript: invoke(ctx, input, next). */
+export interface EffectMiddleware {
+  name?: string;
+  invoke(ctx: EffectContext, input: Json, next: (input?: Json) => Promise<Json>): Json | Promise<Json>;
+}
+/** ClaimCheckEnvelope: what the log records in place of an offloaded result. */
+export interface ClaimCheckEnvelope {
+  __loomClaimCheck: 1;
+  ref: { __loomContent: string };
+  size: number;
+  digest?: Json;
+  retain?: true;
+}
+export interface OffloadInfo { executionId: string; stepId: string; effectId: string; address: string; size: number; envelope: Json }
+export interface ClaimCheckOptions {
+  name?: string;
+  /** "default": the app's content store (storage.contentStore); the only store an app has. */
+  store?: "default";
+  inlineCapBytes?: number;
+  digests?: Record<string, DigestFn>;
+  defaultDigest?: DigestFn;
+  retain?: boolean;
+  passThrough?: (ctx: EffectContext, result: Json) => boolean | Promise<boolean>;
+  envelopesAreData?: boolean;
+  effectIds?: string[];
+  agentToolFramesOnly?: boolean;
+  onOffload?: (info: OffloadInfo) => void | Promise<void>;
+  onWarn?: (message: string) => void | Promise<void>;
+}
+export class ClaimCheckMiddleware {
+  readonly name: string;
+  readonly options: Readonly<ClaimCheckOptions>;
+}
+export function claimCheckMiddleware(options?: ClaimCheckOptions): ClaimCheckMiddleware;
+/** Calls visit once per address cited; for an event of app.log(), loadBearing marks a retained envelope at the trusted position. */
+export function visitCitedAddresses(value: Json, visit: (address: string, info: { loadBearing: boolean }) => void): number;
+export function retainRootsOf(event: Record<string, Json>): string[];
+
+export class ContentStore {
+  readonly sealsContent: boolean;
+  put(bytes: string | Uint8Array, options?: { subject?: string }): Promise<string>;
+  get(address: string, options?: { subject?: string }): Promise<Buffer | null>;
+  has(address: string): Promise<boolean>;
+  capabilities(): Promise<{ remove: boolean; deleteIfUntouchedSince: boolean; touchClock: boolean; enumerate: boolean; sealsContent: boolean }>;
+  resolveClaimCheck(envelope: Json, options?: { subject?: string }): Promise<Json | null>;
+}
+/** The app's store when storage.contentStore.sealed: blobs sealed under their subject's key (ADR 0143). */
+export class EncryptingContentStore extends ContentStore { readonly sealsContent: true }
 export function sweepUnpinnedContent(app: App, options?: { dryRun?: boolean; ttlDays?: number; graceHours?: number }): Promise<Record<string, Json>>;
 export function eraseSubject(app: App, subject: string): Promise<Record<string, Json>>;
 export function exportSubject(app: App, subject: string): Promise<Record<string, Json>>;

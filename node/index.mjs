@@ -1,6 +1,8 @@
 // @loomwork/loom: Loom's durable execution for agents and workflows, on the native core, in
 // process (docs/typescript.md).
-export { App, Run, Worker, Model, ScriptedModel, OpenAIModel, sweepUnpinnedContent, eraseSubject, exportSubject, resolveClaimCheck, previewDigest } from "./lib/app.mjs";
+export { App, Run, Worker, Model, ScriptedModel, OpenAIModel, sweepUnpinnedContent, eraseSubject, exportSubject, resolveClaimCheck } from "./lib/app.mjs";
+export { ClaimCheckMiddleware, claimCheckMiddleware, previewDigest, visitCitedAddresses, retainRootsOf } from "./lib/claim_check.mjs";
+export { ContentStore, EncryptingContentStore } from "./lib/content.mjs";
 export { Config, defineConfig } from "./lib/config.mjs";
 export { Context, agentLoop$ } from "./lib/context.mjs";
 export * from "./lib/errors.mjs";

@@ -4,6 +4,7 @@
 import { native } from "./native.mjs";
 import { Config, defineConfig } from "./config.mjs";
 import { Context } from "./context.mjs";
+import { contentStoreOf } from "./content.mjs";
 
 /** Where a run stands after an operation (`loom run --json`'s fields). */
 export class Run {
@@ -67,6 +68,7 @@ export class Worker {
 export class App {
   #native;
   #models = new Map();
+  #contentStore;
   /**
    * @param config what defineConfig takes (an object of groups, a loom.toml path, a Config)
    * @param options.home overrides storage.home (default ".loom")
@@ -181,7 +183,12 @@ export class App {
    * envelope), read from the app's content store; null once the sweep reclaimed it or an
    * erasure deleted it. `subject`: the run's data subject, for a sealed store.
    */
-  resolveClaimCheck(envelope, { subject } = {}) { return this.#native.resolveClaimCheck(envelope, subject); }
+  resolveClaimCheck(envelope, options) { return this.contentStore.resolveClaimCheck(envelope, options); }
+  /** The app's content store (an EncryptingContentStore when storage.contentStore.sealed). */
+  get contentStore() {
+    this.#contentStore ??= contentStoreOf(this.#native, this.config);
+    return this.#contentStore;
+  }
   /** The whole `loom` command line for this app (`node app.mjs <subcommand>`). */
   main(argv = process.argv.slice(2)) { return this.#native.main(["loom", ...argv]); }
 }

@@ -4,6 +4,7 @@
 // messages, as loom.toml and a C++ Config: every problem at once, each named by its option
 // path (ConfigValidationError.issues); a flat spelling ({claimCheck: ...}) is refused.
 import { native } from "./native.mjs";
+import { ClaimCheckMiddleware } from "./claim_check.mjs";
 
 export class Config {
   #handle;
@@ -51,11 +52,13 @@ function splitCallables(config) {
   if (Array.isArray(entries)) {
     callables.middlewareCount = entries.length;
     entries.forEach((entry, i) => {
-      if (typeof entry?.invoke === "function") {
+      if (entry instanceof ClaimCheckMiddleware) {
+        callables.middleware.push([i, entry.options, entry.name, "claimCheck"]);
+      } else if (typeof entry?.invoke === "function") {
         callables.middleware.push([i, entry, entry.name ?? entry.constructor?.name ?? "middleware"]);
       }
     });
-    const kept = entries.filter((e) => typeof e?.invoke !== "function");
+    const kept = entries.filter((e) => !(e instanceof ClaimCheckMiddleware) && typeof e?.invoke !== "function");
     if (kept.length > 0) groups.execution.effectMiddleware = kept;
     else delete groups.execution.effectMiddleware;
   }

@@ -9,6 +9,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   loom::node::initApp(env, exports);
   loom::node::initEffects(env, exports);
   loom::node::initWorker(env, exports);
+  loom::node::initContent(env, exports);
   exports.Set("version", LOOM_VERSION);
   return exports;
 }

@@ -15,18 +15,6 @@ namespace {
 
 using ConfigHandle = std::shared_ptr<const app::Config>;
 
-// Runs `body` on the JavaScript thread; a C++ exception leaves it as the package's error.
-template <class F>
-Napi::Value jsCall(const Napi::CallbackInfo& info, F&& body) {
-  try {
-    return body();
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (...) {
-    throw Napi::Error(info.Env(), errorToJs(info.Env(), std::current_exception()));
-  }
-}
-
 Napi::Value configValue(Napi::Env env, ConfigHandle config) {
   return Napi::External<ConfigHandle>::New(env, new ConfigHandle(std::move(config)),
                                            [](Napi::Env, ConfigHandle* p) { delete p; });
@@ -53,7 +41,6 @@ class App : public Napi::ObjectWrap<App> {
                         InstanceMethod("model", &App::model),
                         InstanceMethod("agent", &App::agent),
                         InstanceMethod("mcpServer", &App::mcpServer),
-                        InstanceMethod("resolveClaimCheck", &App::resolveClaimCheck),
                         InstanceMethod("invoke", &App::invoke),
                         InstanceMethod("main", &App::main)});
   }
@@ -135,31 +122,6 @@ class App : public Napi::ObjectWrap<App> {
       };
     });
   }
-  // resolveClaimCheck(envelope, subject?) -> Promise<value | null>: the original of a
-  // claim-check envelope from the app's content store (null once reclaimed or erased).
-  Napi::Value resolveClaimCheck(const Napi::CallbackInfo& info) {
-    return jsCall(info, [&]() -> Napi::Value {
-      json::value envelope = toJson(info[0], "the envelope");
-      std::optional<std::string> subject;
-      if (info.Length() > 1 && info[1].IsString()) subject = info[1].ToString().Utf8Value();
-      core_->started = true;
-      auto core = core_;
-      return offThread(info.Env(), [core, envelope, subject]() -> Done {
-        std::ostringstream out;
-        host::HomeSession session(core->workflows, core->tasks, out, core->config);
-        host::readDatabaseEnvironment(session.options());
-        if (!core->home.empty()) {
-          session.options().home = core->home;
-          session.options().homeGiven = true;
-        }
-        std::optional<json::value> value =
-            middleware::resolveClaimCheck(*session.app(false).contentStore(), envelope, subject);
-        return [value](Napi::Env env) -> Napi::Value {
-          return value ? toJs(env, *value) : env.Null();
-        };
-      });
-    });
-  }
   // main([argv]) -> Promise<exitCode>: the whole command line, output on this process's stdout.
   Napi::Value main(const Napi::CallbackInfo& info) {
     std::vector<std::string> argv = strings(info[0]);
@@ -211,6 +173,8 @@ SharedObject keepObject(const std::shared_ptr<Door>& door, Napi::Object o) {
     if (auto d = weak.lock(); d && d->send([p](Napi::Env) { delete p; })) return;
   });
 }
+
+bool configSealed(Napi::Value config) { return configOf(config)->storage.contentStore.sealed; }
 
 std::shared_ptr<Core> coreOf(Napi::Value app) {
   return App::Unwrap(app.As<Napi::Object>())->core();

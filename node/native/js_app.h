@@ -81,7 +81,10 @@ std::shared_ptr<const app::Config> withJsCallables(Napi::Env env,
 Napi::Object initApp(Napi::Env env, Napi::Object exports);     // js_app.cc
 Napi::Object initEffects(Napi::Env env, Napi::Object exports); // js_effects.cc
 Napi::Object initWorker(Napi::Env env, Napi::Object exports);  // js_worker.cc
-// The Core of an App object (for the worker).
+Napi::Object initContent(Napi::Env env, Napi::Object exports); // js_content.cc
+// The Core of an App object (for the worker and the content store).
 std::shared_ptr<Core> coreOf(Napi::Value app);
+// storage.contentStore.sealed of a config handle (native.defineConfig's value).
+bool configSealed(Napi::Value config);
 
 }  // namespace loom::node

@@ -41,6 +41,18 @@ Napi::Value errorToJs(Napi::Env env, std::exception_ptr e);
 std::exception_ptr errorFromJs(Napi::Value error, const std::string& where);
 void setErrorFactory(Napi::Function factory);
 
+// Runs `body` on the JavaScript thread; a C++ exception leaves it as the package's error.
+template <class F>
+Napi::Value jsCall(const Napi::CallbackInfo& info, F&& body) {
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (...) {
+    throw Napi::Error(info.Env(), errorToJs(info.Env(), std::current_exception()));
+  }
+}
+
 // --- threads -----------------------------------------------------------------------------
 class Door {
  public:

@@ -24,6 +24,7 @@ struct Running {
   std::unique_ptr<worker::Executor> executor;
   std::atomic<worker::Executor*> live{nullptr};  // for `active`
   std::mutex mu;  // the executor's lifetime: opened, run, stopped
+  bool stopRequested = false;  // under mu: a stop that came before open() means never open
   std::thread thread;
 
   // Opens the home and makes the executor (a thread of its own).
@@ -65,6 +66,7 @@ class Worker : public Napi::ObjectWrap<Worker> {
     std::thread([r = std::move(r_)]() mutable {
       {
         std::lock_guard lock(r->mu);
+        r->stopRequested = true;
         if (r->executor) r->executor->stop(std::chrono::milliseconds(0));
       }
       if (r->thread.joinable()) r->thread.join();
@@ -84,6 +86,7 @@ class Worker : public Napi::ObjectWrap<Worker> {
     r_->thread = std::thread([r] {
       {
         std::lock_guard lock(r->mu);
+        if (r->stopRequested) return;
         try {
           r->open();
         } catch (const std::exception& e) {
@@ -104,7 +107,8 @@ class Worker : public Napi::ObjectWrap<Worker> {
     return offThread(info.Env(), [r, drain, wasRunning]() -> Done {
       if (wasRunning) {
         {
-          std::lock_guard lock(r->mu);  // after open(): the executor exists, or never will
+          std::lock_guard lock(r->mu);  // the executor exists, or never will
+          r->stopRequested = true;
           if (r->executor) r->executor->stop(std::chrono::milliseconds(static_cast<int64_t>(drain * 1000)));
         }
         if (r->thread.joinable()) r->thread.join();

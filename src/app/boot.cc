@@ -52,6 +52,21 @@ void addClaimCheckLayer(const Config& config, const std::shared_ptr<content::Con
       cc, tasks, [onWarn](std::string_view m) { middleware::warn(onWarn, m); })));
 }
 
+// The execution.effectMiddleware entries, in order; one on the app's own content store is
+// bound to this App's store (an entry is shared by every App of the config).
+void addEffectMiddleware(const Config& config,
+                         const std::shared_ptr<content::ContentStore>& store, Layers& layers) {
+  auto onWarn = config.observability.onWarn;
+  for (const auto& m : config.execution.effectMiddleware) {
+    if (const auto* recipe = dynamic_cast<const middleware::AppStoreClaimCheck*>(m.get())) {
+      layers.push_back(
+          recipe->bind(store, [onWarn](std::string_view w) { middleware::warn(onWarn, w); }));
+    } else {
+      layers.push_back(m);
+    }
+  }
+}
+
 std::filesystem::path createHome(const std::string& home) {
   std::filesystem::path path(home);
   try {
@@ -207,7 +222,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   layers.push_back(std::make_shared<middleware::KillSwitchMiddleware>(app->killSwitch_));
   addClaimCheckLayer(*config, app->contentStore_, tasks, layers);
   if (redaction) layers.push_back(redaction);
-  for (const auto& m : config->execution.effectMiddleware) layers.push_back(m);
+  addEffectMiddleware(*config, app->contentStore_, layers);
   app->chain_ = std::make_shared<const effects::EffectChain>(std::move(layers));
 
   // 5. The runtime; journaled inputs are scrubbed like results.

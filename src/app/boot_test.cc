@@ -13,6 +13,8 @@
 #include "effects/step_ids.h"
 #include "loom/app/app.h"
 #include "loom/app/config_file.h"
+#include "loom/content/memory_content_store.h"
+#include "loom/middleware/claim_check/claim_check.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/workflow/errors.h"
 #include "support/recording_middleware.h"
@@ -346,6 +348,50 @@ TEST(Boot, ALostBlobInParallelCallsRunsOnlyItsOwnCallAgain) {
   EXPECT_EQ(kernel::ExecutionStatus::kCompleted, app->runtime().resume("r").status);
   EXPECT_EQ(2, lostCalls.load());
   EXPECT_EQ(1, keptCalls.load()) << "a call journaled before the stop ran again";
+}
+
+// A claim-check on the app's own store (the Node.js package's claimCheckMiddleware): one
+// config, two apps on two homes, each binds its own store at boot; what it offloads is in
+// that app's content store, and resolves from there.
+TEST(Boot, AClaimCheckOnTheAppStoreIsBoundToEachAppsOwnStore) {
+  TempDir dir;
+  workflow::WorkflowRegistry workflows;
+  effects::TaskRegistry tasks;
+  tasks.add({"big", "tool"}, [](const effects::EffectContext&, json::value) {
+    return json::value(std::string(3000, 'x'));
+  });
+  workflows.add("wf", "", [](workflow::WorkflowContext& ctx) {
+    return ctx.effect("call", "big", json::value(nullptr));
+  });
+  middleware::ClaimCheckOptions options;
+  options.name = "offload";
+  options.inlineCapBytes = 1024;
+  options.retain = true;
+  auto entry = std::make_shared<middleware::AppStoreClaimCheck>(std::move(options));
+  // Outside an App's chain it refuses to run.
+  effects::EffectChain alone({entry});
+  auto terminal = [](const effects::EffectContext&, json::value in) { return in; };
+  EXPECT_THROW(alone.invoke({}, json::value(nullptr), terminal), FailedPreconditionError);
+  for (std::string home : {"one", "two"}) {
+    Config config;
+    config.storage.home = (dir.path() / home).string();
+    config.execution.effectMiddleware = {entry};
+    auto app = boot(defineConfig(config), workflows, tasks);
+    EXPECT_EQ(app->chain().layerNames(), (std::vector<std::string>{"killSwitch", "offload"}));
+    auto r = app->runtime().start("wf", json::value(nullptr), {.id = "run-" + home});
+    ASSERT_EQ(r.status, kernel::ExecutionStatus::kCompleted) << json::toText(r.error);
+    ASSERT_TRUE(r.output.is_object()) << json::toText(r.output);
+    EXPECT_EQ(r.output.at("retain"), true);
+    auto original = middleware::resolveClaimCheck(*app->contentStore(), r.output);
+    ASSERT_TRUE(original);
+    EXPECT_EQ(*original, json::value(std::string(3000, 'x')));
+  }
+
+  // Its store is the app's: one handed in is refused.
+  middleware::ClaimCheckOptions withStore;
+  withStore.name = "offload";
+  withStore.store = std::make_shared<content::MemoryContentStore>(systemClock());
+  EXPECT_THROW(middleware::AppStoreClaimCheck{withStore}, ConfigError);
 }
 
 }  // namespace

@@ -50,6 +50,21 @@ TEST(ComplianceBoot, CryptoWithClaimCheckNeedsASealingStoreAndComposesNothing) {
   EXPECT_EQ(issuesText(c), "");
 }
 
+// The same D8 rule for a claim-check on the app's store in execution.effectMiddleware.
+TEST(ComplianceBoot, CryptoWithAClaimCheckOnTheAppStoreNeedsItSealed) {
+  Config c;
+  c.security.crypto = true;
+  c.security.keys = compliance::KeysConfig{std::nullopt, "LOOM_TEST_MASTER_KEY"};
+  middleware::ClaimCheckOptions options;
+  options.name = "offload";
+  c.execution.effectMiddleware = {std::make_shared<middleware::AppStoreClaimCheck>(options)};
+  std::string refused = issuesText(c);
+  EXPECT_NE(refused.find("execution.effectMiddleware[0]"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("storage.contentStore.sealed = true"), std::string::npos) << refused;
+  c.storage.contentStore.sealed = true;
+  EXPECT_EQ(issuesText(c), "");
+}
+
 TEST(ComplianceBoot, EraseAndCryptoNeedKeysAndAMasterKeyThatOpensTheStore) {
   Config c;
   c.compliance.erase = true;

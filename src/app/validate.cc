@@ -28,7 +28,10 @@ constexpr std::string_view kReservedNames[] = {
 
 // How to rename a middleware whose name is reserved, when it has a way.
 std::string renameHint(const effects::Middleware& m) {
-  if (dynamic_cast<const middleware::ClaimCheckMiddleware*>(&m) == nullptr) return "";
+  if (dynamic_cast<const middleware::ClaimCheckMiddleware*>(&m) == nullptr &&
+      dynamic_cast<const middleware::AppStoreClaimCheck*>(&m) == nullptr) {
+    return "";
+  }
   return " with ClaimCheckOptions.name (the sentinel preset, plugins::sentinelMiddleware, is "
          "named \"sentinel\"; for agent tools use execution.claimCheck instead)";
 }
@@ -49,6 +52,13 @@ void validateEffectMiddleware(const Config& config, ConfigIssues& issues) {
                                     "\" belongs to a built-in layer; rename this middleware" +
                                     renameHint(*list[i])});
       }
+    }
+    if (dynamic_cast<const middleware::AppStoreClaimCheck*>(list[i].get()) &&
+        config.security.crypto && !config.storage.contentStore.sealed) {
+      issues.push_back({path,
+                        "with security.crypto this claim-check would keep tool results in "
+                        "plaintext blobs outside the subjects' keys (ADR 0140 D8); set "
+                        "storage.contentStore.sealed = true"});
     }
     if (dynamic_cast<const middleware::TimeoutMiddleware*>(list[i].get()) && i + 1 != list.size()) {
       issues.push_back({path,

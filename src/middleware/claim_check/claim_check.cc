@@ -9,19 +9,26 @@ namespace loom::middleware {
 
 using content::kClaimCheckKey;
 
+namespace {
+// The options' rules but the store's.
+void checkNameAndCap(const ClaimCheckOptions& o) {
+  if (o.name.empty()) {
+    throw ConfigError("claim-check needs a non-empty name (option name; the default is \"" +
+                      std::string(kClaimCheckName) + "\")");
+  }
+  if (o.inlineCapBytes < 0) {
+    throw ConfigError("claim-check inlineCapBytes must be >= 0, not " +
+                      std::to_string(o.inlineCapBytes));
+  }
+}
+}  // namespace
+
 ClaimCheckMiddleware::ClaimCheckMiddleware(std::shared_ptr<const ClaimCheckOptions> options)
     : options_(std::move(options)) {
   if (!options_ || !options_->store) {
     throw ConfigError("claim-check needs a content store (option store)");
   }
-  if (options_->name.empty()) {
-    throw ConfigError("claim-check needs a non-empty name (option name; the default is \"" +
-                      std::string(kClaimCheckName) + "\")");
-  }
-  if (options_->inlineCapBytes < 0) {
-    throw ConfigError("claim-check inlineCapBytes must be >= 0, not " +
-                      std::to_string(options_->inlineCapBytes));
-  }
+  checkNameAndCap(*options_);
 }
 
 bool ClaimCheckMiddleware::applies(const effects::EffectContext& ctx) const {
@@ -89,6 +96,34 @@ json::value ClaimCheckMiddleware::offload(const effects::EffectContext& ctx,
 std::shared_ptr<ClaimCheckMiddleware> claimCheckMiddleware(ClaimCheckOptions options) {
   return std::make_shared<ClaimCheckMiddleware>(
       std::make_shared<const ClaimCheckOptions>(std::move(options)));
+}
+
+AppStoreClaimCheck::AppStoreClaimCheck(ClaimCheckOptions options) : options_(std::move(options)) {
+  if (options_.store) {
+    throw ConfigError("this claim-check uses the app's content store (storage.contentStore); "
+                      "leave its store unset, or build a claimCheckMiddleware with your store");
+  }
+  checkNameAndCap(options_);
+}
+
+std::string AppStoreClaimCheck::describe() const {
+  return options_.name + "(claim-check, store = the app's content store, inlineCapBytes = " +
+         std::to_string(options_.inlineCapBytes) + ")";
+}
+
+json::value AppStoreClaimCheck::invoke(const effects::EffectContext&, json::value,
+                                       const effects::Next&) {
+  throw FailedPreconditionError("claim-check '" + options_.name +
+                                "' runs only in the chain of an App built from its config");
+}
+
+std::shared_ptr<ClaimCheckMiddleware> AppStoreClaimCheck::bind(
+    std::shared_ptr<content::ContentStore> store,
+    std::function<void(std::string_view)> onWarn) const {
+  ClaimCheckOptions bound = options_;
+  bound.store = std::move(store);
+  if (!bound.onWarn) bound.onWarn = std::move(onWarn);
+  return claimCheckMiddleware(std::move(bound));
 }
 
 }  // namespace loom::middleware

@@ -33,6 +33,28 @@ class ClaimCheckMiddleware : public effects::Middleware {
 
 std::shared_ptr<ClaimCheckMiddleware> claimCheckMiddleware(ClaimCheckOptions options);
 
+// A claimCheckMiddleware for execution.effectMiddleware whose store is the app's own content
+// store (storage.contentStore, sealed when storage.contentStore.sealed: the store the sweep,
+// erasure and export read). A config is shared by the apps built from it, so this entry is a
+// recipe: each App binds a fresh ClaimCheckMiddleware to its store at boot (boot.cc), and the
+// entry itself refuses to run. options.store must be unset; onWarn defaults to the app's
+// observability.onWarn. The Node.js package's claimCheckMiddleware() builds one.
+class AppStoreClaimCheck : public effects::Middleware {
+ public:
+  // Throws ConfigError as ClaimCheckMiddleware does, and when options.store is set.
+  explicit AppStoreClaimCheck(ClaimCheckOptions options);
+  std::string_view name() const override { return options_.name; }
+  std::string describe() const override;
+  // Throws FailedPreconditionError: only the middleware an App bound runs.
+  json::value invoke(const effects::EffectContext& ctx, json::value input,
+                     const effects::Next& next) override;
+  std::shared_ptr<ClaimCheckMiddleware> bind(std::shared_ptr<content::ContentStore> store,
+                                             std::function<void(std::string_view)> onWarn) const;
+
+ private:
+  ClaimCheckOptions options_;
+};
+
 // PreviewDigest: {"preview": <the first maxChars characters of the JSON text>,
 // "truncated": true} — `truncated` absent when the preview is the whole text. Characters are
 // Unicode code points: a UTF-8 sequence is never split.
