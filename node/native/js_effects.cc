@@ -3,6 +3,9 @@
 // fn(args, ctx); a model object as complete(request, ctx); either may be async. Each call runs
 // on a core thread that waits for the promise (the JavaScript thread never waits). A thrown
 // error or a rejected promise fails that call as a C++ exception would.
+#include <algorithm>
+#include <map>
+
 #include "js_app.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/effects/taint.h"
@@ -36,10 +39,66 @@ class JsTool : public agent::Tool {
   SharedFn fn_;
 };
 
+// The JavaScript copies of agents' transcripts, kept between turns (as the Python package's
+// TranscriptCache, python/native/py_transcript.h): the loop lends turn k the messages of turn
+// k-1 plus what was appended, in storage that never moves, so per execution the converted
+// array is kept with the SharedArray it came from and the next turn converts only the messages
+// past the longest prefix of the very same values. A model gets a fresh array of fresh message
+// objects each turn (shallow copies: a value nested in a message is shared with later turns, so
+// a model must not change one in place). At most kMaxRuns executions, least recently used out.
+// Used on the JavaScript thread only.
+class TranscriptCache {
+ public:
+  static constexpr std::size_t kMaxRuns = 256;
+  explicit TranscriptCache(std::shared_ptr<Door> door) : door_(std::move(door)) {}
+
+  Napi::Array messages(Napi::Env env, const std::string& executionId, const json::SharedArray& lent) {
+    Entry& entry = runs_[executionId];
+    entry.used = ++clock_;
+    std::size_t reuse = 0;
+    Napi::Array old;
+    if (entry.converted) {
+      old = entry.converted->Value().As<Napi::Array>();
+      std::size_t have = std::min<std::size_t>({entry.lent.size(), lent.size(), old.Length()});
+      while (reuse < have && &entry.lent[reuse] == &lent[reuse]) ++reuse;
+    }
+    Napi::Array out = Napi::Array::New(env, lent.size());
+    for (std::size_t i = 0; i < lent.size(); ++i) {
+      out.Set(i, i < reuse ? old.Get(i) : toJs(env, lent[i]));
+    }
+    entry.lent = lent;
+    entry.converted = keepObject(door_, out);
+    if (runs_.size() > kMaxRuns) {
+      auto oldest = std::min_element(runs_.begin(), runs_.end(), [](const auto& a, const auto& b) {
+        return a.second.used < b.second.used;
+      });
+      runs_.erase(oldest);
+    }
+    Napi::Function assign = env.Global().Get("Object").As<Napi::Object>().Get("assign").As<Napi::Function>();
+    Napi::Array mine = Napi::Array::New(env, lent.size());
+    for (uint32_t i = 0; i < out.Length(); ++i) {
+      Napi::Value m = out.Get(i);
+      mine.Set(i, m.IsObject() && !m.IsArray() ? assign.Call({Napi::Object::New(env), m}) : m);
+    }
+    return mine;
+  }
+
+ private:
+  struct Entry {
+    json::SharedArray lent;
+    SharedObject converted;  // the JavaScript array of lent's messages
+    uint64_t used = 0;
+  };
+  std::shared_ptr<Door> door_;
+  std::map<std::string, Entry> runs_;
+  uint64_t clock_ = 0;
+};
+
 class JsModel : public agent::Model {
  public:
   JsModel(std::shared_ptr<Door> door, std::string id, SharedObject model)
-      : door_(std::move(door)), id_(std::move(id)), model_(std::move(model)) {}
+      : door_(std::move(door)), id_(std::move(id)), model_(std::move(model)),
+        transcripts_(std::make_shared<TranscriptCache>(door_)) {}
   const std::string& id() const override { return id_; }
   json::value complete(const effects::EffectContext& ctx, const agent::ModelRequest& request) override {
     auto channel = std::make_shared<Channel>();
@@ -47,16 +106,28 @@ class JsModel : public agent::Model {
                                  [this, &ctx, &request](Napi::Env env) -> Napi::Value {
                                    Napi::Object m = model_->Value();
                                    return m.Get("complete").As<Napi::Function>().Call(
-                                       m, {toJs(env, request.toJson()), effectContextObject(env, ctx)});
+                                       m, {requestObject(env, ctx, request), effectContextObject(env, ctx)});
                                  });
     agent::validateAssistantMessage(message, id_);
     return message;
   }
 
  private:
+  // {messages, tools, purpose}; the messages through the cache.
+  Napi::Object requestObject(Napi::Env env, const effects::EffectContext& ctx,
+                             const agent::ModelRequest& request) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("messages", transcripts_->messages(env, ctx.executionId, request.messages));
+    o.Set("tools", toJs(env, json::value(request.tools)));
+    o.Set("purpose", request.purpose);
+    return o;
+  }
+
   std::shared_ptr<Door> door_;
   std::string id_;
   SharedObject model_;
+  // Touched on the JavaScript thread only; its references are freed there (keepObject).
+  std::shared_ptr<TranscriptCache> transcripts_;
 };
 
 int64_t intOption(Napi::Object o, const char* key, int64_t fallback) {

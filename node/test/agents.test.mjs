@@ -55,6 +55,30 @@ test("a JavaScript model class drives the loop", async () => {
   assert.deepEqual(model.requests[0][0].messages.map((m) => m.role), ["system", "user"]);
 });
 
+test("a model's transcript is converted once per message: fresh arrays and messages each turn, nested values shared", async () => {
+  const seen = [];
+  const model = {
+    id: "keeper",
+    async complete(request) {
+      seen.push({ messages: request.messages, roles: request.messages.map((m) => m.role), first: request.messages[0].content });
+      const turn = seen.length;
+      // What a model does to its own copy does not reach the next turn.
+      request.messages.push({ role: "user", content: "injected" });
+      request.messages[0].content = "rewritten";
+      if (turn < 3) return { role: "assistant", content: null, toolCalls: [{ id: `c${turn}`, name: "search", arguments: { query: `q${turn}` } }] };
+      return { role: "assistant", content: "done" };
+    },
+  };
+  const run = await researchApp([], model).run("research", "ask");
+  assert.equal(run.status, "completed", JSON.stringify(run.error));
+  assert.equal(seen.length, 3);
+  assert.deepEqual(seen[2].roles, ["system", "user", "assistant", "tool", "assistant", "tool"]);
+  assert.equal(seen[2].first, "You research.");
+  assert.notEqual(seen[1].messages, seen[2].messages);
+  assert.notEqual(seen[1].messages[2], seen[2].messages[2], "a message object of its own each turn");
+  assert.equal(seen[1].messages[2].toolCalls, seen[2].messages[2].toolCalls, "converted once: the nested value is the same object");
+});
+
 test("a malformed model response fails naming the model", async () => {
   const model = { id: "malformed", complete: async () => ({ role: "assistant", toolCalls: [{ name: "search" }] }) };
   const run = await researchApp([], model).run("research", "ask");
