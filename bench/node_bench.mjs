@@ -18,7 +18,7 @@ const mode = process.env.MODE ?? "steps";
 
 function makeApp() {
   const home = path.join(mkdtempSync(path.join(tmpdir(), "loom-node-bench-")), "home");
-  const app = new App({ storage: { eventStore: { durability: "full" } } }, { home });
+  const app = new App({ storage: { eventStore: { durability: process.env.DURABILITY ?? "full" } } }, { home });
   app.workflow("js.steps", async (ctx, input) => {
     for (let i = 0; i < input.steps; i++) await ctx.step(`s${i}`, async () => ({ i }));
     return input.steps;

@@ -161,7 +161,12 @@ SharedFn keepFn(const std::shared_ptr<Door>& door, Napi::Function fn) {
   auto* ref = new Napi::FunctionReference(Napi::Persistent(fn));
   std::weak_ptr<Door> weak = door;
   return SharedFn(ref, [weak](Napi::FunctionReference* p) {
-    if (auto d = weak.lock(); d && d->send([p](Napi::Env) { delete p; })) return;
+    auto d = weak.lock();
+    if (d && d->here()) {
+      delete p;
+      return;
+    }
+    if (d && d->send([p](Napi::Env) { delete p; })) return;
     // The environment is gone: the reference goes with it.
   });
 }
@@ -170,7 +175,12 @@ SharedObject keepObject(const std::shared_ptr<Door>& door, Napi::Object o) {
   auto* ref = new Napi::ObjectReference(Napi::Persistent(o));
   std::weak_ptr<Door> weak = door;
   return SharedObject(ref, [weak](Napi::ObjectReference* p) {
-    if (auto d = weak.lock(); d && d->send([p](Napi::Env) { delete p; })) return;
+    auto d = weak.lock();
+    if (d && d->here()) {
+      delete p;
+      return;
+    }
+    if (d && d->send([p](Napi::Env) { delete p; })) return;
   });
 }
 

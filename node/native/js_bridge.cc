@@ -305,34 +305,49 @@ void Channel::close() {
   for (auto& t : dropped) t.drop(stop);
 }
 
+void callInto(Napi::Env env, const std::shared_ptr<Channel>& channel, const std::string& where,
+              const std::function<Napi::Value(Napi::Env)>& call, std::function<void()> after) {
+  auto settled = [channel, after](json::value* value, std::exception_ptr error) {
+    if (value) channel->settle(std::move(*value));
+    else channel->fail(error);
+    if (after) after();
+  };
+  try {
+    Napi::Value v = call(env);
+    if (!v.IsPromise()) {
+      json::value out = toJson(v, "what " + where + " returned");
+      settled(&out, nullptr);
+      return;
+    }
+    Napi::Object promise = v.As<Napi::Object>();
+    auto onValue = Napi::Function::New(env, [settled, where](const Napi::CallbackInfo& info) {
+      json::value out;
+      try {
+        out = toJson(info[0], "what " + where + " returned");
+      } catch (const Napi::Error& e) {
+        settled(nullptr, errorFromJs(e.Value(), where));
+        return;
+      } catch (...) {
+        settled(nullptr, std::current_exception());
+        return;
+      }
+      settled(&out, nullptr);
+    });
+    auto onError = Napi::Function::New(env, [settled, where](const Napi::CallbackInfo& info) {
+      settled(nullptr, errorFromJs(info[0], where));
+    });
+    promise.Get("then").As<Napi::Function>().Call(promise, {onValue, onError});
+  } catch (const Napi::Error& e) {
+    settled(nullptr, errorFromJs(e.Value(), where));
+  } catch (...) {
+    settled(nullptr, std::current_exception());
+  }
+}
+
 json::value callJs(Door& door, const std::shared_ptr<Channel>& channel, std::string where,
                    std::function<Napi::Value(Napi::Env)> call) {
   bool sent = door.send([channel, where, call = std::move(call)](Napi::Env env) {
-    try {
-      Napi::Value v = call(env);
-      if (!v.IsPromise()) {
-        channel->settle(toJson(v, "what " + where + " returned"));
-        return;
-      }
-      Napi::Object promise = v.As<Napi::Object>();
-      auto onValue = Napi::Function::New(env, [channel, where](const Napi::CallbackInfo& info) {
-        try {
-          channel->settle(toJson(info[0], "what " + where + " returned"));
-        } catch (const Napi::Error& e) {
-          channel->fail(errorFromJs(e.Value(), where));
-        } catch (...) {
-          channel->fail(std::current_exception());
-        }
-      });
-      auto onError = Napi::Function::New(env, [channel, where](const Napi::CallbackInfo& info) {
-        channel->fail(errorFromJs(info[0], where));
-      });
-      promise.Get("then").As<Napi::Function>().Call(promise, {onValue, onError});
-    } catch (const Napi::Error& e) {
-      channel->fail(errorFromJs(e.Value(), where));
-    } catch (...) {
-      channel->fail(std::current_exception());
-    }
+    callInto(env, channel, where, call);
   });
   if (!sent) throw UnavailableError(where + " cannot be called: the Node.js environment has ended");
   return channel->wait();

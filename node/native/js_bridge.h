@@ -9,6 +9,8 @@
 
 #include <napi.h>
 
+#include <thread>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -60,6 +62,9 @@ class Door {
   ~Door();
   // Runs `fn` on the JavaScript thread soon; false when the environment is gone.
   bool send(std::function<void(Napi::Env)> fn);
+  // True on the JavaScript thread while the environment lives: what would be sent may run now
+  // (a reference released there is deleted at once, without waking the event loop).
+  bool here() const { return !*gone_ && std::this_thread::get_id() == jsThread_; }
   // Keeps the process alive while core work is in flight (a worker runs).
   void ref(Napi::Env env) { tsfn_.Ref(env); }
   void unref(Napi::Env env) { tsfn_.Unref(env); }
@@ -67,6 +72,7 @@ class Door {
  private:
   // Set when Node finalizes the function (the environment ends): nothing may use it then.
   std::shared_ptr<std::atomic<bool>> gone_ = std::make_shared<std::atomic<bool>>(false);
+  std::thread::id jsThread_ = std::this_thread::get_id();
   Napi::ThreadSafeFunction tsfn_;
 };
 
@@ -102,6 +108,12 @@ class Channel {
 // and waits on `channel`; `where` names the callee in errors.
 json::value callJs(Door& door, const std::shared_ptr<Channel>& channel, std::string where,
                    std::function<Napi::Value(Napi::Env)> call);
+
+// JavaScript thread: calls `call` now and settles `channel` with its value, or its promise's
+// value once it settles, or what it threw or rejected with (callJs's other half); then calls
+// `after` (when set), on this thread.
+void callInto(Napi::Env env, const std::shared_ptr<Channel>& channel, const std::string& where,
+              const std::function<Napi::Value(Napi::Env)>& call, std::function<void()> after = {});
 
 // JavaScript thread: runs `work` on a thread of its own; its result settles the promise
 // (through `done`, on the JavaScript thread), its exception rejects it (errorToJs).

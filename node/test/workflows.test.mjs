@@ -134,3 +134,43 @@ test("concurrent branches of a workflow may each await steps", async () => {
   });
   assert.equal((await app.run("branches")).output, 3);
 });
+
+test("steps started together run one after another in the order asked, and are journaled in it", async () => {
+  const [app] = newApp();
+  const trace = [];
+  const slow = (name, ms) => async () => {
+    trace.push(`start ${name}`);
+    await new Promise((r) => setTimeout(r, ms));
+    trace.push(`end ${name}`);
+    return name;
+  };
+  app.workflow("together", async (ctx) => Promise.all([
+    ctx.step("a", slow("a", 30)), ctx.step("b", () => { trace.push("b"); return "b"; }), ctx.step("c", slow("c", 1))]));
+  const run = await app.run("together");
+  assert.deepEqual(run.output, ["a", "b", "c"]);
+  assert.deepEqual(trace, ["start a", "end a", "b", "start c", "end c"]);
+  const completed = (await app.log(run.id)).filter((e) => e.type === "STEP_COMPLETED").map((e) => e.stepId);
+  assert.deepEqual(completed, ["a", "b", "c"]);
+});
+
+test("a step's function that throws at once, or returns at once, is journaled like an async one", async () => {
+  const [app] = newApp();
+  let calls = 0;
+  app.workflow("sync", async (ctx) => {
+    const v = await ctx.step("value", () => { calls++; return { n: 1 }; });
+    try {
+      await ctx.step("boom", () => { throw new Error("not now"); });
+    } catch (e) {
+      return { v, code: e.code, message: e.message };
+    }
+    return "unreachable";
+  });
+  const run = await app.run("sync");
+  assert.equal(run.status, "completed", JSON.stringify(run.error));
+  assert.deepEqual(run.output.v, { n: 1 });
+  assert.match(run.output.message, /not now/);
+  assert.equal(calls, 1);
+  const again = await app.resume(run.id);
+  assert.deepEqual(again.output, run.output);
+  assert.equal(calls, 1, "a recorded step is not run on replay");
+});
