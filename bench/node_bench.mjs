@@ -5,7 +5,8 @@
 //   MODE=postgres: the two figures bench/dbos/dbos_bench.mjs measures for DBOS Transact, on
 //     the server LOOM_DATABASE_URL names: the step of a 200-step workflow run alone, and 64
 //     workflows of 20 steps at once (submitted, then one in-process worker runs them).
-// ROUNDS rounds (default 5); one JSON line per round.
+// ROUNDS rounds (default 5); one JSON line per round. DURABILITY (default "full") sets
+// storage.eventStore.durability ("normal": no fsync per step, the crossings' cost alone).
 //   LOOM_NODE_ADDON=build/release/node/loom.node node bench/node_bench.mjs
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
