@@ -81,6 +81,7 @@ class Worker : public Napi::ObjectWrap<Worker> {
   Napi::Value start(const Napi::CallbackInfo& info) {
     if (state_ != State::kIdle) return refuse(info.Env(), "a worker runs once: make a new one with app.worker()");
     state_ = State::kRunning;
+    Ref();  // not collected while it runs, referenced or not: stop() lets it go
     r_->core->workerStarted(info.Env());
     auto r = r_;
     r_->thread = std::thread([r] {
@@ -104,7 +105,8 @@ class Worker : public Napi::ObjectWrap<Worker> {
     state_ = State::kStopped;
     if (wasRunning) r_->core->workerStopped(info.Env());
     auto r = r_;
-    return offThread(info.Env(), [r, drain, wasRunning]() -> Done {
+    Worker* self = this;
+    return offThread(info.Env(), [r, drain, wasRunning, self]() -> Done {
       if (wasRunning) {
         {
           std::lock_guard lock(r->mu);  // the executor exists, or never will
@@ -113,21 +115,34 @@ class Worker : public Napi::ObjectWrap<Worker> {
         }
         if (r->thread.joinable()) r->thread.join();
       }
-      return [](Napi::Env env) -> Napi::Value { return env.Undefined(); };
+      return [self, wasRunning](Napi::Env env) -> Napi::Value {
+        if (wasRunning) self->Unref();
+        return env.Undefined();
+      };
     });
   }
   Napi::Value runUntilIdle(const Napi::CallbackInfo& info) {
     if (state_ != State::kIdle) return refuse(info.Env(), "a worker runs once: make a new one with app.worker()");
     state_ = State::kStopped;
+    Ref();  // not collected before it is done (a collected worker stops its runs)
     auto r = r_;
-    return offThread(info.Env(), [r]() -> Done {
+    Worker* self = this;
+    return offThread(info.Env(), [r, self]() -> Done {
       worker::IdleTally t;
-      {
-        std::lock_guard lock(r->mu);
-        r->open();
+      try {
+        {
+          std::lock_guard lock(r->mu);
+          r->open();
+        }
+        t = r->executor->runUntilIdle();
+      } catch (...) {
+        return [self, error = std::current_exception()](Napi::Env) -> Napi::Value {
+          self->Unref();
+          std::rethrow_exception(error);
+        };
       }
-      t = r->executor->runUntilIdle();
-      return [t](Napi::Env env) -> Napi::Value {
+      return [t, self](Napi::Env env) -> Napi::Value {
+        self->Unref();
         Napi::Object o = Napi::Object::New(env);
         o.Set("runs", static_cast<double>(t.runs));
         o.Set("startFailed", static_cast<double>(t.startFailed));

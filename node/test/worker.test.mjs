@@ -3,6 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
+import v8 from "node:v8";
+import vm from "node:vm";
 import * as loom from "../index.mjs";
 import { tempDir, writeModule, runNode, loomJson, packageDir } from "./support.mjs";
 
@@ -64,6 +66,26 @@ test("a started worker runs what is submitted and stops on request", async () =>
   await worker.stop(1);
   assert.equal((await app.resume(run.id)).output, 42);
   assert.throws(() => worker.start(), loom.FailedPreconditionError);
+});
+
+test("a worker nobody keeps a reference to is not collected while it runs", async () => {
+  v8.setFlagsFromString("--expose-gc");
+  const gc = vm.runInNewContext("gc");
+  const app = new loom.App({}, { home: path.join(tempDir(), "home") });
+  app.workflow("slow", async (ctx) => {
+    for (let i = 0; i < 3; i++) await ctx.step(`s${i}`, () => new Promise((r) => setTimeout(() => r(i), 10)));
+    return "done";
+  });
+  await Promise.all(Array.from({ length: 30 }, () => app.submit("slow")));
+  const idle = app.worker({ concurrency: 30 }).runUntilIdle();  // the worker object is dropped at once
+  const collect = setInterval(() => gc(), 5);
+  try {
+    assert.equal((await idle).runs, 30);
+  } finally {
+    clearInterval(collect);
+  }
+  const runs = await app.runs();
+  assert.deepEqual(runs.map((r) => r.status), Array(30).fill("completed"));
 });
 
 test("node app.mjs <subcommand> and loom-node --app give the whole command line", () => {
