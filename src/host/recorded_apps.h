@@ -33,6 +33,7 @@ class RecordedApps : public worker::RunLauncher {
   ~RecordedApps() override;
 
   void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
+  bool takesOverClaims() const override { return true; }
 
  private:
   struct Booted;

@@ -191,8 +191,10 @@ class Executor::Impl {
   void runOne(const kernel::Lease& claim, const kernel::ExecutionInfo& info) {
     RunReport report{claim.executionId, info.workflow, "", false, 0};
     std::string error;
+    bool returned = false;
     try {
       launcher_.run(claim, info);
+      returned = true;
     } catch (const kernel::LeaseHeldError&) {
       // Another runner took it after the claim expired: it goes on there.
     } catch (const std::exception& e) {
@@ -200,7 +202,7 @@ class Executor::Impl {
     } catch (...) {
       error = "an unknown error";
     }
-    releaseIfStillClaimed(claim);
+    if (!returned || !launcher_.takesOverClaims()) releaseIfStillClaimed(claim);
     settle(report, info, error);
     std::lock_guard lock(mu_);
     running_.erase(claim.executionId);

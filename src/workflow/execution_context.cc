@@ -31,7 +31,9 @@ ExecutionContext::ExecutionContext(const RunEnvironment& env, std::string execut
     : env_(env),
       executionId_(std::move(executionId)),
       log_(log),
-      trackState_(writesSnapshots(env.options)) {}
+      trackState_(writesSnapshots(env.options)),
+      // The log was read just now, under the lease: the first step need not read it again.
+      lastCancelPollMillis_(env.options.clock->nowMillis()) {}
 
 void ExecutionContext::append(Event event) {
   constexpr int kMaxAbsorbed = 1000;

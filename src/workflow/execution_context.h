@@ -163,7 +163,7 @@ class ExecutionContext : public WorkflowContext {
   int64_t effectsRun_ = 0;
   static constexpr int64_t kCancelPollMillis = 250;
   // stopIfCancelled's last store read, by the runtime's clock (so a simulated stall past a
-  // lease's ttl is one too); none yet: the first step of a run reads the store.
+  // lease's ttl is one too); at first, when the log was loaded (just before the context).
   std::optional<int64_t> lastCancelPollMillis_;
 };
 

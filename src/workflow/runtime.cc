@@ -173,9 +173,12 @@ class WorkflowRuntime::Impl {
   // One run of `id` under its lease; `parkedAt` is where its log ended when it stopped.
   RunResult runOnce(const std::string& id, int64_t& parkedAt, Pass& pass) {
     auto guard = active_.enter(id);
-    auto info = store_.info(id);
-    if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
-    if (kernel::isEnded(info->status)) return endedResult(*info, store_);
+    std::optional<kernel::ExecutionInfo> info;
+    if (!pass.claim) {  // an executor's claim is taken over whatever it finds (read below)
+      info = store_.info(id);
+      if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
+      if (kernel::isEnded(info->status)) return endedResult(*info, store_);
+    }
     // Before anything is read: a second runner stops here.
     RunLease lease(leases_, id, std::exchange(pass.claim, std::nullopt));
     info = store_.info(id);       // as it is now that nobody else can run it

@@ -61,6 +61,9 @@ class RunLauncher {
   // has released their leases), stage 2 (2 s later) insists. The default does nothing: an
   // in-process run stops at its next append. A launcher of child processes signals them.
   virtual void interrupt(int stage) { (void)stage; }
+  // True when a normal return of run() means the run took its claim over (a runtime's
+  // resumeClaimed did), so the executor need not look whether to give it back.
+  virtual bool takesOverClaims() const { return false; }
 };
 
 // Runs each claimed execution in this process, on the runtime `runtimeFor` returns for it
@@ -71,6 +74,7 @@ class InProcessLauncher : public RunLauncher {
       std::function<workflow::WorkflowRuntime&(const kernel::ExecutionInfo&)> runtimeFor)
       : runtimeFor_(std::move(runtimeFor)) {}
   void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
+  bool takesOverClaims() const override { return true; }
 
  private:
   std::function<workflow::WorkflowRuntime&(const kernel::ExecutionInfo&)> runtimeFor_;
