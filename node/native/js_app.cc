@@ -149,6 +149,14 @@ Napi::FunctionReference& appClass() {
 
 }  // namespace
 
+void Core::applyHome(host::HomeOptions& options) const {
+  host::readDatabaseEnvironment(options);
+  if (!home.empty()) {
+    options.home = home;
+    options.homeGiven = true;
+  }
+}
+
 void Core::beforeRegistering(const std::string& what) const {
   if (started) {
     throw FailedPreconditionError("cannot register " + what +

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "host/home_session.h"
 #include "js_bridge.h"
 #include "loom/agent/agent_loop.h"
 #include "loom/agent/model.h"
@@ -45,6 +46,9 @@ struct Core {
   }
 
   void beforeRegistering(const std::string& what) const;
+  // A session's options as this app opens its home: the database environment, then the home
+  // given to new App(..., {home}) if any.
+  void applyHome(host::HomeOptions& options) const;
 };
 
 // A JavaScript function the core keeps: deleted on the JavaScript thread, whoever drops it.

@@ -39,11 +39,7 @@ Napi::Value withStore(Napi::Env env, std::shared_ptr<Core> core,
   return offThread(env, [core, work, create]() -> Done {
     std::ostringstream out;
     host::HomeSession session(core->workflows, core->tasks, out, core->config);
-    host::readDatabaseEnvironment(session.options());
-    if (!core->home.empty()) {
-      session.options().home = core->home;
-      session.options().homeGiven = true;
-    }
+    core->applyHome(session.options());
     return work(*session.app(create).contentStore());
   });
 }

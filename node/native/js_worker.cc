@@ -30,11 +30,7 @@ struct Running {
   // Opens the home and makes the executor (a thread of its own).
   void open() {
     session = std::make_unique<host::HomeSession>(core->workflows, core->tasks, out, core->config);
-    host::readDatabaseEnvironment(session->options());
-    if (!core->home.empty()) {
-      session->options().home = core->home;
-      session->options().homeGiven = true;
-    }
+    core->applyHome(session->options());
     kernel::EventStore& store = session->store(true);
     launcher = std::make_unique<host::RecordedApps>(*session, store);
     executor = std::make_unique<worker::Executor>(store, *launcher, options);
