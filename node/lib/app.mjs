@@ -196,14 +196,6 @@ export class App {
 /** resolveClaimCheck(app, envelope, options): the record's name for app.resolveClaimCheck(). */
 export const resolveClaimCheck = (app, envelope, options) => app.resolveClaimCheck(envelope, options);
 
-/**
- * previewDigest(maxChars): the agent opt-in's default digest (D3), as a digest function
- * ((result, text) => {preview, truncated}) for execution.claimCheck.digests.
- */
-export function previewDigest(maxChars = 256) {
-  return (result, text) => native.previewDigest(maxChars, result, text ?? JSON.stringify(result));
-}
-
 /** sweepUnpinnedContent(app, options): the record's name for app.sweep(). */
 export const sweepUnpinnedContent = (app, options) => app.sweep(options);
 /** eraseSubject(app, subject): the record's name for app.erase(). */

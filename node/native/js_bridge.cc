@@ -306,11 +306,10 @@ void Channel::close() {
 }
 
 void callInto(Napi::Env env, const std::shared_ptr<Channel>& channel, const std::string& where,
-              const std::function<Napi::Value(Napi::Env)>& call, std::function<void()> after) {
-  auto settled = [channel, after](json::value* value, std::exception_ptr error) {
+              const std::function<Napi::Value(Napi::Env)>& call) {
+  auto settled = [channel](json::value* value, std::exception_ptr error) {
     if (value) channel->settle(std::move(*value));
     else channel->fail(error);
-    if (after) after();
   };
   try {
     Napi::Value v = call(env);

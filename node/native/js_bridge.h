@@ -110,10 +110,9 @@ json::value callJs(Door& door, const std::shared_ptr<Channel>& channel, std::str
                    std::function<Napi::Value(Napi::Env)> call);
 
 // JavaScript thread: calls `call` now and settles `channel` with its value, or its promise's
-// value once it settles, or what it threw or rejected with (callJs's other half); then calls
-// `after` (when set), on this thread.
+// value once it settles, or what it threw or rejected with (callJs's other half).
 void callInto(Napi::Env env, const std::shared_ptr<Channel>& channel, const std::string& where,
-              const std::function<Napi::Value(Napi::Env)>& call, std::function<void()> after = {});
+              const std::function<Napi::Value(Napi::Env)>& call);
 
 // JavaScript thread: runs `work` on a thread of its own; its result settles the promise
 // (through `done`, on the JavaScript thread), its exception rejects it (errorToJs).

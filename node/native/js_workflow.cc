@@ -9,10 +9,6 @@
 // Suspended, and its result no longer matters.
 #include <chrono>
 #include <cmath>
-#include <deque>
-#include <optional>
-#include <unordered_set>
-#include <utility>
 
 #include "js_app.h"
 #include "loom/agent/agent_loop.h"
@@ -26,33 +22,6 @@ struct Run {
   std::shared_ptr<Channel> channel = std::make_shared<Channel>();
   std::shared_ptr<Door> door;
   const Core* core;  // its registries hold this run's workflow
-  // The steps recorded when the workflow function started (nullopt: unknown), set on the core
-  // thread before it is called. Then the JavaScript thread's alone:
-  std::optional<std::unordered_set<std::string>> recordedAtStart;
-  std::unordered_set<std::string> asked;  // every step id this run's calls named
-  int inFlight = 0;                       // calls posted and not yet settled here
-  // While a step's function runs here ahead of its call, that call and every later one wait
-  // here, in order, so the core never waits for the function (released when it settles).
-  bool holding = false;
-  std::deque<std::pair<std::function<void()>, std::function<void(std::exception_ptr)>>> held;
-
-  void post(std::function<void()> task, std::function<void(std::exception_ptr)> drop) {
-    if (holding) held.emplace_back(std::move(task), std::move(drop));
-    else channel->post(std::move(task), std::move(drop));
-  }
-  void release() {
-    holding = false;
-    for (auto& [task, drop] : held) channel->post(std::move(task), std::move(drop));
-    held.clear();
-  }
-
-  // A step that will run whatever the core finds: not recorded, not named before in this run,
-  // not an agent loop's (their ids hold '#'), and nothing ahead of it (the core is idle, so it
-  // is the next call it makes). Its function may then run here before the core asks for it.
-  bool surelyNew(const std::string& id) const {
-    return inFlight == 0 && recordedAtStart && !recordedAtStart->count(id) && !asked.count(id) &&
-           id.find('#') == std::string::npos;
-  }
 };
 
 // Posts `op` (a journaled call made on the workflow's thread) and returns its promise.
@@ -60,20 +29,16 @@ Napi::Value ask(Napi::Env env, const std::shared_ptr<Run>& run,
                 std::function<json::value(workflow::WorkflowContext&)> op) {
   auto deferred = std::make_shared<Napi::Promise::Deferred>(env);
   auto door = run->door;
-  ++run->inFlight;
   // A call the run will not make (it stopped, or returned): rejected with the stop (Suspended)
   // or, after a return, as a use of a context past its run.
-  auto drop = [door, deferred, run](std::exception_ptr stop) {
+  auto drop = [door, deferred](std::exception_ptr stop) {
     std::exception_ptr why = stop ? stop
                                   : std::make_exception_ptr(FailedPreconditionError(
                                         "this workflow context belongs to a run that has returned; "
                                         "use a context only inside its workflow function"));
-    door->send([deferred, why, run](Napi::Env env) {
-      --run->inFlight;
-      deferred->Reject(errorToJs(env, why));
-    });
+    door->send([deferred, why](Napi::Env env) { deferred->Reject(errorToJs(env, why)); });
   };
-  run->post([run, deferred, op = std::move(op)]() mutable {
+  run->channel->post([run, deferred, op = std::move(op)]() mutable {
     std::exception_ptr error;
     json::value out;
     try {
@@ -88,8 +53,7 @@ Napi::Value ask(Napi::Env env, const std::shared_ptr<Run>& run,
       }
     }
     // The call (and what it holds: a step's function) is released on the JavaScript thread.
-    run->door->send([deferred, out = std::move(out), error, run, done = std::move(op)](Napi::Env env) {
-      --run->inFlight;
+    run->door->send([deferred, out = std::move(out), error, done = std::move(op)](Napi::Env env) {
       if (error) deferred->Reject(errorToJs(env, error));
       else deferred->Resolve(toJs(env, out));
     });
@@ -127,39 +91,20 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
     if (info.Length() < 2 || !info[1].IsFunction()) {
       throw InvalidArgumentError("ctx.step('" + id + "', fn): fn must be a function");
     }
-    std::string where = "step '" + id + "'";
-    bool surelyNew = run->surelyNew(id);
-    run->asked.insert(id);
     SharedFn fn = keepFn(run->door, info[1].As<Napi::Function>());
-    // The step's function, called from the core thread and waited for there.
-    auto callFn = [run, fn, where] {
-      auto channel = std::make_shared<Channel>();
-      return callJs(*run->door, channel, where, [fn](Napi::Env) -> Napi::Value { return fn->Call({}); });
-    };
-    if (!surelyNew) {
-      return ask(info.Env(), run, [id, callFn](workflow::WorkflowContext& c) { return c.step(id, callFn); });
-    }
-    // Two thread crossings instead of four: the function runs now, here, and its journaling
-    // call goes to the core once it settled (a second attempt, if the core makes one, calls
-    // it); calls made meanwhile wait behind it.
-    auto outcome = std::make_shared<Channel>();
-    run->holding = true;
-    Napi::Value promise = ask(info.Env(), run, [id, outcome, callFn](workflow::WorkflowContext& c) {
-      bool first = true;
+    return ask(info.Env(), run, [run, id, fn](workflow::WorkflowContext& c) {
+      std::string where = "step '" + id + "'";
       return c.step(id, [&] {
-        if (!std::exchange(first, false)) return callFn();
-        return outcome->wait();
+        auto channel = std::make_shared<Channel>();
+        return callJs(*run->door, channel, where,
+                      [fn](Napi::Env) -> Napi::Value { return fn->Call({}); });
       });
     });
-    callInto(info.Env(), outcome, where, [fn](Napi::Env) -> Napi::Value { return fn->Call({}); },
-             [run] { run->release(); });
-    return promise;
   }));
   ctx.Set("effect", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string stepId = info[0].ToString().Utf8Value();
     std::string effectId = info[1].ToString().Utf8Value();
     json::value input = inputOf(info, 2, "the input of step '" + stepId + "'");
-    run->asked.insert(stepId);
     return ask(info.Env(), run, [stepId, effectId, input](workflow::WorkflowContext& c) {
       return c.effect(stepId, effectId, input);
     });
@@ -183,7 +128,6 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
                                  "milliseconds from 0 to 3.2e11 (about ten years)");
     }
     int64_t ms = static_cast<int64_t>(requested);
-    run->asked.insert(stepId);
     return ask(info.Env(), run, [stepId, ms](workflow::WorkflowContext& c) {
       c.sleep(stepId, std::chrono::milliseconds(ms));
       return json::value(nullptr);
@@ -214,7 +158,6 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
     for (uint32_t i = 0; i < calls.Length(); ++i) {
       Napi::Object c = calls.Get(i).As<Napi::Object>();
       std::string stepId = c.Get("stepId").ToString().Utf8Value();
-      run->asked.insert(stepId);
       native.push_back({stepId, c.Get("effectId").ToString().Utf8Value(),
                         c.Has("input") && !c.Get("input").IsUndefined()
                             ? toJson(c.Get("input"), "the input of step '" + stepId + "'")
@@ -250,7 +193,6 @@ void addWorkflow(Core& core, const std::string& name, Napi::Function fn) {
   const Core* owner = &core;
   core.workflows.add(name, "", [ref, door, where, owner](workflow::WorkflowContext& ctx) {
     auto run = std::make_shared<Run>(Run{&ctx, std::make_shared<Channel>(), door, owner});
-    if (auto ids = ctx.recordedStepIds()) run->recordedAtStart.emplace(ids->begin(), ids->end());
     struct Closer {
       std::shared_ptr<Run> run;
       ~Closer() { run->channel->close(); }

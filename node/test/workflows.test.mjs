@@ -174,3 +174,33 @@ test("a step's function that throws at once, or returns at once, is journaled li
   assert.deepEqual(again.output, run.output);
   assert.equal(calls, 1, "a recorded step is not run on replay");
 });
+
+// Guards against running a step's function ahead of the core (a speed-up tried and withdrawn:
+// docs/benchmarks.md, "TypeScript").
+test("a step whose failure is recorded is not run again on replay", async () => {
+  const [app] = newApp();
+  const ran = [];
+  app.workflow("w", async (ctx) => {
+    try { await ctx.step("boom", async () => { ran.push("boom"); throw new RangeError("x"); }); } catch {}
+    await ctx.waitForSignal("go");
+    return 1;
+  });
+  const first = await app.run("w");
+  assert.equal(first.status, "parked");
+  assert.equal((await app.signal(first.id, "go", {})).status, "completed");
+  assert.deepEqual(ran, ["boom"]);
+});
+
+test("no step's function runs after the run parked, even when the park was caught", async () => {
+  const [app] = newApp();
+  const ran = [];
+  app.workflow("p", async (ctx) => {
+    try { await ctx.waitForSignal("go"); } catch (e) { ran.push(`caught ${e.name}`); }
+    try { await ctx.step("after", async () => { ran.push("after ran"); return 1; }); } catch (e) { ran.push(`step rejected ${e.name}`); }
+    return 2;
+  });
+  const run = await app.run("p");
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(run.status, "parked");
+  assert.deepEqual(ran, ["caught Suspended", "step rejected Suspended"]);
+});

@@ -69,13 +69,6 @@ class ExecutionContext : public WorkflowContext {
     auto it = log_.steps.find(stepId);
     return it != log_.steps.end() && it->second.completed;
   }
-  std::optional<std::vector<std::string>> recordedStepIds() const override {
-    std::vector<std::string> ids;
-    for (const auto& [id, step] : log_.steps) {
-      if (step.completed) ids.push_back(id);
-    }
-    return ids;
-  }
   const json::value* checkpoint(std::string_view scope) const override {
     auto it = log_.checkpoints.find(scope);
     return it == log_.checkpoints.end() ? nullptr : &it->second;

@@ -55,24 +55,6 @@ class RuntimeTest : public ::testing::Test {
   effects::EffectContext lastContext_;
 };
 
-// What a host that runs step functions on another thread reads when its workflow starts.
-TEST_F(RuntimeTest, RecordedStepIdsListTheCompletedStepsAtTheStart) {
-  std::vector<std::vector<std::string>> seen;
-  workflows_.add("two", "", [&](WorkflowContext& ctx) {
-    seen.push_back(*ctx.recordedStepIds());
-    ctx.step("a", [] { return json::value(1); });
-    ctx.step("b", [] { return json::value(2); });
-    ctx.awaitSignal("go");
-    return json::value(nullptr);
-  });
-  auto rt = runtime();
-  EXPECT_EQ(rt->start("two", json::value(nullptr), {.id = "r"}).status, ExecutionStatus::kParked);
-  rt->signal("r", "go", json::value(nullptr));
-  ASSERT_EQ(seen.size(), 2u);
-  EXPECT_TRUE(seen[0].empty());
-  EXPECT_EQ(seen[1], (std::vector<std::string>{"a", "b"}));
-}
-
 TEST_F(RuntimeTest, RunsStepsAndRecordsEachOutputOnce) {
   int calls = 0;
   workflows_.add("three", "", [&](WorkflowContext& ctx) {

@@ -111,10 +111,6 @@ class WorkflowContext {
   // it return that output without running anything or reading their input, so a caller may
   // skip building an expensive input (the agent loop's transcript copy on replay).
   virtual bool recorded(std::string_view stepId) const = 0;
-  // The ids whose recorded() is true now, or nullopt when this context cannot list them. A host
-  // that runs a step's function on another thread (the Node.js package) reads them once, when
-  // its workflow function starts, to know which new steps it may run before asking.
-  virtual std::optional<std::vector<std::string>> recordedStepIds() const { return std::nullopt; }
 
   // Checkpoints of a long loop's own state (docs/spec/snapshots.md, "Checkpoints"). A loop
   // that replays thousands of recorded steps on every resume (the agent loop) records, at the
