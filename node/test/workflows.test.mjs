@@ -204,3 +204,17 @@ test("no step's function runs after the run parked, even when the park was caugh
   assert.equal(run.status, "parked");
   assert.deepEqual(ran, ["caught Suspended", "step rejected Suspended"]);
 });
+
+test("a stopped effect (`loom kill`) stops a step before its function runs", async () => {
+  const [app, home] = newApp();
+  const ran = [];
+  app.workflow("k", async (ctx) => ctx.step("s", async () => { ran.push("s"); return 1; }));
+  assert.equal((await app.run("k")).status, "completed");
+  loomJson(home, "kill", "--all", "--json");
+  const stopped = await app.run("k");
+  assert.deepEqual([stopped.status, stopped.parkReason], ["parked", "effectStopped"]);
+  assert.deepEqual(ran, ["s"]);
+  loomJson(home, "unkill", "--all", "--json");
+  assert.equal((await app.resume(stopped.id)).output, 1);
+  assert.deepEqual(ran, ["s", "s"]);
+});
