@@ -3,16 +3,22 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** The grouped options, spelled as the decision record spells them (docs/config.md). */
+/** execution.claimCheck (ADR 0140): the agent claim-check opt-in. */
+export interface ClaimCheckConfig {
+  toolIds: string[];
+  inlineCapBytes?: number;
+  preview?: number | false;
+  reclaimable?: string[] | true;
+  /** Declarative entries, or functions (result, text) => digest (see DigestFn). */
+  digests?: Record<string, { pick?: string[]; length?: string; preview?: number } | DigestFn>;
+  onOffload?: (info: OffloadInfo) => void | Promise<void>;
+  /** "default": the app's content store (storage.contentStore). */
+  store?: string;
+}
+
 export interface ConfigGroups {
   execution?: {
-    claimCheck?: {
-      toolIds: string[];
-      inlineCapBytes?: number;
-      preview?: number | false;
-      reclaimable?: string[] | true;
-      digests?: Record<string, { pick?: string[]; length?: string; preview?: number }>;
-      store?: string;
-    };
+    claimCheck?: ClaimCheckConfig;
     effectMiddleware?: Array<{ kind: "retry" | "timeout"; [option: string]: Json } | ClaimCheckMiddleware | EffectMiddleware>;
     journal?: { modelInput?: "delta" | "full" };
     retry?: Record<string, Json>;
@@ -133,8 +139,8 @@ export class App {
   runs(filter?: { status?: string; workflow?: string }): Promise<Array<Record<string, Json>>>;
   worker(options?: { concurrency?: number; pollMs?: number; drainSeconds?: number }): Worker;
   sweep(options?: { dryRun?: boolean; ttlDays?: number; graceHours?: number }): Promise<Record<string, Json>>;
-  erase(subject: string): Promise<Record<string, Json>>;
-  export(subject: string): Promise<Record<string, Json>>;
+  erase(subject: string): Promise<EraseSubjectResult>;
+  export(subject: string): Promise<SubjectExport>;
   main(argv?: string[]): Promise<number>;
   resolveClaimCheck(envelope: Json, options?: { subject?: string }): Promise<Json | null>;
   readonly contentStore: ContentStore;
@@ -196,8 +202,38 @@ export class ContentStore {
 /** The app's store when storage.contentStore.sealed: blobs sealed under their subject's key (ADR 0143). */
 export class EncryptingContentStore extends ContentStore { readonly sealsContent: true }
 export function sweepUnpinnedContent(app: App, options?: { dryRun?: boolean; ttlDays?: number; graceHours?: number }): Promise<Record<string, Json>>;
-export function eraseSubject(app: App, subject: string): Promise<Record<string, Json>>;
-export function exportSubject(app: App, subject: string): Promise<Record<string, Json>>;
+export function eraseSubject(app: App, subject: string): Promise<EraseSubjectResult>;
+export function exportSubject(app: App, subject: string): Promise<SubjectExport>;
+
+/** What eraseSubject did (`loom erase --json`): the shred, then the subject's blobs deleted. */
+export interface EraseSubjectResult {
+  subject: string;
+  shredded: boolean;
+  contentDeleted: {
+    deleted: number; retained: number; missing: number; datedAhead: number;
+    datedAheadUntil: string | null; keptCitedElsewhere: string[];
+  };
+}
+/** One blob the subject's runs offloaded, resolved for an export (ADR 0140 D8). */
+export interface ClaimCheckedBlob {
+  address: string;
+  size?: number;
+  digest: Json;
+  /** The blob parsed, when its bytes are JSON text. */
+  value?: Json;
+  /** The bytes (standard base64), when they are not. */
+  bytesBase64?: string;
+  /** The store has no such blob (reclaimed or erased). */
+  missing?: true;
+}
+/** exportSubject's document (`loom export`): everything held on the subject. */
+export interface SubjectExport {
+  format: string;
+  subject: string;
+  exportedAt: string;
+  executions: Array<Record<string, Json>>;
+  claimChecked: ClaimCheckedBlob[];
+}
 
 export const DEFAULT_CLAIM_CHECK_CAP_BYTES: 1024;
 export const DEFAULT_CLAIM_CHECK_PREVIEW_CHARS: 256;
