@@ -15,9 +15,15 @@
 namespace loom::node {
 namespace {
 
-std::optional<std::string> optionalString(const Napi::CallbackInfo& info, std::size_t i) {
-  if (info.Length() > i && info[i].IsString()) return info[i].ToString().Utf8Value();
-  return std::nullopt;
+// The subject option: absent (undefined or null), or a string; anything else is refused, not
+// ignored (a blob put for no subject would escape that subject's erasure).
+std::optional<std::string> subjectOption(const Napi::CallbackInfo& info, std::size_t i) {
+  if (info.Length() <= i || info[i].IsUndefined() || info[i].IsNull()) return std::nullopt;
+  if (!info[i].IsString()) {
+    throw InvalidArgumentError("the subject option must be a string (the run's data subject), not " +
+                               std::string(info[i].IsNumber() ? "a number" : "a value of another type"));
+  }
+  return info[i].ToString().Utf8Value();
 }
 
 // The bytes of a string (UTF-8) or of a Uint8Array / Buffer.
@@ -64,7 +70,7 @@ Napi::Value contentOp(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (op == "put") {
       std::string bytes = bytesOf(info[2]);
-      auto subject = optionalString(info, 3);
+      auto subject = subjectOption(info, 3);
       return withStore(env, core, [bytes, subject](content::ContentStore& s) -> Done {
         std::string address = s.put(bytes, subject);
         return [address](Napi::Env env) -> Napi::Value { return Napi::String::New(env, address); };
@@ -72,7 +78,7 @@ Napi::Value contentOp(const Napi::CallbackInfo& info) {
     }
     if (op == "get") {
       std::string address = info[2].ToString().Utf8Value();
-      auto subject = optionalString(info, 3);
+      auto subject = subjectOption(info, 3);
       return withStore(env, core, [address, subject](content::ContentStore& s) -> Done {
         auto bytes = s.get(address, subject);
         return [bytes](Napi::Env env) -> Napi::Value {
@@ -96,7 +102,7 @@ Napi::Value contentOp(const Napi::CallbackInfo& info) {
     }
     if (op == "resolveClaimCheck") {
       json::value envelope = toJson(info[2], "the envelope");
-      auto subject = optionalString(info, 3);
+      auto subject = subjectOption(info, 3);
       return withStore(env, core, [envelope, subject](content::ContentStore& s) -> Done {
         auto value = middleware::resolveClaimCheck(s, envelope, subject);
         return [value](Napi::Env env) -> Napi::Value { return value ? toJs(env, *value) : env.Null(); };

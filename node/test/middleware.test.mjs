@@ -118,6 +118,9 @@ test("app.contentStore: put, get, has, capabilities; sealed, it is an Encrypting
   assert.equal(await plain.contentStore.get("f".repeat(64)), null);
   assert.equal((await plain.contentStore.capabilities()).sealsContent, false);
   await assert.rejects(plain.contentStore.put(42), loom.InvalidArgumentError);
+  await assert.rejects(plain.contentStore.put("x", { subject: 5 }), /subject option must be a string/);
+  await assert.rejects(plain.contentStore.get(address, { subject: {} }), loom.InvalidArgumentError);
+  await assert.rejects(plain.contentStore.get("../../etc/passwd"), /malformed content address/);
 
   const sealed = new loom.App({
     security: { keys: { env: "LOOM_TEST_MASTER_KEY" } }, storage: { contentStore: { sealed: true } },
@@ -131,4 +134,25 @@ test("app.contentStore: put, get, has, capabilities; sealed, it is an Encrypting
   assert.notEqual(alice, bob, "equal bytes of two subjects get two addresses");
   assert.equal((await store.get(alice, { subject: "alice" })).toString(), "same bytes");
   assert.equal(await store.get(alice, { subject: "bob" }), null);
+});
+
+test("claimCheckMiddleware on a sealed store: the blob is the subject's, exported, then gone with the erasure", async () => {
+  const home = path.join(tempDir(), "home");
+  const app = new loom.App({
+    security: { keys: { env: "LOOM_TEST_MASTER_KEY" }, crypto: {} }, compliance: { erase: {} },
+    storage: { contentStore: { sealed: true } },
+    execution: { effectMiddleware: [loom.claimCheckMiddleware({ inlineCapBytes: 1024, retain: true })] },
+  }, { home });
+  app.tool("report", {}, async () => big());
+  app.workflow("wf", async (ctx) => ctx.effect("call", "report", {}));
+  const run = await app.run("wf", null, { subject: "alice" });
+  const envelope = run.output;
+  assert.deepEqual(await app.resolveClaimCheck(envelope, { subject: "alice" }), big());
+  assert.equal(await app.resolveClaimCheck(envelope, { subject: "bob" }), null, "another subject cannot read it");
+  const exported = await loom.exportSubject(app, "alice");
+  assert.deepEqual(exported.claimChecked.map((b) => b.value), [big()]);
+  const erased = await loom.eraseSubject(app, "alice");
+  assert.equal(erased.contentDeleted.deleted, 1);
+  assert.equal(await app.contentStore.has(envelope.ref.__loomContent), false);
+  assert.equal(await app.resolveClaimCheck(envelope, { subject: "alice" }), null);
 });
