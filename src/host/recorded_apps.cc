@@ -41,16 +41,18 @@ std::string RecordedApps::appOf(const kernel::ExecutionInfo& info) const {
   return app ? "app:" + app->string() : std::string();
 }
 
-void RecordedApps::run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) {
+std::optional<workflow::RunResult> RecordedApps::run(const kernel::Lease& claim,
+                                                     const kernel::ExecutionInfo& info) {
   const std::string key = appOf(info);
   std::shared_ptr<Booted> app = acquire(key, claim.executionId);
   try {
-    app->runtime->resumeClaimed(claim);
+    workflow::RunResult result = app->runtime->resumeClaimed(claim);
+    giveBack(key);
+    return result;
   } catch (...) {
     giveBack(key);
     throw;
   }
-  giveBack(key);
 }
 
 std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& key,

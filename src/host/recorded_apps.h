@@ -32,7 +32,8 @@ class RecordedApps : public worker::RunLauncher {
   RecordedApps(HomeSession& main, kernel::EventStore& store) : main_(main), store_(store) {}
   ~RecordedApps() override;
 
-  void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
+  std::optional<workflow::RunResult> run(const kernel::Lease& claim,
+                                         const kernel::ExecutionInfo& info) override;
   bool takesOverClaims() const override { return true; }
 
  private:

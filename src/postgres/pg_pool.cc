@@ -56,16 +56,54 @@ Pool::Pool(std::string url, std::string schema, std::size_t maxIdle) {
 const std::string& Pool::schema() const { return shared_->schema; }
 
 Pool::PoolLease Pool::acquire() {
-  {
-    std::lock_guard lock(shared_->mu);
+  std::unique_lock lock(shared_->mu);
+  const auto deadline = std::chrono::steady_clock::now() + kMaxWait;
+  for (;;) {
     while (!shared_->idle.empty()) {
       auto conn = std::move(shared_->idle.back());
       shared_->idle.pop_back();
       // One closed by the server while idle is dropped here, before anything is sent on it.
-      if (conn->stillOpen()) return PoolLease(*this, std::move(conn), true);
+      if (conn->stillOpen()) {
+        ++shared_->holders[std::this_thread::get_id()];
+        return PoolLease(*this, std::move(conn), true);
+      }
+      --shared_->open;
     }
+    // A thread holding a connection already may be the one the others wait for.
+    bool mayOpen = shared_->open < shared_->maxIdle.load() ||
+                   shared_->holders.count(std::this_thread::get_id()) > 0 ||
+                   std::chrono::steady_clock::now() >= deadline;
+    if (mayOpen) break;
+    shared_->returned.wait_until(lock, deadline);
   }
-  return PoolLease(*this, std::make_unique<Connection>(shared_->url, shared_->schema), false);
+  ++shared_->open;
+  ++shared_->holders[std::this_thread::get_id()];
+  lock.unlock();
+  return PoolLease(*this, openCounted(), false);
+}
+
+// A new connection, counted as this thread's already; uncounted again when it cannot be opened.
+std::unique_ptr<Connection> Pool::openCounted() {
+  try {
+    return std::make_unique<Connection>(shared_->url, shared_->schema);
+  } catch (...) {
+    {
+      std::lock_guard lock(shared_->mu);
+      forgetLocked(std::this_thread::get_id());
+    }
+    shared_->returned.notify_one();
+    throw;
+  }
+}
+
+void Pool::forgetLocked(std::thread::id holder) {
+  --shared_->open;
+  released(holder);
+}
+
+void Pool::released(std::thread::id holder) {
+  auto it = shared_->holders.find(holder);
+  if (it != shared_->holders.end() && --it->second == 0) shared_->holders.erase(it);
 }
 
 Pool::PoolLease Pool::begin(const char* beginSql) {
@@ -81,20 +119,28 @@ Pool::PoolLease Pool::begin(const char* beginSql) {
 }
 
 Pool::PoolLease::~PoolLease() {
-  if (conn_ && pool_ != nullptr) pool_->giveBack(std::move(conn_));
+  if (conn_ && pool_ != nullptr) pool_->giveBack(std::move(conn_), holder_);
 }
 
-void Pool::giveBack(std::unique_ptr<Connection> conn) {
+void Pool::giveBack(std::unique_ptr<Connection> conn, std::thread::id holder) {
   if (conn->inTransaction()) {
     try {
       conn->run("ROLLBACK", "roll back");
     } catch (...) {
-      return;  // dropped: its state is unknown
+      conn.reset();  // dropped: its state is unknown
     }
   }
-  if (conn->broken()) return;
-  std::lock_guard lock(shared_->mu);
-  if (shared_->idle.size() < shared_->maxIdle) shared_->idle.push_back(std::move(conn));
+  {
+    std::lock_guard lock(shared_->mu);
+    if (!conn || conn->broken() || shared_->idle.size() >= shared_->maxIdle) {
+      forgetLocked(holder);
+    } else {
+      released(holder);
+      shared_->idle.push_back(std::move(conn));
+    }
+  }
+  shared_->returned.notify_one();
+  // A connection past maxIdle (`conn` still set) closes here, outside the lock.
 }
 
 }  // namespace loom::postgres

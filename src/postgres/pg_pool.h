@@ -1,16 +1,23 @@
 // A pool of connections to one server and schema, shared by every Pool of this process for the
-// same url and schema (each store of a process makes its own Pool: they share the idle
-// connections, so a process keeps at most maxIdle of them, not maxIdle per store). acquire()
-// hands out an idle connection or opens a new one (it never waits, so a caller holding one may take
-// another: a scan's visitor calling back into its store); a connection comes back when its
+// same url and schema (each store of a process makes its own Pool: they share the connections,
+// so a process keeps at most maxIdle of them, not maxIdle per store). acquire() hands out an idle
+// connection, or opens a new one while fewer than maxIdle are open; past that a thread waits for
+// one to come back, so a thousand runs at once share maxIdle connections instead of each opening
+// its own. A thread that holds a connection already never waits (a scan's visitor calling back
+// into its store opens another), and neither does one that waited kMaxWait: it opens one beyond
+// the bound, so the bound can slow a caller, never stop it. A connection comes back when its
 // PoolLease ends, rolled back if a transaction was left open, and is dropped when broken or when
 // maxIdle are idle already. Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "loom/util/clock.h"
@@ -48,10 +55,13 @@ class Pool {
  public:
   Pool(std::string url, std::string schema, std::size_t maxIdle);
 
+  // How long acquire() waits for a connection to come back before opening one past the bound.
+  static constexpr std::chrono::milliseconds kMaxWait{5000};
+
   class PoolLease {
    public:
     PoolLease(Pool& pool, std::unique_ptr<Connection> conn, bool reused)
-        : pool_(&pool), conn_(std::move(conn)), reused_(reused) {}
+        : pool_(&pool), conn_(std::move(conn)), reused_(reused), holder_(std::this_thread::get_id()) {}
     PoolLease(PoolLease&&) = default;
     ~PoolLease();
     Connection& operator*() const { return *conn_; }
@@ -63,6 +73,7 @@ class Pool {
     Pool* pool_;
     std::unique_ptr<Connection> conn_;
     bool reused_;
+    std::thread::id holder_;  // the thread that acquired it
   };
 
   PoolLease acquire();
@@ -77,11 +88,18 @@ class Pool {
     std::string schema;
     std::atomic<std::size_t> maxIdle{0};
     std::mutex mu;
+    std::condition_variable returned;                // a connection came back or was dropped
     std::vector<std::unique_ptr<Connection>> idle;  // GUARDED_BY(mu)
+    std::size_t open = 0;                           // GUARDED_BY(mu): idle and lent
+    std::map<std::thread::id, int> holders;         // GUARDED_BY(mu): lent, by thread
   };
 
  private:
-  void giveBack(std::unique_ptr<Connection> conn);
+  std::unique_ptr<Connection> openCounted();
+  void giveBack(std::unique_ptr<Connection> conn, std::thread::id holder);
+  // One connection of `holder` fewer is open (dropped, or closed past maxIdle); `mu` held.
+  void forgetLocked(std::thread::id holder);
+  void released(std::thread::id holder);  // `mu` held
 
   std::shared_ptr<Shared> shared_;
 };

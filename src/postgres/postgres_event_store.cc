@@ -468,47 +468,65 @@ void PostgresEventStore::releaseLease(const Lease& lease) {
 
 std::vector<Lease> PostgresEventStore::claimRunnable(const ClaimRequest& request) {
   if (request.limit == 0) return {};
+  if (request.owner.id.empty()) throw InvalidArgumentError("a claim needs an owner id");
+  if (request.ttlMillis <= 0) throw InvalidArgumentError("a claim needs a positive ttl");
   json::array skip;
   for (const auto& id : request.skip) skip.emplace_back(id);
   std::string skipJson = json::toText(json::value(std::move(skip)));
-  for (int attempt = 1;; ++attempt) {
-    try {
-      return claimIn(request, skipJson);
-    } catch (const ConflictError&) {
-      // A runner inserted a lease row we were inserting too: the claim runs again.
-      if (attempt >= 5) throw;
-    }
-  }
+  return withConnection(impl_->pool, [&](Connection& conn) { return claimIn(conn, request, skipJson); });
 }
 
-std::vector<Lease> PostgresEventStore::claimIn(const ClaimRequest& request,
+// One statement: picks the runnable executions (their rows locked, SKIP LOCKED, so claimers
+// split the work) and grants each its lease by acquireLease's rules: a new lease of token 1,
+// or the next token where the lease was released or expired. A runner that took a lease since
+// the pick makes ON CONFLICT's WHERE false on the lease's newest version: that run is left out.
+// A lost answer is only a lost claim: its leases expire in ttlMillis.
+std::vector<Lease> PostgresEventStore::claimIn(Connection& conn, const ClaimRequest& request,
                                                const std::string& skipJson) {
-  return inTransaction(impl_->pool, kBegin, [&](Connection& conn) {
-    int64_t now = postgres::nowMillis(conn, impl_->options.clock);
-    Result rows = conn.exec(
-        "SELECT e.id FROM executions e LEFT JOIN leases l ON l.execution_id = e.id "
-        "WHERE e.status = 'running' AND (l.execution_id IS NULL OR l.released OR "
-        "l.expires_at <= $1) AND e.id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb)) "
-        "ORDER BY e.started_at, e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED",
-        {Param::int64(now), Param::text(skipJson),
-         Param::int64(static_cast<int64_t>(request.limit))},
-        "find runnable executions");
-    std::vector<Lease> claimed;
-    for (int row = 0; row < rows.rows(); ++row) {
-      std::string id(rows.text(row, 0));
-      auto current = schema::readLease(conn, id, schema::Lock::kUpdate);
-      Lease next;
-      try {  // acquired by a runner since the SELECT (it locks the lease row, not this one)
-        next =
-            kernel::grantLease(current, {id, request.owner, request.ttlMillis, std::nullopt}, now);
-      } catch (const kernel::LeaseHeldError&) {
-        continue;
-      }
-      schema::writeLease(conn, next, !current);
-      claimed.push_back(std::move(next));
-    }
-    return claimed;
-  });
+  static const char* kClaim =
+      "WITH now AS (SELECT COALESCE($1::bigint, "
+      "(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS t), "
+      "picked AS (SELECT e.id, e.started_at FROM executions e "
+      "LEFT JOIN leases l ON l.execution_id = e.id, now "
+      "WHERE e.status = 'running' AND (l.execution_id IS NULL OR l.released OR "
+      "l.expires_at <= now.t) AND e.id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb)) "
+      "ORDER BY e.started_at, e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED), "
+      "granted AS (INSERT INTO leases AS l (execution_id, owner_id, host, pid, boot_id, token, "
+      "acquired_at, renewed_at, expires_at, released, pid_namespace, start_ticks) "
+      "SELECT p.id, $4, $5, $6, $7, 1, now.t, now.t, now.t + $8, false, $9, $10 "
+      "FROM picked p, now "
+      "ON CONFLICT (execution_id) DO UPDATE SET owner_id = excluded.owner_id, "
+      "host = excluded.host, pid = excluded.pid, boot_id = excluded.boot_id, "
+      "token = l.token + 1, acquired_at = excluded.acquired_at, "
+      "renewed_at = excluded.renewed_at, expires_at = excluded.expires_at, released = false, "
+      "pid_namespace = excluded.pid_namespace, start_ticks = excluded.start_ticks "
+      "WHERE l.released OR l.expires_at <= excluded.acquired_at "
+      "RETURNING l.execution_id, l.token, l.acquired_at, l.expires_at) "
+      "SELECT g.execution_id, g.token, g.acquired_at, g.expires_at FROM granted g "
+      "JOIN picked p ON p.id = g.execution_id ORDER BY p.started_at, p.id";
+  const kernel::LeaseOwner& owner = request.owner;
+  std::optional<int64_t> clockNow;
+  if (impl_->options.clock) clockNow = impl_->options.clock->nowMillis();
+  Result rows = execCommitting(
+      conn, kClaim,
+      {Param::optionalInt64(clockNow), Param::text(skipJson),
+       Param::int64(static_cast<int64_t>(request.limit)), Param::text(owner.id),
+       Param::text(owner.host), Param::int64(owner.pid), Param::text(owner.bootId),
+       Param::int64(request.ttlMillis), Param::text(owner.pidNamespace),
+       Param::int64(owner.startTicks)},
+      "claim runnable executions");
+  std::vector<Lease> claimed;
+  for (int row = 0; row < rows.rows(); ++row) {
+    Lease lease;
+    lease.executionId = std::string(rows.text(row, 0));
+    lease.owner = owner;
+    lease.token = rows.int64(row, 1);
+    lease.acquiredAtMillis = rows.int64(row, 2);
+    lease.renewedAtMillis = lease.acquiredAtMillis;
+    lease.expiresAtMillis = rows.int64(row, 3);
+    claimed.push_back(std::move(lease));
+  }
+  return claimed;
 }
 
 std::optional<kernel::EventStore::AddressSet> PostgresEventStore::executionsThatMayCite(

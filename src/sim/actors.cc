@@ -41,9 +41,10 @@ struct Deleting {
 class RunnerLauncher : public worker::RunLauncher {
  public:
   explicit RunnerLauncher(Runner& runner) : runner_(runner) {}
-  void run(const kernel::Lease& claim, const kernel::ExecutionInfo&) override {
+  std::optional<workflow::RunResult> run(const kernel::Lease& claim,
+                                         const kernel::ExecutionInfo&) override {
     runner_.current = claim.executionId;
-    runner_.app().runtime().resumeClaimed(claim);
+    return runner_.app().runtime().resumeClaimed(claim);
   }
 
  private:

@@ -30,7 +30,8 @@ constexpr const char* kClaimedLeaseEnv = "LOOM_CLAIMED_LEASE";
 
 }  // namespace
 
-void ChildProcessLauncher::run(const kernel::Lease& claim, const kernel::ExecutionInfo&) {
+std::optional<workflow::RunResult> ChildProcessLauncher::run(const kernel::Lease& claim,
+                                                             const kernel::ExecutionInfo&) {
   const std::string& id = claim.executionId;
   UniqueFd err = scratchFile("loom worker");
   int status = spawnAndWait(claim, err.get());
@@ -38,7 +39,7 @@ void ChildProcessLauncher::run(const kernel::Lease& claim, const kernel::Executi
     std::lock_guard lock(mu_);
     children_.erase(id);
   }
-  if (settledOutcome(store_, id)) return;  // the executor reports how it stands
+  if (settledOutcome(store_, id)) return std::nullopt;  // the executor reads how it stands
   if (WIFSIGNALED(status)) {
     throw UnavailableError("stopped by signal " + std::to_string(WTERMSIG(status)) +
                            " (resumable)");

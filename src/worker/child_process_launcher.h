@@ -26,7 +26,8 @@ class ChildProcessLauncher : public RunLauncher {
       : store_(store), program_(std::move(program)), globalArgs_(std::move(globalArgs)) {}
 
   // Throws UnavailableError with the child's stderr when its run did not stop cleanly.
-  void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
+  std::optional<workflow::RunResult> run(const kernel::Lease& claim,
+                                         const kernel::ExecutionInfo& info) override;
   // Stage 1: SIGTERM to every child's process group; stage 2: SIGKILL.
   void interrupt(int stage) override;
 

@@ -19,8 +19,9 @@ namespace loom::worker {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-void InProcessLauncher::run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) {
-  runtimeFor_(info).resumeClaimed(claim);
+std::optional<workflow::RunResult> InProcessLauncher::run(const kernel::Lease& claim,
+                                                          const kernel::ExecutionInfo& info) {
+  return runtimeFor_(info).resumeClaimed(claim);
 }
 
 class Executor::Impl {
@@ -192,8 +193,9 @@ class Executor::Impl {
     RunReport report{claim.executionId, info.workflow, "", false, 0};
     std::string error;
     bool returned = false;
+    std::optional<workflow::RunResult> result;
     try {
-      launcher_.run(claim, info);
+      result = launcher_.run(claim, info);
       returned = true;
     } catch (const kernel::LeaseHeldError&) {
       // Another runner took it after the claim expired: it goes on there.
@@ -203,7 +205,7 @@ class Executor::Impl {
       error = "an unknown error";
     }
     if (!returned || !launcher_.takesOverClaims()) releaseIfStillClaimed(claim);
-    settle(report, info, error);
+    settle(report, info, result, error);
     std::lock_guard lock(mu_);
     running_.erase(claim.executionId);
     capped_.clear();  // a slot came free: the runs waiting for one may be claimed again
@@ -221,8 +223,14 @@ class Executor::Impl {
     cv_.notify_all();
   }
 
-  // Fills in how the run stands now; `error`: what the launcher threw, if anything.
-  void settle(RunReport& report, const kernel::ExecutionInfo& before, const std::string& error) {
+  // Fills in how the run stands now: from `result` when the launcher returned how the run
+  // stopped, else read from the store; `error`: what the launcher threw, if anything.
+  void settle(RunReport& report, const kernel::ExecutionInfo& before,
+              const std::optional<workflow::RunResult>& result, const std::string& error) {
+    if (result && result->status != kernel::ExecutionStatus::kRunning) {
+      report.outcome = describeStop(result->status, result->parkReason, result->wakeAtMillis);
+      return;
+    }
     std::optional<std::string> outcome;
     std::optional<kernel::ExecutionInfo> after;
     try {

@@ -8,20 +8,16 @@ std::optional<std::string> settledOutcome(const kernel::EventStore& store, const
   auto info = store.info(id);
   if (!info) return "gone (removed while it ran)";
   if (info->status != kernel::ExecutionStatus::kRunning) {
-    std::string text(kernel::statusName(info->status));
+    std::optional<kernel::ParkState> park;
     if (info->status == kernel::ExecutionStatus::kParked) {
       try {
-        auto park = kernel::currentPark(store, *info);
-        if (park && park->wakeAtMillis) {
-          text += " (" + park->reason + " until " + formatTimestamp(*park->wakeAtMillis) + ")";
-        } else if (park) {
-          text += " (" + park->reason + ")";
-        }
+        park = kernel::currentPark(store, *info);
       } catch (const kernel::SealedEventError&) {
         // Sealed, and no key here: the status alone says it parked.
       }
     }
-    return text;
+    return describeStop(info->status, park ? park->reason : "",
+                        park ? park->wakeAtMillis : std::nullopt);
   }
   int64_t now = systemClock()->nowMillis();
   auto lease = store.currentLease(id);
@@ -29,6 +25,14 @@ std::optional<std::string> settledOutcome(const kernel::EventStore& store, const
     return "taken by another runner: " + kernel::describeHolder(*lease, now);
   }
   return std::nullopt;
+}
+
+std::string describeStop(kernel::ExecutionStatus status, const std::string& parkReason,
+                         std::optional<int64_t> wakeAtMillis) {
+  std::string text(kernel::statusName(status));
+  if (status != kernel::ExecutionStatus::kParked || parkReason.empty()) return text;
+  if (wakeAtMillis) return text + " (" + parkReason + " until " + formatTimestamp(*wakeAtMillis) + ")";
+  return text + " (" + parkReason + ")";
 }
 
 }  // namespace loom::worker

@@ -13,4 +13,8 @@ namespace loom::worker {
 
 std::optional<std::string> settledOutcome(const kernel::EventStore& store, const std::string& id);
 
+// A stopped run in those words: its status, and for a parked one its reason and due time.
+std::string describeStop(kernel::ExecutionStatus status, const std::string& parkReason,
+                         std::optional<int64_t> wakeAtMillis);
+
 }  // namespace loom::worker

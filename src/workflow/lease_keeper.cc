@@ -39,7 +39,7 @@ kernel::Lease LeaseKeeper::take(const std::string& executionId,
   kernel::LeaseRequest request{executionId, owner_, ttlMillis_, breakToken};
   kernel::Lease lease;
   try {
-    lease = store_.acquireLease(request);
+    lease = adoptable(claim, executionId) ? *claim : store_.acquireLease(request);
   } catch (const kernel::LeaseHeldError& e) {
     const kernel::Lease& held = e.held();
     // Handed over by the worker that claimed it for this process, or its process is gone:
@@ -55,6 +55,15 @@ kernel::Lease LeaseKeeper::take(const std::string& executionId,
   held_[executionId] = lease;
   if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { beat(); });
   return lease;
+}
+
+// A claim granted to this very owner, for as long as a lease of its own: it is this runner's
+// lease already (taking it again would only change its token). Had another runner taken it
+// since, the first append under it is refused (LeaseLostError) and the run stops there.
+bool LeaseKeeper::adoptable(const std::optional<kernel::Lease>& claim,
+                            const std::string& executionId) const {
+  return claim && claim->executionId == executionId && claim->owner.id == owner_.id &&
+         !claim->released && claim->expiresAtMillis - claim->acquiredAtMillis >= ttlMillis_;
 }
 
 void LeaseKeeper::drop(const kernel::Lease& lease) {

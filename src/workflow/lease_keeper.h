@@ -39,7 +39,8 @@ class LeaseKeeper {
 
   // Takes execution `executionId`'s lease (see above) and starts renewing it. `claim`: a lease
   // an executor of this process claimed for this run (Executor, resumeClaimed): taken over by
-  // its token; refused (LeaseHeldError) when another runner took it since.
+  // its token; refused (LeaseHeldError) when another runner took it since. A claim this
+  // keeper's own owner holds, for at least ttlMillis, is kept as it is (no statement).
   kernel::Lease take(const std::string& executionId,
                      const std::optional<kernel::Lease>& claim = std::nullopt);
   // Stops renewing `lease` and releases it; a release that fails only warns (it expires).
@@ -48,6 +49,7 @@ class LeaseKeeper {
   const kernel::LeaseOwner& owner() const { return owner_; }
 
  private:
+  bool adoptable(const std::optional<kernel::Lease>& claim, const std::string& executionId) const;
   void beat();
   // One renewal of `lease`; what to report goes to `warnings` (onWarn runs with no lock).
   void renewOne(const kernel::Lease& lease, std::chrono::milliseconds interval,

@@ -257,5 +257,40 @@ TEST(LeaseKeeperTest, ALeaseReleasedByItsOwnEndIsNoNewsATakeoverIs) {
   EXPECT_NE(warnings[0].find("taken"), std::string::npos) << warnings[0];
 }
 
+// Counts the leases taken through it.
+class CountingStore : public kernel::ForwardingEventStore {
+ public:
+  using ForwardingEventStore::ForwardingEventStore;
+  kernel::Lease acquireLease(const kernel::LeaseRequest& request) override {
+    ++acquired;
+    return ForwardingEventStore::acquireLease(request);
+  }
+  int acquired = 0;
+};
+
+// An executor of this process claimed the run as this very owner: that claim is the run's
+// lease (no statement, the same token), kept alive by the keeper. A claim of another owner,
+// or one shorter than the keeper's ttl, is taken over by a new lease.
+TEST(LeaseKeeperTest, AClaimOfItsOwnOwnerIsTheLeaseAndOthersAreTakenOver) {
+  kernel::MemoryEventStore memory;
+  CountingStore store(memory);
+  kernel::LeaseOwner self{"a", "host-a", 1, "boot"};
+  LeaseKeeper keeper(store, self, 60, [](std::string_view) {});
+  kernel::Lease mine = memory.acquireLease({"mine", self, 60, std::nullopt});
+  EXPECT_EQ(keeper.take("mine", mine).token, mine.token);
+  EXPECT_EQ(store.acquired, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // past the claim's ttl: renewed
+  auto current = memory.currentLease("mine");
+  ASSERT_TRUE(current);
+  EXPECT_EQ(current->token, mine.token);
+  EXPECT_GT(current->expiresAtMillis, mine.expiresAtMillis) << "the adopted claim was not renewed";
+
+  kernel::Lease other = memory.acquireLease({"other", {"b", "host-a", 1, "boot"}, 60, std::nullopt});
+  kernel::Lease shortClaim = memory.acquireLease({"short", self, 10, std::nullopt});
+  EXPECT_EQ(keeper.take("other", other).token, other.token + 1);
+  EXPECT_EQ(keeper.take("short", shortClaim).token, shortClaim.token + 1);
+  EXPECT_EQ(store.acquired, 2);
+}
+
 }  // namespace
 }  // namespace loom::workflow

@@ -16,6 +16,8 @@
 
 namespace loom::postgres {
 
+class Connection;
+
 struct PostgresOptions {
   // A libpq connection string or URL ("postgresql://user:password@host:5432/db"). Its
   // password never appears in an error or a log line.
@@ -77,7 +79,8 @@ class PostgresEventStore : public kernel::EventStore {
   std::optional<AddressSet> executionsThatMayCite(const AddressSet& addresses) const override;
 
  private:
-  std::vector<kernel::Lease> claimIn(const ClaimRequest& request, const std::string& skipJson);
+  std::vector<kernel::Lease> claimIn(postgres::Connection& conn, const ClaimRequest& request,
+                                     const std::string& skipJson);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

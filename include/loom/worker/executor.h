@@ -52,11 +52,13 @@ class RunLauncher {
  public:
   virtual ~RunLauncher() = default;
   // Runs the execution whose lease `claim` is, on the calling thread (one of the executor's),
-  // and returns when it stops (ended, parked, taken over, stopped by the drain); the executor
-  // then reads from the store how it ended. Throws when it could not be run (its app or
-  // config cannot be loaded, the store failed): the run stays where it was and is tried again
-  // after a growing delay (1 s to 60 s); the error's message is the report.
-  virtual void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) = 0;
+  // and returns when it stops (ended, parked, taken over, stopped by the drain): how it
+  // stopped when the launcher knows (a runtime's RunResult), else nullopt and the executor
+  // reads it from the store. Throws when it could not be run (its app or config cannot be
+  // loaded, the store failed): the run stays where it was and is tried again after a growing
+  // delay (1 s to 60 s); the error's message is the report.
+  virtual std::optional<workflow::RunResult> run(const kernel::Lease& claim,
+                                                 const kernel::ExecutionInfo& info) = 0;
   // The drain time passed with runs still running: stage 1 asks them to stop (the executor
   // has released their leases), stage 2 (2 s later) insists. The default does nothing: an
   // in-process run stops at its next append. A launcher of child processes signals them.
@@ -73,7 +75,8 @@ class InProcessLauncher : public RunLauncher {
   explicit InProcessLauncher(
       std::function<workflow::WorkflowRuntime&(const kernel::ExecutionInfo&)> runtimeFor)
       : runtimeFor_(std::move(runtimeFor)) {}
-  void run(const kernel::Lease& claim, const kernel::ExecutionInfo& info) override;
+  std::optional<workflow::RunResult> run(const kernel::Lease& claim,
+                                         const kernel::ExecutionInfo& info) override;
   bool takesOverClaims() const override { return true; }
 
  private:
