@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 #include <system_error>
 
 #include "loom/agent/model_input.h"
@@ -11,6 +12,7 @@
 #include "loom/providers/scripted_model.h"
 #include "loom/providers/subprocess_tool.h"
 #include "loom/util/error.h"
+#include "loom/workflow/code_version.h"
 
 namespace loom::agent_app {
 namespace {
@@ -189,6 +191,39 @@ agent::AgentOptions loopOptions(const app::Config& config, const std::string& mo
 
 int64_t AgentApp::modelCalls() const { return completions ? completions->load() : 0; }
 
+namespace {
+
+// The files an app's code is made of: the app file, then every file inside its folder that
+// the model or a command names, in a stable order.
+std::vector<fs::path> codeFilesOf(const fs::path& file, const app::Config& config) {
+  const fs::path folder = file.parent_path();
+  std::set<fs::path> named;
+  auto consider = [&](const std::string& word) {
+    if (word.empty() || word.front() == '-') return;
+    fs::path candidate = (fs::path(word).is_absolute() ? fs::path(word) : folder / word);
+    candidate = candidate.lexically_normal();
+    auto inside = candidate.lexically_relative(folder);
+    std::error_code ec;
+    if (!inside.empty() && *inside.begin() != ".." && fs::is_regular_file(candidate, ec)) {
+      named.insert(candidate);
+    }
+  };
+  if (config.model && !config.model->script.empty()) consider(config.model->script);
+  for (const auto& t : config.tools) {
+    for (const auto& word : t.command) consider(word);
+  }
+  for (const auto& server : config.mcpServers) {
+    consider(server.command);
+    for (const auto& word : server.args) consider(word);
+  }
+  named.erase(file);
+  std::vector<fs::path> files{file};
+  files.insert(files.end(), named.begin(), named.end());
+  return files;
+}
+
+}  // namespace
+
 AgentApp loadAgentApp(const fs::path& file) {
   registerAgentAppSections();
   std::error_code ec;
@@ -230,6 +265,7 @@ AgentApp loadAgentApp(const fs::path& file) {
   out.completions = counting->counter();
   out.model = std::move(counting);
   out.options = loopOptions(*config, out.model->id());
+  out.codeVersion = workflow::filesCodeVersion("app:", codeFilesOf(absolute, *config), folder);
   for (const auto& tool : out.tools) out.options.tools.push_back(tool->definition());
   return out;
 }

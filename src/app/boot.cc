@@ -12,6 +12,7 @@
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/kill_switch.h"
 #include "loom/middleware/redaction.h"
+#include "loom/workflow/code_version.h"
 #include "storage_location.h"
 #include "util/private_files.h"
 
@@ -235,6 +236,8 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;
   runtimeOptions.claimedLease = options.claimedLease;
+  runtimeOptions.codeVersion =
+      options.codeVersion.empty() ? workflow::programCodeVersion() : options.codeVersion;
   runtimeOptions.leaseOwner = options.leaseOwner;
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };

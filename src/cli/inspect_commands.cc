@@ -319,8 +319,9 @@ Action setupState(CLI::App& command, HomeSession& session) {
       "For an agent run (its steps are <loop>#turn:<i>:...), each agent loop's folded state\n"
       "instead, with its size in bytes: {\"loop\", \"frames\", \"turnOutputs\", \"_decisions\",\n"
       "\"transcriptBytes\", \"sawTaintFrom\"} (docs/spec/agent-state.md). `loom ls` shows the\n"
-      "kernel's sizes. Without --json the same JSON is printed indented, so stdout is always "
-      "JSON.");
+      "kernel's sizes. Either adds \"codeVersion\": the code the run started on, the only code\n"
+      "it continues on (docs/operations.md, \"Deploying new code\"). Without --json the same\n"
+      "JSON is printed indented, so stdout is always JSON.");
   return [&session, args, kernelState] {
     std::optional<sweep::ArchivedExecution> archived = archivedUnlessLive(session, args->id);
     inspect::FoldedRun run = archived

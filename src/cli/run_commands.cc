@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "loom/agent/approval.h"
+#include "loom/workflow/code_version.h"
 
 namespace loom::cli {
 namespace {
@@ -462,8 +463,13 @@ Action setupSignal(CLI::App& command, HomeSession& session) {
     if (config->count() > 0) session.loadConfig(args->config, true);
     session.loadWhatExecutionRan(args->id);
     if (!args->force) requireAwaited(session.store(false), args->id, args->name);
-    auto result = session.runtime(false).signal(args->id, args->name, std::move(payload));
-    return report(session, result, args->json, true);
+    try {
+      auto result = session.runtime(false).signal(args->id, args->name, std::move(payload));
+      return report(session, result, args->json, true);
+    } catch (const workflow::VersionMismatchError& e) {
+      throw workflow::VersionMismatchError(
+          e, "; the signal is recorded, and the run gets it when it continues on its own code");
+    }
   };
 }
 

@@ -289,6 +289,7 @@ workflow::WorkflowRuntime& HomeSession::runtime(bool create) {
   store_.reset();
   app::BootOptions boot{.workers = 1};
   boot.claimedLease = options_.claimedLease;
+  if (app_) boot.codeVersion = app_->codeVersion;
   // A --config file given to read its runs is booted without its tools registered here.
   boot.tasksAreTheApps = app_.has_value() || !config_ || configRuns_;
   boot.wrapContentStore = [this](std::shared_ptr<content::ContentStore> inner) {

@@ -15,6 +15,11 @@ class RunFolder {
   explicit RunFolder(bool kernelOnly) : kernelOnly_(kernelOnly) {}
 
   void apply(const kernel::Event& e) {
+    if (e.type == kernel::EventType::kExecutionStarted) {
+      if (const auto* v = e.data.if_contains("codeVersion"); v && v->is_string()) {
+        codeVersion_ = std::string(v->get_string());
+      }
+    }
     if (kernelOnly_) return fold_->apply(e);
     if (auto loop = agent::agentLoopOf(e)) {
       auto known = [&](const auto& l) { return l.first == *loop; };
@@ -29,6 +34,7 @@ class RunFolder {
 
   FoldedRun finish() {
     FoldedRun run;
+    run.codeVersion = codeVersion_;
     if (fold_) {
       run.kernelState = fold_->state();
       return run;
@@ -39,6 +45,7 @@ class RunFolder {
 
  private:
   bool kernelOnly_;
+  std::optional<std::string> codeVersion_;
   std::optional<kernel::Fold> fold_{std::in_place};
   std::vector<std::pair<std::string, agent::AgentStateFolder>> loops_;
 };
@@ -58,11 +65,17 @@ FoldedRun foldRun(const std::vector<kernel::Event>& events, bool kernelOnly) {
 }
 
 json::value toJson(FoldedRun&& run, const std::string& id) {
-  if (run.kernelState) return std::move(*run.kernelState);
+  if (run.kernelState) {
+    if (run.codeVersion && run.kernelState->is_object()) {
+      run.kernelState->as_object()["codeVersion"] = *run.codeVersion;
+    }
+    return std::move(*run.kernelState);
+  }
   // Built by moves (a json::object passed as a json::value, or put in an initializer list,
   // can be copied: a second copy of every tool result).
   json::value doc = json::object{};
   doc.as_object()["id"] = id;
+  if (run.codeVersion) doc.as_object()["codeVersion"] = *run.codeVersion;
   json::array& folded = doc.as_object()["loops"].emplace_array();
   for (auto& [loop, state] : run.loops) {
     json::object& entry = folded.emplace_back(json::object{}).as_object();

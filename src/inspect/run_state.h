@@ -16,6 +16,7 @@ namespace loom::inspect {
 struct FoldedRun {
   std::optional<json::value> kernelState;  // set for a run with no agent step (or kernelOnly)
   std::vector<std::pair<std::string, json::value>> loops;  // agent loop name, folded state
+  std::optional<std::string> codeVersion;  // the code it started on (EXECUTION_STARTED's)
 };
 
 // Folds execution `id`: each agent loop's state from its first step on; the kernel's fold is
@@ -25,7 +26,8 @@ FoldedRun foldRun(const kernel::EventStore& store, const std::string& id, bool k
 FoldedRun foldRun(const std::vector<kernel::Event>& events, bool kernelOnly);
 
 // What `loom state --json` prints: the kernel's state, or {"id", "loops": [{"loop",
-// "stateBytes", "state"}]}. Built by moves (the states are taken from `run`).
+// "stateBytes", "state"}]}; either with "codeVersion" when the run recorded one. Built by
+// moves (the states are taken from `run`).
 json::value toJson(FoldedRun&& run, const std::string& id);
 
 }  // namespace loom::inspect

@@ -22,6 +22,9 @@ void applyEvent(ReplayLog& log, E&& e) {
       if (const auto* s = d.if_contains("subject"); s && s->is_string()) {
         log.subject = std::string(s->get_string());
       }
+      if (const auto* v = d.if_contains("codeVersion"); v && v->is_string()) {
+        log.codeVersion = std::string(v->get_string());
+      }
       log.startedAtMillis = e.atMillis;
       break;
     case EventType::kStepCompleted: {

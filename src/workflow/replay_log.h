@@ -33,6 +33,7 @@ struct ReplayLog {
   json::value input;
   std::optional<std::string> subject;
   int64_t startedAtMillis = 0;  // EXECUTION_STARTED's time (tells executions of one id apart)
+  std::optional<std::string> codeVersion;  // EXECUTION_STARTED's: the code the run started on
   // By id, sorted: a checkpoint forgets a range of ids sharing a prefix.
   std::map<std::string, RecordedStep, std::less<>> steps;
   std::map<std::string, std::vector<json::value>, std::less<>> signals;

@@ -65,6 +65,7 @@ ReplayLog readState(const json::object& o, int64_t seq) {
   log.workflow = json::requireString(o, "workflow");
   log.startedAtMillis = parseTimestamp(std::string(json::requireString(o, "startedAt")));
   log.subject = json::optionalString(o, "subject");
+  log.codeVersion = json::optionalString(o, "codeVersion");
   log.input = json::require(o, "input");
   for (const auto& [id, step] : json::requireObject(o, "steps")) {
     if (!step.is_object())
@@ -126,16 +127,18 @@ json::value replayStateToJson(const ReplayLog& log, int64_t seq) {
     if (*log.lastType == kernel::EventType::kExecutionParked) o["parked"] = log.lastParked;
     last = std::move(o);
   }
-  return json::object{{"version", kSnapshotStateVersion},
-                      {"seq", seq},
-                      {"workflow", log.workflow},
-                      {"startedAt", formatTimestamp(log.startedAtMillis)},
-                      {"subject", log.subject ? json::value(*log.subject) : json::value()},
-                      {"input", log.input},
-                      {"steps", std::move(steps)},
-                      {"signals", std::move(signals)},
-                      {"last", std::move(last)},
-                      {"checkpoints", std::move(checkpoints)}};
+  json::object state{{"version", kSnapshotStateVersion},
+                     {"seq", seq},
+                     {"workflow", log.workflow},
+                     {"startedAt", formatTimestamp(log.startedAtMillis)},
+                     {"subject", log.subject ? json::value(*log.subject) : json::value()},
+                     {"input", log.input},
+                     {"steps", std::move(steps)},
+                     {"signals", std::move(signals)},
+                     {"last", std::move(last)},
+                     {"checkpoints", std::move(checkpoints)}};
+  if (log.codeVersion) state["codeVersion"] = *log.codeVersion;
+  return state;
 }
 
 ReplayLog replayStateFromJson(const json::value& state, const std::string& executionId,

@@ -8,6 +8,7 @@
 #include "execution_context.h"
 #include "lease_keeper.h"
 #include "loom/util/error.h"
+#include "loom/workflow/code_version.h"
 #include "replay_snapshot.h"
 #include "util/worker_pool.h"
 
@@ -185,6 +186,11 @@ class WorkflowRuntime::Impl {
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
     if (kernel::isEnded(info->status)) return endedResult(*info, store_);
     ReplayLog log = loadReplayLog(store_, options_, *info);
+    // Pinned: a run continues only on the code it started on (one recorded without a version
+    // predates versions and goes on).
+    if (!options_.codeVersion.empty() && log.codeVersion && *log.codeVersion != options_.codeVersion) {
+      throw VersionMismatchError(id, *log.codeVersion, options_.codeVersion);
+    }
     const Workflow* wf = workflows_.find(log.workflow);
     if (wf == nullptr) {
       throw FailedPreconditionError("execution '" + id + "' runs workflow '" + log.workflow +
@@ -329,6 +335,7 @@ class WorkflowRuntime::Impl {
     try {
       kernel::Event started = kernel::executionStarted(wf.name, input, options.subject, startedAt);
       if (!options.configFile.empty()) started.data["configFile"] = options.configFile;
+      if (!options_.codeVersion.empty()) started.data["codeVersion"] = options_.codeVersion;
       if (lease != nullptr) {
         store_.appendLeased(*lease, 1, {std::move(started)});
       } else {
@@ -368,6 +375,7 @@ class WorkflowRuntime::Impl {
     log.input = std::move(input);
     log.subject = options.subject;
     log.startedAtMillis = startedAt;
+    if (!options_.codeVersion.empty()) log.codeVersion = options_.codeVersion;
     log.lastType = EventType::kExecutionStarted;
     log.nextSeq = 2;
     return execute(wf, id, log, lease->lease(), parkedAt, pass);

@@ -2,6 +2,7 @@
 #include "loom/app/config_file.h"
 #include "loom/kernel/sqlite_event_store.h"
 #include "loom/util/error.h"
+#include "loom/workflow/code_version.h"
 #include "opt_in_fixture.h"
 
 namespace loom::testing {
@@ -31,6 +32,7 @@ TEST_F(OptInFixture, D1_UnsetAddsNoMiddlewareAndChangesNothing) {
     kernel::SqliteEventStore bare({(home_ / "bare.db").string(), kernel::Durability::kNormal});
     workflow::RuntimeOptions o;
     o.clock = clock_;
+    o.codeVersion = workflow::programCodeVersion();  // the same program as the app's
     workflow::WorkflowRuntime rt(bare, workflows_, tasks_, nullptr, o);
     rt.start("research", json::value("go"), {.id = "same"});
     for (const auto& e : bare.read("same")) withNothing.push_back(kernel::toText(e));

@@ -47,6 +47,11 @@ struct AgentApp {
   // The [[tools.mcp]] servers, started by registerAgentApp (their tools are then in
   // options.tools); each stops when the last reference goes.
   std::vector<std::shared_ptr<providers::McpClient>> mcpServers;
+  // The code of this app (workflow/code_version.h): "app:" and a digest of the app file and
+  // of every file inside its folder it names (model.script, and each [[tools]] or
+  // [[tools.mcp]] command or argument that is a file there). Editing any of them makes a new
+  // version; a run started on another is not continued on it (execution.versioning).
+  std::string codeVersion;
   // How many completions `model` produced; shared with the model, which counts them.
   std::shared_ptr<const std::atomic<int64_t>> completions;
 

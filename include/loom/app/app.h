@@ -42,6 +42,11 @@ struct BootOptions {
       wrapContentStore;
   // Passed to the runtime (RuntimeOptions::onReplayEnd).
   std::function<void(const std::string& executionId)> onReplayEnd;
+  // Passed to the runtime (RuntimeOptions::codeVersion): the code this app runs, recorded by
+  // each run it starts and required of each run it continues (execution.versioning "pinned").
+  // Empty: the program's build (workflow::programCodeVersion()); an agent app's host passes
+  // the app's (agent_app::AgentApp::codeVersion).
+  std::string codeVersion;
   // Passed to the runtime (RuntimeOptions::claimedLease): `loom worker`'s hand-over.
   std::optional<kernel::ClaimedLease> claimedLease;
   // Passed to the runtime (RuntimeOptions::leaseOwner): who this app's runs are held by; an

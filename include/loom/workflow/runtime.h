@@ -74,6 +74,11 @@ struct RuntimeOptions {
   // Durable retries of retryable effect failures (execution.retry, retry_policy.h); validated
   // by the constructor.
   DurableRetry retry;
+  // The code this runtime runs (code_version.h): recorded in each new run's EXECUTION_STARTED
+  // as "codeVersion". A run that recorded another is refused before it replays anything
+  // (VersionMismatchError; execution.versioning "pinned"). Empty: nothing recorded or checked
+  // (app::boot sets the program's build unless told otherwise).
+  std::string codeVersion;
 };
 
 struct RunOptions {

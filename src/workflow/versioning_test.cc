@@ -1,0 +1,105 @@
+// Runs pinned to their code version (code_version.h, ADR 0029): a run records the code it
+// started on and continues only on it; the check holds when the run is read from a snapshot;
+// a run recorded before versions existed goes on.
+#include <gtest/gtest.h>
+
+#include "loom/kernel/memory_event_store.h"
+#include "loom/kernel/memory_snapshot_store.h"
+#include "loom/util/clock.h"
+#include "loom/workflow/code_version.h"
+#include "loom/workflow/runtime.h"
+
+namespace loom::workflow {
+namespace {
+
+using kernel::ExecutionStatus;
+
+class VersioningTest : public ::testing::Test {
+ protected:
+  VersioningTest() {
+    workflows_.add("w", "", [this](WorkflowContext& ctx) {
+      ctx.step("a", [] { return json::value(1); });
+      json::value go = ctx.awaitSignal("go");
+      ctx.step("b", [this] {
+        ++bRuns_;
+        return json::value(2);
+      });
+      return go;
+    });
+  }
+
+  std::unique_ptr<WorkflowRuntime> runtime(const std::string& version,
+                                           kernel::SnapshotStore* snapshots = nullptr) {
+    RuntimeOptions options;
+    options.clock = clock_;
+    options.workers = 1;
+    options.codeVersion = version;
+    options.snapshots = snapshots;
+    options.snapshotEveryEvents = snapshots != nullptr ? 1 : 0;
+    return std::make_unique<WorkflowRuntime>(store_, workflows_, tasks_, nullptr, options);
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  kernel::MemoryEventStore store_{clock_};
+  WorkflowRegistry workflows_;
+  effects::TaskRegistry tasks_;
+  int bRuns_ = 0;
+};
+
+TEST_F(VersioningTest, ARunContinuesOnlyOnTheVersionItStartedOn) {
+  auto v1 = runtime("v1");
+  ASSERT_EQ(v1->start("w", json::value(), {.id = "r"}).status, ExecutionStatus::kParked);
+  EXPECT_EQ(store_.read("r").front().data.at("codeVersion"), "v1");
+
+  auto v2 = runtime("v2");
+  int64_t before = store_.info("r")->nextSeq;
+  try {
+    v2->signal("r", "go", json::value("x"));
+    FAIL() << "a run of v1 went on on v2";
+  } catch (const VersionMismatchError& e) {
+    EXPECT_EQ(e.recorded(), "v1");
+    EXPECT_EQ(e.current(), "v2");
+    std::string m = e.what();
+    EXPECT_NE(m.find("'r' started on code version v1"), std::string::npos) << m;
+    EXPECT_NE(m.find("this code is version v2"), std::string::npos) << m;
+    EXPECT_NE(m.find("pinned"), std::string::npos) << m;
+  }
+  EXPECT_EQ(bRuns_, 0) << "a step ran on the other version";
+  EXPECT_EQ(store_.info("r")->nextSeq, before + 1) << "only the signal is recorded";
+  EXPECT_EQ(store_.info("r")->status, ExecutionStatus::kParked);
+  auto lease = store_.currentLease("r");
+  EXPECT_TRUE(!lease || lease->released) << "the refused runner let the run go";
+
+  RunResult done = v1->resume("r");  // its own version takes it, signal and all
+  EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(done.output, "x");
+  EXPECT_EQ(bRuns_, 1);
+}
+
+TEST_F(VersioningTest, TheVersionHoldsWhenTheRunIsReadFromASnapshot) {
+  kernel::MemorySnapshotStore snapshots;
+  runtime("v1", &snapshots)->start("w", json::value(), {.id = "r"});
+  ASSERT_TRUE(snapshots.latest("r")) << "the park wrote no snapshot";
+  store_.append("r", store_.info("r")->nextSeq,
+                {kernel::signalReceived("go", json::value("x"), clock_->nowMillis())});
+  EXPECT_THROW(runtime("v2", &snapshots)->resume("r"), VersionMismatchError);
+  EXPECT_EQ(runtime("v1", &snapshots)->resume("r").status, ExecutionStatus::kCompleted);
+}
+
+TEST_F(VersioningTest, ARunRecordedWithoutAVersionGoesOn) {
+  runtime("")->start("w", json::value(), {.id = "old"});
+  EXPECT_FALSE(store_.read("old").front().data.contains("codeVersion"));
+  EXPECT_EQ(runtime("v2")->signal("old", "go", json::value("x")).status,
+            ExecutionStatus::kCompleted);
+}
+
+TEST(CodeVersionTest, TheProgramsBuildAndAFileSetsDigest) {
+  const std::string& build = programCodeVersion();
+  EXPECT_EQ(build.rfind("build:", 0), 0U) << build;
+  EXPECT_GT(build.size(), 6U + 16U);
+  EXPECT_EQ(&build, &programCodeVersion()) << "computed once";
+  EXPECT_THROW(filesCodeVersion("app:", {"/nonexistent/loom-app.toml"}), NotFoundError);
+}
+
+}  // namespace
+}  // namespace loom::workflow

@@ -1,0 +1,65 @@
+// The newcomer's probe of issue "Change code under live runs safely": a parked agent app run
+// whose tool and model script were edited is not continued on the edited code (pinned, the
+// default). `loom signal` refuses, naming both versions; the signal is kept, no step runs, and
+// with the files as they were the run goes on.
+#include <filesystem>
+#include <fstream>
+
+#include "agent_app_fixture.h"
+
+namespace loom::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readAll(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(AgentAppTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
+  const fs::path folder = dir_.path();
+  fs::create_directories(folder / "tools");
+  const fs::path tool = folder / "tools" / "fetch_report";
+  fs::copy_file(exampleTool("fetch_report"), tool);
+  std::string app = writeApp(fetchPagesScript(2),
+                             "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
+                             "command = [\"tools/fetch_report\"]\n");
+  ASSERT_EQ(loom({"run", app, "--id", "v"}).exitCode, 0);
+  const std::string recorded(events("v").at(0).at("codeVersion").as_string());
+  EXPECT_EQ(recorded.rfind("app:", 0), 0U) << recorded;
+  Outcome state = loom({"state", "v", "--json"});
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+  EXPECT_EQ(state.json().at("codeVersion").as_string(), recorded) << "loom state shows the version";
+
+  // The tool and the script change while the run is parked.
+  const std::string oldTool = readAll(tool), oldScript = readAll(folder / "script.json");
+  std::ofstream(tool, std::ios::app) << "# renamed the output field\n";
+  write("script.json", fetchPagesScript(3));
+  std::size_t before = events("v").size();
+  Outcome refused =
+      loom({"signal", "v", "approve:research#turn:1:tool:0", R"({"approved": true})"});
+  EXPECT_NE(refused.exitCode, 0);
+  EXPECT_NE(refused.err.find("started on code version " + recorded), std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("this code is version app:"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("the signal is recorded"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("this code is version " + recorded), std::string::npos)
+      << "the edited files are another version";
+  EXPECT_TRUE(readLines(witness_).empty()) << "the tool ran on the edited code";
+  json::array after = events("v");
+  ASSERT_EQ(after.size(), before + 1) << "only the signal is recorded";
+  EXPECT_EQ(after.back().at("type"), "SIGNAL_RECEIVED");
+
+  // The files as they were: the same version, and the run goes on with the signal it has.
+  std::ofstream(tool, std::ios::trunc | std::ios::binary) << oldTool;
+  write("script.json", oldScript);
+  Outcome resumed = loom({"resume", "v", "--json"});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "parked");
+  EXPECT_EQ(resumed.json().at("waitingFor"), "approve:research#turn:2:tool:0");
+  EXPECT_EQ(readLines(witness_), std::vector<std::string>{"fetch_report page=1"});
+}
+
+}  // namespace
+}  // namespace loom::testing
