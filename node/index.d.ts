@@ -59,6 +59,8 @@ export class Context {
   effect(stepId: string, effectId: string, input?: Json): Promise<Json>;
   effects(calls: EffectCall[], maxConcurrent?: number): Promise<EffectOutcome[]>;
   invokeTransient(effectId: string, input?: Json): Promise<Json>;
+  /** True when this run reaches this point on code with change `changeId`; false when its log already goes past it (journaled). */
+  patched(changeId: string): Promise<boolean>;
   waitForSignal(name: string): Promise<Json>;
   sleep(stepId: string, ms: number): Promise<null>;
   agentLoop(name: string, options: AgentLoopOptions, prompt: Json): Promise<{ outcome: string; answer: Json; turns: number }>;

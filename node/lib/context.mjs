@@ -34,6 +34,13 @@ export class Context {
   effects(calls, maxConcurrent = 4) { outsideSteps("effects"); return this.#native.effects(calls, maxConcurrent); }
   /** A call through the chain that is not journaled (runs again on resume). */
   invokeTransient(effectId, input = null) { outsideSteps("invokeTransient"); return this.#native.invokeTransient(effectId, input); }
+  /**
+   * Patching code under live runs (Temporal's patched()): resolves to true when this run reaches
+   * this point on code that has change `changeId`, false when its log already goes past this
+   * point without it; journaled the first time, so every replay gets the same answer.
+   *   if (await ctx.patched("fetch-v2")) await ctx.step("fetch-v2", ...); else await ctx.step("fetch", ...);
+   */
+  patched(changeId) { outsideSteps("patched"); return this.#native.patched(changeId); }
   /** The next signal `name`'s payload; until one comes the run parks (the promise rejects with Suspended). */
   waitForSignal(name) { outsideSteps("waitForSignal"); return this.#native.waitForSignal(name); }
   /**

@@ -116,6 +116,12 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
       return c.invokeTransient(effectId, input);
     });
   }));
+  ctx.Set("patched", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+    if (!info[0].IsString()) throw InvalidArgumentError("ctx.patched(changeId): changeId must be a string");
+    std::string changeId = info[0].ToString().Utf8Value();
+    return ask(info.Env(), run,
+               [changeId](workflow::WorkflowContext& c) { return json::value(c.patched(changeId)); });
+  }));
   ctx.Set("waitForSignal", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string name = info[0].ToString().Utf8Value();
     return ask(info.Env(), run, [name](workflow::WorkflowContext& c) { return c.awaitSignal(name); });

@@ -218,3 +218,28 @@ test("a stopped effect (`loom kill`) stops a step before its function runs", asy
   assert.equal((await app.resume(stopped.id)).output, 1);
   assert.deepEqual(ran, ["s", "s"]);
 });
+
+test("ctx.patched keeps the old path for a run recorded past it, and is journaled", async () => {
+  const [app] = newApp();
+  const code = { new: false };
+  const ran = [];
+  app.workflow("fetcher", async (ctx) => {
+    await ctx.step("a", async () => 1);
+    const useNew = code.new && (await ctx.patched("fetch-v2"));
+    const step = useNew ? "fetch-v2" : "fetch";
+    await ctx.step(step, async () => { ran.push(step); return step; });
+    await ctx.waitForSignal("go");
+    return step;
+  });
+  const old = await app.run("fetcher", null); // on the old code: "fetch" recorded, then parked
+  code.new = true; // the change is deployed while it is parked
+  assert.equal((await app.signal(old.id, "go", 1)).output, "fetch");
+  const fresh = await app.run("fetcher", null);
+  assert.equal((await app.signal(fresh.id, "go", 1)).output, "fetch-v2");
+  assert.deepEqual(ran, ["fetch", "fetch-v2"]);
+  const answers = async (id) =>
+    (await app.log(id)).filter((e) => e.stepId === "loom:patch:fetch-v2").map((e) => e.output);
+  assert.deepEqual(await answers(old.id), [false]);
+  assert.deepEqual(await answers(fresh.id), [true]);
+  assert.match((await app.state(fresh.id)).codeVersion, /^build:[0-9a-f]+$/);
+});

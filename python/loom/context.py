@@ -64,6 +64,18 @@ class Context:
         """True while the run returns recorded values (no unrecorded step reached yet)."""
         return self._native.replaying
 
+    def patched(self, change_id: str) -> bool:
+        """Patching code under live runs (Temporal's ``patched()``): True when this run reaches
+        this point on code that has change ``change_id``, False when its log already goes past
+        this point without it. Journaled the first time, so every replay gets the same answer::
+
+            if ctx.patched("fetch-v2"):
+                ctx.step("fetch-v2", fetch_v2)
+            else:
+                ctx.step("fetch", fetch)
+        """
+        return self._native.patched(change_id)
+
     def step(self, step_id: str, fn: Callable[[], Any]) -> Any:
         """A journaled step: runs ``fn()`` (or awaits ``async def``) once, records its JSON
         result, and returns the recorded result on every replay. A step id is used once per

@@ -197,6 +197,10 @@ void bindWorkflows(py::module_& m) {
              return toPython(
                  c.call([&](auto& ctx) { return ctx.invokeTransient(effectId, std::move(in)); }));
            })
+      .def("patched",
+           [](Context& c, std::string changeId) {
+             return c.call([&](auto& ctx) { return ctx.patched(changeId); });
+           })
       .def("wait_for_signal",
            [](Context& c, std::string name) {
              return toPython(c.call([&](auto& ctx) { return ctx.awaitSignal(name); }));

@@ -280,3 +280,30 @@ def test_operations_for_the_operator_answer_from_python(home):
     assert "loom run" in app.cli("--help")
     key = loom.new_master_key()
     assert len(key) == 64 and int(key, 16) >= 0
+
+
+def test_patched_keeps_the_old_path_for_a_run_recorded_past_it_and_is_journaled(home):
+    app = make_app(home)
+    code = {"new": False}
+    ran = []
+
+    @app.workflow("fetcher")
+    def fetcher(ctx, input):
+        ctx.step("a", lambda: 1)
+        use_new = code["new"] and ctx.patched("fetch-v2")
+        step = "fetch-v2" if use_new else "fetch"
+        ctx.step(step, lambda: ran.append(step) or step)
+        ctx.wait_for_signal("go")
+        return step
+
+    old = app.run("fetcher", None)  # on the old code: "fetch" recorded, then parked
+    code["new"] = True  # the change is deployed while it is parked
+    assert app.signal(old.id, "go", 1).output == "fetch"
+    fresh = app.run("fetcher", None)
+    assert app.signal(fresh.id, "go", 1).output == "fetch-v2"
+    assert ran == ["fetch", "fetch-v2"]  # neither step ran twice
+    answers = {run.id: [e["output"] for e in app.log(run.id)
+                        if e.get("stepId") == "loom:patch:fetch-v2"]
+               for run in (old, fresh)}
+    assert answers == {old.id: [False], fresh.id: [True]}
+    assert app.state(fresh.id)["codeVersion"].startswith("build:")

@@ -321,6 +321,31 @@ json::value ExecutionContext::invokeTransient(std::string_view effectId, json::v
   }
 }
 
+bool ExecutionContext::patched(std::string_view changeId) {
+  if (changeId.empty()) throw InvalidArgumentError("patched() needs a change id");
+  if (auto known = patches_.find(changeId); known != patches_.end()) return known->second;
+  const std::string stepId = "loom:patch:" + std::string(changeId);
+  // The log goes past this point when a recorded step (another patch's marker included) is
+  // one this run has not asked for yet.
+  bool pastHere = false;
+  if (!log_.steps.contains(stepId)) {
+    for (const auto& [id, recorded] : log_.steps) {
+      if (!usedStepIds_.contains(id)) {
+        pastHere = true;
+        break;
+      }
+    }
+  }
+  json::value answer = step(stepId, [&] { return json::value(!pastHere); });
+  if (!answer.is_bool()) {
+    throw DataLossError("execution '" + executionId_ + "': the patch step '" + stepId +
+                        "' recorded " + json::toText(answer) +
+                        ", not the true or false a patched() answer is");
+  }
+  patches_.emplace(std::string(changeId), answer.as_bool());
+  return answer.as_bool();
+}
+
 void ExecutionContext::endReplay() {
   if (!replaying_) return;
   replaying_ = false;

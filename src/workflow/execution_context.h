@@ -65,6 +65,7 @@ class ExecutionContext : public WorkflowContext {
   void sleepUntil(std::string_view stepId, int64_t wakeAtMillis) override;
   void sleep(std::string_view stepId, std::chrono::milliseconds duration) override;
   bool replaying() const override { return replaying_; }
+  bool patched(std::string_view changeId) override;
   bool recorded(std::string_view stepId) const override {
     auto it = log_.steps.find(stepId);
     return it != log_.steps.end() && it->second.completed;
@@ -147,6 +148,7 @@ class ExecutionContext : public WorkflowContext {
   std::string executionId_;
   ReplayLog& log_;
   std::unordered_set<std::string> usedStepIds_;
+  std::map<std::string, bool, std::less<>> patches_;  // patched()'s answers, by change id
   std::map<std::string, std::size_t, std::less<>> signalCursor_;
   bool replaying_ = true;
   // The replay log is kept equal to the state of the whole log (for snapshots): recorded

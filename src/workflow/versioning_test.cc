@@ -93,6 +93,96 @@ TEST_F(VersioningTest, ARunRecordedWithoutAVersionGoesOn) {
             ExecutionStatus::kCompleted);
 }
 
+// ctx.patched: the old code of workflow "p" runs step "old" after "a"; the new code asks
+// patched("c1") there and runs "new" on true. Each test starts runs on one code and goes on
+// on the other (a runtime of its own: another process).
+class PatchedTest : public ::testing::Test {
+ protected:
+  void addP(WorkflowRegistry& registry, bool newCode, bool patchAfterSignal = false) {
+    registry.add("p", "", [this, newCode, patchAfterSignal](WorkflowContext& ctx) {
+      ctx.step("a", [] { return json::value(1); });
+      if (patchAfterSignal) ctx.awaitSignal("go");
+      bool takeNew = newCode && ctx.patched("c1");
+      if (newCode) {
+        EXPECT_EQ(ctx.patched("c1"), takeNew) << "asked again in the run";
+      }
+      ctx.step(takeNew ? "new" : "old", [this, takeNew] {
+        (takeNew ? newRuns_ : oldRuns_)++;
+        return json::value(takeNew);
+      });
+      if (!patchAfterSignal) ctx.awaitSignal("go");
+      return json::value(takeNew ? "new" : "old");
+    });
+  }
+  std::unique_ptr<WorkflowRuntime> runtime(WorkflowRegistry& registry) {
+    RuntimeOptions options;
+    options.clock = clock_;
+    options.workers = 1;
+    return std::make_unique<WorkflowRuntime>(store_, registry, tasks_, nullptr, options);
+  }
+  std::optional<json::value> marker(const std::string& id) {
+    for (const auto& e : store_.read(id)) {
+      if (e.type == kernel::EventType::kStepCompleted && e.data.at("stepId") == "loom:patch:c1") {
+        return e.data.at("output");
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  kernel::MemoryEventStore store_{clock_};
+  WorkflowRegistry oldCode_, newCode_;
+  effects::TaskRegistry tasks_;
+  int oldRuns_ = 0, newRuns_ = 0;
+};
+
+TEST_F(PatchedTest, ARunThatRecordedPastThePointKeepsTheOldPath) {
+  addP(oldCode_, false);
+  addP(newCode_, true);
+  runtime(oldCode_)->start("p", json::value(), {.id = "r"});
+  RunResult r = runtime(newCode_)->signal("r", "go", json::value(1));
+  EXPECT_EQ(r.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(r.output, "old");
+  EXPECT_EQ(marker("r"), json::value(false)) << "the answer is journaled";
+  EXPECT_EQ(oldRuns_, 1);
+  EXPECT_EQ(newRuns_, 0);
+}
+
+TEST_F(PatchedTest, ANewRunTakesTheNewPathAndKeepsItAcrossAResume) {
+  addP(newCode_, true);
+  runtime(newCode_)->start("p", json::value(), {.id = "r"});
+  EXPECT_EQ(marker("r"), json::value(true));
+  RunResult r = runtime(newCode_)->signal("r", "go", json::value(1));  // a new process
+  EXPECT_EQ(r.output, "new");
+  EXPECT_EQ(newRuns_, 1) << "the recorded step replays";
+}
+
+TEST_F(PatchedTest, ARunParkedBeforeThePointTakesTheNewPath) {
+  addP(oldCode_, false, true);
+  addP(newCode_, true, true);
+  runtime(oldCode_)->start("p", json::value(), {.id = "r"});
+  EXPECT_FALSE(marker("r"));
+  RunResult r = runtime(newCode_)->signal("r", "go", json::value(1));
+  EXPECT_EQ(r.output, "new") << "it reaches the point on the new code";
+  EXPECT_EQ(marker("r"), json::value(true));
+}
+
+// As a timer step's: the run fails as data loss, naming the step (as recordWakeAt's).
+TEST_F(PatchedTest, ARecordedAnswerThatIsNoBooleanIsDataLoss) {
+  addP(newCode_, true);
+  store_.append("r", 1, {kernel::executionStarted("p", json::value(), std::nullopt, 0)});
+  store_.append("r", 2,
+                {kernel::stepCompleted("a", "flow", "a", json::value(1), 0),
+                 kernel::stepCompleted("loom:patch:c1", "flow", "loom:patch:c1",
+                                       json::value("yes"), 0)});
+  RunResult r = runtime(newCode_)->resume("r");
+  EXPECT_EQ(r.status, ExecutionStatus::kFailed);
+  EXPECT_NE(json::toText(r.error).find("the patch step 'loom:patch:c1' recorded \\\"yes\\\""),
+            std::string::npos)
+      << json::toText(r.error);
+  EXPECT_EQ(oldRuns_ + newRuns_, 0);
+}
+
 TEST(CodeVersionTest, TheProgramsBuildAndAFileSetsDigest) {
   const std::string& build = programCodeVersion();
   EXPECT_EQ(build.rfind("build:", 0), 0U) << build;

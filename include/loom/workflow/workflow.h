@@ -107,6 +107,16 @@ class WorkflowContext {
   // True while the run is returning recorded values (no unrecorded step reached yet).
   virtual bool replaying() const = 0;
 
+  // Patching code under live runs (the Temporal `patched()` pattern; docs/operations.md,
+  // "Deploying new code"): true when this run reaches this point on the code that has the
+  // change `changeId`, false when its log already goes past this point without it (a run
+  // that recorded steps the code now asks for only after this call). Branch on it to keep
+  // the old path for such runs:
+  //   if (ctx.patched("fetch-v2")) ctx.step("fetch-v2", ...); else ctx.step("fetch", ...);
+  // The answer is journaled the first time (as step "loom:patch:<changeId>"), so every later
+  // replay of the run gets the same one; asking again in the run returns it too.
+  virtual bool patched(std::string_view changeId) = 0;
+
   // True when the log holds the completed output of step `stepId`: step() and effect() for
   // it return that output without running anything or reading their input, so a caller may
   // skip building an expensive input (the agent loop's transcript copy on replay).
