@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "loom/util/error.h"
+#include "loom/workflow/code_version.h"
 #include "run_outcome.h"
 #include "runnable.h"
 
@@ -194,11 +195,15 @@ class Executor::Impl {
     std::string error;
     bool returned = false;
     std::optional<workflow::RunResult> result;
+    std::optional<workflow::VersionMismatchError> foreign;
     try {
       result = launcher_.run(claim, info);
       returned = true;
     } catch (const kernel::LeaseHeldError&) {
       // Another runner took it after the claim expired: it goes on there.
+    } catch (const workflow::VersionMismatchError& e) {
+      foreign.emplace(e);  // nothing ran: a worker of the run's own code takes it
+      error = e.what();
     } catch (const std::exception& e) {
       error = e.what();
     } catch (...) {
@@ -206,21 +211,35 @@ class Executor::Impl {
     }
     if (!returned || !launcher_.takesOverClaims()) releaseIfStillClaimed(claim);
     settle(report, info, result, error);
+    if (foreign) leaveToItsVersion(report, *foreign);
     std::lock_guard lock(mu_);
     running_.erase(claim.executionId);
     capped_.clear();  // a slot came free: the runs waiting for one may be claimed again
     slotFreed_ = true;
     if (report.retryInMillis > 0) {
       Backoff& b = backoff_[claim.executionId];
-      b.delayMillis = b.delayMillis == 0 ? 1000 : std::min<int64_t>(b.delayMillis * 2, 60'000);
+      b.delayMillis = foreign ? kForeignLookMillis
+                      : b.delayMillis == 0 ? 1000
+                                           : std::min<int64_t>(b.delayMillis * 2, 60'000);
       b.until = Clock::now() + milliseconds(b.delayMillis);
       report.retryInMillis = b.delayMillis;
       if (report.startFailed) ++startFailed_;
     } else {
       backoff_.erase(claim.executionId);
     }
-    if (options_.onRun) options_.onRun(report);
+    bool told = foreign && !toldForeign_.insert(claim.executionId).second;
+    if (options_.onRun && !told) options_.onRun(report);
     cv_.notify_all();
+  }
+
+  // A run of other code (pinned, ADR 0029): not a failure of this worker. It is looked at again
+  // only every kForeignLookMillis (its files may be put back) and reported once.
+  static constexpr int64_t kForeignLookMillis = 60'000;
+  static void leaveToItsVersion(RunReport& report, const workflow::VersionMismatchError& e) {
+    report.outcome = "left for a worker of its code version " + e.recorded() +
+                     " (this worker runs " + e.current() + "); nothing ran";
+    report.startFailed = false;
+    report.retryInMillis = kForeignLookMillis;
   }
 
   // Fills in how the run stands now: from `result` when the launcher returned how the run
@@ -382,6 +401,7 @@ class Executor::Impl {
   std::map<std::string, Backoff> backoff_;      // GUARDED_BY(mu_)
   std::set<std::string> capped_;                // GUARDED_BY(mu_): no slot of its workflow
   std::set<std::string> triedOnce_;             // GUARDED_BY(mu_): runUntilIdle runs each once
+  std::set<std::string> toldForeign_;           // GUARDED_BY(mu_): runs of other code, reported
   std::list<RunThread> threads_;                // GUARDED_BY(mu_)
   int64_t startFailed_ = 0;                     // GUARDED_BY(mu_)
   bool stopping_ = false;                       // GUARDED_BY(mu_)

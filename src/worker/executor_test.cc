@@ -316,5 +316,37 @@ TEST_F(ExecutorTest, ARunThatCannotStartStaysAsItWasAndIsCounted) {
   EXPECT_NE(reports_[0].outcome.find("LOOM_TEST_MISSING"), std::string::npos);
 }
 
+// Two versions of the code share a home (a deployment under way, ADR 0029): a worker leaves
+// the runs of the other version as they were, says so once and fails nothing; a worker of
+// their own version then runs them.
+TEST_F(ExecutorTest, AWorkerRunsOnlyTheRunsOfItsOwnCodeVersion) {
+  auto runtimeOf = [this](const std::string& version) {
+    workflow::RuntimeOptions o;
+    o.clock = clock_;
+    o.codeVersion = version;
+    return std::make_unique<workflow::WorkflowRuntime>(store_, workflows_, tasks_, nullptr, o);
+  };
+  auto v1 = runtimeOf("v1"), v2 = runtimeOf("v2");
+  v1->submit("steps", json::object{}, {"old"});
+  v2->submit("steps", json::object{}, {"new"});
+  InProcessLauncher onV2([&](const kernel::ExecutionInfo&) -> workflow::WorkflowRuntime& {
+    return *v2;
+  });
+  IdleTally tally = Executor(store_, onV2, options()).runUntilIdle();
+  EXPECT_EQ(statusOf("new"), ExecutionStatus::kCompleted);
+  EXPECT_EQ(store_.info("old")->nextSeq, 2) << "a step of v1's run ran on v2";
+  EXPECT_EQ(tally.startFailed, 0) << "another version's run is no failure";
+  ASSERT_EQ(reports_.size(), 2U);
+  const RunReport& left = reports_[0].executionId == "old" ? reports_[0] : reports_[1];
+  EXPECT_EQ(left.outcome,
+            "left for a worker of its code version v1 (this worker runs v2); nothing ran");
+
+  InProcessLauncher onV1([&](const kernel::ExecutionInfo&) -> workflow::WorkflowRuntime& {
+    return *v1;
+  });
+  Executor(store_, onV1, options()).runUntilIdle();
+  EXPECT_EQ(statusOf("old"), ExecutionStatus::kCompleted);
+}
+
 }  // namespace
 }  // namespace loom::worker
