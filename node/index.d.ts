@@ -24,6 +24,8 @@ export interface ConfigGroups {
     retry?: Record<string, Json>;
     leaseTtlMs?: number;
     snapshotEveryEvents?: number;
+    /** The code version this program declares; each run continues only on code of the same version. */
+    codeVersion?: string;
   };
   security?: Record<string, Json>;
   compliance?: Record<string, Json>;
@@ -121,7 +123,8 @@ export class Worker {
 export interface RunOptions { id?: string; subject?: string }
 
 export class App {
-  constructor(config?: ConfigGroups | string | Config, options?: { home?: string });
+  /** `version`: the code version (execution.codeVersion); each run continues only on an App of its own version. */
+  constructor(config?: ConfigGroups | string | Config, options?: { home?: string; version?: string });
   readonly config: Config;
   readonly home: string;
   workflow<I extends Json, O extends Json>(name: string, fn: (ctx: Context, input: I) => O | Promise<O>): typeof fn;

@@ -65,6 +65,15 @@ export class Worker {
   async [Symbol.asyncDispose]() { await this.stop(); }
 }
 
+// App's `version` option: execution.codeVersion in a plain config object.
+function withVersion(config, version) {
+  if (typeof version !== "string") throw new TypeError(`version must be a string, not ${typeof version}`);
+  if (config instanceof Config || typeof config === "string" || config === null || typeof config !== "object") {
+    throw new TypeError("new App(config, { version }) takes a plain config object; for a Config or a loom.toml, declare execution.codeVersion in it instead");
+  }
+  return { ...config, execution: { ...(config.execution ?? {}), codeVersion: version } };
+}
+
 export class App {
   #native;
   #models = new Map();
@@ -73,7 +82,8 @@ export class App {
    * @param config what defineConfig takes (an object of groups, a loom.toml path, a Config)
    * @param options.home overrides storage.home (default ".loom")
    */
-  constructor(config = {}, { home } = {}) {
+  constructor(config = {}, { home, version } = {}) {
+    if (version !== undefined) config = withVersion(config, version);
     this.config = config instanceof Config ? config : defineConfig(config);
     this.home = home ?? this.config.home;
     this.#native = new native.App(this.config.handle, home ?? "");

@@ -243,3 +243,24 @@ test("ctx.patched keeps the old path for a run recorded past it, and is journale
   assert.deepEqual(await answers(fresh.id), [true]);
   assert.match((await app.state(fresh.id)).codeVersion, /^build:[0-9a-f]+$/);
 });
+
+test("a run continues only on an App of its own version", async () => {
+  const home = path.join(tempDir(), "home");
+  const appOf = (version) => {
+    const app = new loom.App({}, { home, version });
+    app.workflow("greet", async (ctx) => {
+      await ctx.step("pick", async () => "ada");
+      return ctx.waitForSignal("go");
+    });
+    return app;
+  };
+  const [v1, v2] = [appOf("v1"), appOf("v2")];
+  const run = await v1.run("greet", null);
+  assert.equal((await v1.state(run.id)).codeVersion, "v1");
+  await assert.rejects(v2.signal(run.id, "go", 7), (e) =>
+    e instanceof loom.FailedPreconditionError &&
+    e.message.includes("started on code version v1 and this code is version v2"));
+  assert.equal((await v1.resume(run.id)).output, 7); // the signal was kept for it
+  assert.throws(() => new loom.App({}, { home, version: "v\n2" }), /execution\.codeVersion/);
+  assert.throws(() => new loom.App(loom.defineConfig({}), { home, version: "v3" }), /declare execution\.codeVersion/);
+});

@@ -95,15 +95,35 @@ class Worker:
         self.stop()
 
 
+def _with_version(config: ConfigInput, version: str) -> ConfigInput:
+    if not isinstance(version, str):
+        raise TypeError(f"version must be a string, not {type(version).__name__}")
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise TypeError("App(version=) takes a dict config; for a Config or a loom.toml, "
+                        "declare execution.codeVersion in it instead")
+    merged = dict(config)
+    execution = dict(merged.get("execution") or {})
+    execution["codeVersion"] = version
+    merged["execution"] = execution
+    return merged
+
+
 class App:
     """A Loom app: register workflows, tools, models and agents, then run them.
 
     ``config`` is what :func:`loom.define_config` takes (a dict of groups, a loom.toml path or
-    a Config); ``home`` overrides ``storage.home`` (default ``.loom``). Register everything
+    a Config); ``home`` overrides ``storage.home`` (default ``.loom``). ``version`` declares
+    the code version (``execution.codeVersion``): each run records it and continues only on an
+    App of the same version; unset, the build of Loom's native module. Register everything
     before the first run, worker or operation. Thread-safe after that.
     """
 
-    def __init__(self, config: ConfigInput = None, *, home: Optional[Union[str, os.PathLike]] = None):
+    def __init__(self, config: ConfigInput = None, *, home: Optional[Union[str, os.PathLike]] = None,
+                 version: Optional[str] = None):
+        if version is not None:
+            config = _with_version(config, version)
         self.config: Config = define_config(config)
         self.home = os.fspath(home) if home is not None else self.config.home
         self._native = _native.App(self.config._native, os.fspath(home) if home else "")

@@ -307,3 +307,27 @@ def test_patched_keeps_the_old_path_for_a_run_recorded_past_it_and_is_journaled(
                for run in (old, fresh)}
     assert answers == {old.id: [False], fresh.id: [True]}
     assert app.state(fresh.id)["codeVersion"].startswith("build:")
+
+
+def test_a_run_continues_only_on_an_app_of_its_own_version(home):
+    def app_of(version):
+        app = loom.App(home=home, version=version)
+
+        @app.workflow("greet")
+        def greet(ctx, input):
+            ctx.step("pick", lambda: "ada")
+            return ctx.wait_for_signal("go")
+
+        return app
+
+    v1, v2 = app_of("v1"), app_of("v2")
+    run = v1.run("greet", None)
+    assert v1.state(run.id)["codeVersion"] == "v1"
+    with pytest.raises(loom.FailedPreconditionError) as refused:
+        v2.signal(run.id, "go", 7)
+    assert "started on code version v1 and this code is version v2" in str(refused.value)
+    assert v1.resume(run.id).output == 7  # the signal was kept for it
+    with pytest.raises(loom.ConfigValidationError, match="execution.codeVersion"):
+        loom.App(home=home, version="v\n2")
+    with pytest.raises(TypeError, match="declare execution.codeVersion"):
+        loom.App(loom.define_config({}), home=home, version="v3")

@@ -236,8 +236,10 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;
   runtimeOptions.claimedLease = options.claimedLease;
-  runtimeOptions.codeVersion =
-      options.codeVersion.empty() ? workflow::programCodeVersion() : options.codeVersion;
+  // What the config declares, else what the host passes (an agent app's digest), else the build.
+  runtimeOptions.codeVersion = !config->execution.codeVersion.empty() ? config->execution.codeVersion
+                               : !options.codeVersion.empty()        ? options.codeVersion
+                                                                     : workflow::programCodeVersion();
   runtimeOptions.leaseOwner = options.leaseOwner;
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };

@@ -137,6 +137,18 @@ std::vector<OptionRow> buildTable() {
     };
     r.get = [](const Config& c) { return OptionValue(c.execution.snapshotEveryEvents); };
   }
+  {
+    OptionRow& r = row(
+        "execution.codeVersion", OptionType::kString,
+        "The code version this program or app declares: each run records it and continues only "
+        "on code that declares the same (docs/operations.md, \"Deploying new code\"). Unset: "
+        "an agent app's is a digest of its file and the files it names in its folder, a "
+        "program's the build id of its native code. Up to 128 printable characters; change it "
+        "with each change of the workflows' code.");
+    r.defaultText = "\"\"";
+    bindString(
+        r, [](auto& c) -> auto& { return c.execution.codeVersion; });
+  }
   addClaimCheckRows(rows);
   addRunOwnershipRows(rows);
 

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "app/options.h"
 #include "app/run_ownership_option_rows.h"
 #include "compliance/boot_rules.h"
@@ -66,6 +68,20 @@ void validateEffectMiddleware(const Config& config, ConfigIssues& issues) {
                         "keeps running and must not re-enter the middleware after it; "
                         "move it to the end"});
     }
+  }
+}
+
+// execution.codeVersion: a short printable name, shown in messages and `loom state`.
+void validateCodeVersion(const std::string& version, ConfigIssues& issues) {
+  bool printable = std::all_of(version.begin(), version.end(), [](char ch) {
+    auto u = static_cast<unsigned char>(ch);
+    return u >= 0x20 && u != 0x7f;
+  });
+  if (version.size() > 128 || !printable) {
+    issues.push_back({"execution.codeVersion",
+                      "expected up to 128 printable characters (no control characters), got " +
+                          std::to_string(version.size()) + " bytes; declare a short name such "
+                          "as a release tag or a commit id"});
   }
 }
 
@@ -158,6 +174,7 @@ ConfigIssues validateConfig(const Config& config, const middleware::KnownTasks& 
     }
   }
   validateEffectMiddleware(config, issues);
+  validateCodeVersion(config.execution.codeVersion, issues);
   ConfigIssues redact =
       middleware::validateRedactionRules(config.security.redact, "security.redact");
   issues.insert(issues.end(), redact.begin(), redact.end());

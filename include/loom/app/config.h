@@ -51,6 +51,9 @@ struct ExecutionConfig {
   // execution.snapshotEveryEvents: snapshots of replay state when a run parks and every this
   // many events (0 = none written); see workflow::RuntimeOptions::snapshotEveryEvents.
   int64_t snapshotEveryEvents = 1000;
+  // execution.codeVersion: the code version this program declares (workflow/code_version.h);
+  // empty: an agent app's file digest, else the program's build id.
+  std::string codeVersion;
 };
 
 struct SecurityConfig {
