@@ -141,6 +141,7 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"waitInlineUpToMs = 0", "execution.retry.waitInlineUpToMs"},
       {"leaseTtlMs = 5000", "execution.leaseTtlMs"},
       {"snapshotEveryEvents = 10", "execution.snapshotEveryEvents"},
+      {"codeVersion = \"v2\"", "execution.codeVersion"},
   };
   for (const auto& [toml, grouped] : flat) {
     ConfigIssue issue = onlyIssue(toml);
