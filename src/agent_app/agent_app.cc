@@ -224,6 +224,16 @@ std::vector<fs::path> codeFilesOf(const fs::path& file, const app::Config& confi
 
 }  // namespace
 
+bool changedOnDisk(const AgentApp& app) {
+  std::string digest;
+  try {
+    digest = workflow::filesCodeVersion("app:", app.codeFiles, app.file.parent_path());
+  } catch (const NotFoundError&) {
+    return true;
+  }
+  return digest != app.codeVersion;  // the files' digest (a declared version is boot's)
+}
+
 AgentApp loadAgentApp(const fs::path& file) {
   registerAgentAppSections();
   std::error_code ec;
@@ -265,7 +275,8 @@ AgentApp loadAgentApp(const fs::path& file) {
   out.completions = counting->counter();
   out.model = std::move(counting);
   out.options = loopOptions(*config, out.model->id());
-  out.codeVersion = workflow::filesCodeVersion("app:", codeFilesOf(absolute, *config), folder);
+  out.codeFiles = codeFilesOf(absolute, *config);
+  out.codeVersion = workflow::filesCodeVersion("app:", out.codeFiles, folder);
   for (const auto& tool : out.tools) out.options.tools.push_back(tool->definition());
   return out;
 }

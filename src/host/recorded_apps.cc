@@ -47,12 +47,19 @@ std::optional<workflow::RunResult> RecordedApps::run(const kernel::Lease& claim,
   std::shared_ptr<Booted> app = acquire(key, claim.executionId);
   try {
     workflow::RunResult result = app->runtime->resumeClaimed(claim);
-    giveBack(key);
+    giveBack(key, app);
     return result;
   } catch (...) {
-    giveBack(key);
+    giveBack(key, app);
     throw;
   }
+}
+
+// A booted agent app whose files changed on disk since (ADR 0029): kept no more, so no run
+// continues on a mix of the loaded app (its model script) and the files now there.
+bool RecordedApps::stale(const Booted& app) {
+  const agent_app::AgentApp* loaded = app.session ? app.session->agentApp() : nullptr;
+  return loaded != nullptr && agent_app::changedOnDisk(*loaded);
 }
 
 std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& key,
@@ -66,8 +73,21 @@ std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& k
     ++app->users;
     idle_.remove_if([&](const auto& entry) { return entry.first == key; });
   }
-  std::lock_guard boot(app->bootMu);
-  if (app->runtime != nullptr) return app;
+  std::unique_lock boot(app->bootMu);
+  if (app->runtime != nullptr && !stale(*app)) return app;
+  if (app->runtime != nullptr) {  // edited since it booted: a fresh one for this key
+    boot.unlock();
+    {
+      std::lock_guard lock(mu_);
+      auto& slot = apps_[key];
+      if (slot == app) slot = std::make_shared<Booted>();
+      --app->users;  // the old one closes when its last run gives it back
+      app = slot;
+      ++app->users;
+    }
+    boot = std::unique_lock(app->bootMu);
+    if (app->runtime != nullptr) return app;
+  }
   try {
     if (key.starts_with("app:")) {
       app->workflows = std::make_unique<workflow::WorkflowRegistry>();
@@ -78,17 +98,19 @@ std::shared_ptr<RecordedApps::Booted> RecordedApps::acquire(const std::string& k
     app->runtime = &app->session->runtime(false);
   } catch (...) {
     app->session.reset();  // not kept: the next run of this app boots it again
-    giveBack(key);
+    giveBack(key, app);
     throw;
   }
   return app;
 }
 
-void RecordedApps::giveBack(const std::string& key) {
+void RecordedApps::giveBack(const std::string& key, const std::shared_ptr<Booted>& app) {
   std::vector<std::shared_ptr<Booted>> closingAll;  // closed after the lock is released
   std::unique_lock lock(mu_);
+  --app->users;
   auto it = apps_.find(key);
-  if (it == apps_.end() || --it->second->users > 0) return;
+  // A replaced one (stale) is no longer the key's: it closes with its last reference.
+  if (it == apps_.end() || it->second != app || app->users > 0) return;
   if (it->second->runtime == nullptr) {  // it did not boot
     apps_.erase(it);
     return;

@@ -43,7 +43,8 @@ class RecordedApps : public worker::RunLauncher {
   // A configFile that is not a path is a CorruptEventError (never "no config").
   std::string appOf(const kernel::ExecutionInfo& info) const;
   std::shared_ptr<Booted> acquire(const std::string& key, const std::string& id);
-  void giveBack(const std::string& key);
+  void giveBack(const std::string& key, const std::shared_ptr<Booted>& app);
+  static bool stale(const Booted& app);
 
   HomeSession& main_;
   kernel::EventStore& store_;

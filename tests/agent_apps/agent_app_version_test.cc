@@ -2,8 +2,12 @@
 // whose tool and model script were edited is not continued on the edited code (pinned, the
 // default). `loom signal` refuses, naming both versions; the signal is kept, no step runs, and
 // with the files as they were the run goes on.
+#include <signal.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "agent_app_fixture.h"
 
@@ -59,6 +63,40 @@ TEST_F(AgentAppTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
   EXPECT_EQ(resumed.json().at("status"), "parked");
   EXPECT_EQ(resumed.json().at("waitingFor"), "approve:research#turn:2:tool:0");
   EXPECT_EQ(readLines(witness_), std::vector<std::string>{"fetch_report page=1"});
+}
+
+// A worker keeps a booted app while runs use it. An edit on disk is seen at the next claim:
+// the app is loaded again, so a run submitted on the edited files runs on them (not refused as
+// another version by the app loaded before, nor run with its old model script).
+TEST_F(AgentAppTest, AWorkerLoadsAnAppEditedOnDiskAgain) {
+  const fs::path folder = dir_.path();
+  fs::create_directories(folder / "tools");
+  const fs::path tool = folder / "tools" / "fetch_report";
+  fs::copy_file(exampleTool("fetch_report"), tool);
+  std::string app = writeApp(fetchPagesScript(2),
+                             "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
+                             "command = [\"tools/fetch_report\"]\n");
+  Child worker({"--home", home_, "worker", "--poll-ms", "100"}, dir_, env());
+  auto parked = [&](const std::string& id) {
+    for (int i = 0; i < 1000; ++i) {
+      json::array e = events(id);
+      if (!e.empty() && e.back().at("type") == "EXECUTION_PARKED") return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  };
+  ASSERT_EQ(loom({"run", app, "--submit", "--id", "before"}).exitCode, 0);
+  ASSERT_TRUE(parked("before")) << "the worker did not run the first run";
+
+  std::ofstream(tool, std::ios::app) << "# edited while the worker keeps the app\n";
+  ASSERT_EQ(loom({"run", app, "--submit", "--id", "after"}).exitCode, 0);
+  EXPECT_NE(events("after").at(0).at("codeVersion"), events("before").at(0).at("codeVersion"));
+  EXPECT_TRUE(parked("after")) << "the worker did not run the run of the edited app";
+  worker.kill(SIGTERM);
+  Outcome stopped = worker.wait();
+  EXPECT_NE(stopped.out.find("after: parked (approval)"), std::string::npos)
+      << stopped.out << stopped.err;
+  EXPECT_EQ(stopped.out.find("left for a worker"), std::string::npos) << stopped.out;
 }
 
 }  // namespace

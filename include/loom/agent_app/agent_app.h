@@ -52,6 +52,9 @@ struct AgentApp {
   // [[tools.mcp]] command or argument that is a file there). Editing any of them makes a new
   // version; a run started on another is not continued on it (execution.versioning).
   std::string codeVersion;
+  // The files that digest covers, the app file first (what a long-lived host reads again to
+  // find the app changed on disk: agent_app::changedOnDisk).
+  std::vector<std::filesystem::path> codeFiles;
   // How many completions `model` produced; shared with the model, which counts them.
   std::shared_ptr<const std::atomic<int64_t>> completions;
 
@@ -67,6 +70,11 @@ struct AgentApp {
 // executable, agent.compaction.model naming another model, a tool that takes the model's
 // id). Reads files and the environment; starts no process, opens no store or connection.
 AgentApp loadAgentApp(const std::filesystem::path& file);
+
+// True when the files `app` was loaded from are not what they were (edited, or gone): a host
+// that keeps a loaded app (a worker) loads it again, so no run continues on a mix of the
+// loaded app and the files now on disk.
+bool changedOnDisk(const AgentApp& app);
 
 // Adds the agent-app sections ([agent], [model], [[tools]], [[tools.mcp]]) to the option
 // table, so app::loadConfigFile, describeConfig and docs/config.md know them (idempotent).
