@@ -292,8 +292,10 @@ TEST(Cancel, ALiveRunStopsAtItsNextStepAndRecordsWhy) {
   TempDir dir;
   std::string home = dir / "home";
   std::string witness = dir / "w.txt";
+  // Steps of 400 ms: the cancel (a process of its own, slow to start under a sanitizer on a
+  // busy machine) lands well before the last step; with 150 ms it once came after.
   Child run({"--home", home, "run", "example.steps", "--id", "live", "--input",
-             stepsInput(6, 150, witness)},
+             stepsInput(6, 400, witness)},
             dir);
   waitForLines(witness, 1, run);
   Outcome requested = runLoom({"--home", home, "cancel", "live", "--reason", "enough"}, dir);
