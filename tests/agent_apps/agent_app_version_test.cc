@@ -21,14 +21,23 @@ std::string readAll(const fs::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-TEST_F(AgentAppTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
+// An app whose fetch_report tool (approval required) is a copy at `tool`, inside its folder:
+// part of its code version.
+class AgentAppVersionTest : public AgentAppTest {
+ protected:
+  std::string writeAppWithItsOwnTool(const fs::path& tool) {
+    fs::create_directories(tool.parent_path());
+    fs::copy_file(exampleTool("fetch_report"), tool);
+    return writeApp(fetchPagesScript(2),
+                    "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
+                    "command = [\"tools/fetch_report\"]\n");
+  }
+};
+
+TEST_F(AgentAppVersionTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
   const fs::path folder = dir_.path();
-  fs::create_directories(folder / "tools");
   const fs::path tool = folder / "tools" / "fetch_report";
-  fs::copy_file(exampleTool("fetch_report"), tool);
-  std::string app = writeApp(fetchPagesScript(2),
-                             "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
-                             "command = [\"tools/fetch_report\"]\n");
+  std::string app = writeAppWithItsOwnTool(tool);
   ASSERT_EQ(loom({"run", app, "--id", "v"}).exitCode, 0);
   const std::string recorded(events("v").at(0).at("codeVersion").as_string());
   EXPECT_EQ(recorded.rfind("app:", 0), 0U) << recorded;
@@ -68,14 +77,10 @@ TEST_F(AgentAppTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
 // A worker keeps a booted app while runs use it. An edit on disk is seen at the next claim:
 // the app is loaded again, so a run submitted on the edited files runs on them (not refused as
 // another version by the app loaded before, nor run with its old model script).
-TEST_F(AgentAppTest, AWorkerLoadsAnAppEditedOnDiskAgain) {
+TEST_F(AgentAppVersionTest, AWorkerLoadsAnAppEditedOnDiskAgain) {
   const fs::path folder = dir_.path();
-  fs::create_directories(folder / "tools");
   const fs::path tool = folder / "tools" / "fetch_report";
-  fs::copy_file(exampleTool("fetch_report"), tool);
-  std::string app = writeApp(fetchPagesScript(2),
-                             "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
-                             "command = [\"tools/fetch_report\"]\n");
+  std::string app = writeAppWithItsOwnTool(tool);
   Child worker({"--home", home_, "worker", "--poll-ms", "100"}, dir_, env());
   auto parked = [&](const std::string& id) {
     for (int i = 0; i < 1000; ++i) {
