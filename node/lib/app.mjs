@@ -71,7 +71,14 @@ function withVersion(config, version) {
   if (config instanceof Config || typeof config === "string" || config === null || typeof config !== "object") {
     throw new TypeError("new App(config, { version }) takes a plain config object; for a Config or a loom.toml, declare execution.codeVersion in it instead");
   }
-  return { ...config, execution: { ...(config.execution ?? {}), codeVersion: version } };
+  const execution = config.execution ?? {};
+  if (typeof execution !== "object" || Array.isArray(execution)) {
+    throw new TypeError("config.execution must be an object");
+  }
+  if (execution.codeVersion !== undefined && execution.codeVersion !== version) {
+    throw new TypeError(`new App(config, { version: ${JSON.stringify(version)} }) and execution.codeVersion = ${JSON.stringify(execution.codeVersion)} disagree; declare the version once`);
+  }
+  return { ...config, execution: { ...execution, codeVersion: version } };
 }
 
 export class App {

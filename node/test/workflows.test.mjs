@@ -263,4 +263,6 @@ test("a run continues only on an App of its own version", async () => {
   assert.equal((await v1.resume(run.id)).output, 7); // the signal was kept for it
   assert.throws(() => new loom.App({}, { home, version: "v\n2" }), /execution\.codeVersion/);
   assert.throws(() => new loom.App(loom.defineConfig({}), { home, version: "v3" }), /declare execution\.codeVersion/);
+  assert.throws(() => new loom.App({ execution: { codeVersion: "v1" } }, { home, version: "v3" }), /disagree/);
+  assert.throws(() => new loom.App({ execution: "x" }, { home, version: "v3" }), /must be an object/);
 });

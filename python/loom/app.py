@@ -104,7 +104,14 @@ def _with_version(config: ConfigInput, version: str) -> ConfigInput:
         raise TypeError("App(version=) takes a dict config; for a Config or a loom.toml, "
                         "declare execution.codeVersion in it instead")
     merged = dict(config)
-    execution = dict(merged.get("execution") or {})
+    execution = merged.get("execution") or {}
+    if not isinstance(execution, Mapping):
+        raise TypeError(f"config['execution'] must be a dict, not {type(execution).__name__}")
+    declared = execution.get("codeVersion")
+    if declared is not None and declared != version:
+        raise ValueError(f"App(version={version!r}) and execution.codeVersion = {declared!r} "
+                         f"disagree; declare the version once")
+    execution = dict(execution)
     execution["codeVersion"] = version
     merged["execution"] = execution
     return merged

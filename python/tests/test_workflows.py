@@ -331,3 +331,7 @@ def test_a_run_continues_only_on_an_app_of_its_own_version(home):
         loom.App(home=home, version="v\n2")
     with pytest.raises(TypeError, match="declare execution.codeVersion"):
         loom.App(loom.define_config({}), home=home, version="v3")
+    with pytest.raises(ValueError, match="disagree"):
+        loom.App({"execution": {"codeVersion": "v1"}}, home=home, version="v3")
+    with pytest.raises(TypeError, match="must be a dict"):
+        loom.App({"execution": "x"}, home=home, version="v3")
