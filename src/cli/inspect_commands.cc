@@ -132,6 +132,7 @@ std::vector<std::string> lsRow(const inspect::RunStatus& run, int64_t now) {
           fit(info.subject.value_or("-"), 8),
           run.erased ? "-" : std::to_string(info.steps),
           sizes,
+          fit(info.codeVersion.value_or("-"), 14),
           inspect::shortTime(time, now)};
 }
 
@@ -180,7 +181,8 @@ Action setupLs(CLI::App& command, HomeSession& session) {
   command.add_flag("--json", args->json,
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
-                   "endedAt null while not ended; an erased run adds \"erased\": true, with "
+                   "endedAt null while not ended; a run that recorded its code version adds "
+                   "\"codeVersion\"; an erased run adds \"erased\": true, with "
                    "steps and stateBytes null; a run whose log retention archived adds "
                    "\"archived\": true). status is running, orphaned (nobody runs it: "
                    "resume it), submitted (`loom run --submit`, not run yet), parked, completed, "
@@ -203,7 +205,9 @@ Action setupLs(CLI::App& command, HomeSession& session) {
   command.footer(
       "STATUS says why a parked run waits (a signal, an approval with its deadline, a timer,\n"
       "a retry's next attempt) and which process holds a running run (--json: its heartbeat).\n"
-      "SIZE is log/state bytes (k = 1000). TIME is when the run ended, or started while it\n"
+      "SIZE is log/state bytes (k = 1000). VERSION is the code version the run started on\n"
+      "(`loom state ID` shows it whole; a worker runs only runs of its own code: docs/\n"
+      "operations.md, \"Deploying new code\"). TIME is when the run ended, or started while it\n"
       "has not; times are UTC, hh:mm:ss today, else MM-DD hh:mm:ss. Long cells end in ~.\n"
       "Runs whose logs `loom retention run` archived are listed too, marked (archived);\n"
       "`loom log` and `loom state` read them from the archive.\n"
@@ -246,7 +250,7 @@ Action setupLs(CLI::App& command, HomeSession& session) {
       return kExitOk;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS", "SIZE", "TIME"}};
+        {"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS", "SIZE", "VERSION", "TIME"}};
     int64_t now = systemClock()->nowMillis();
     std::size_t due = 0;
     for (const auto& run : runs) {

@@ -11,8 +11,10 @@ namespace {
 
 constexpr std::string_view kEventDomain = "loom.event.v1";
 
-// Execution id, seq and type; for EXECUTION_STARTED also its clear workflow and subject, so
-// the metadata kept in clear cannot be changed without the payload failing to open.
+// Execution id, seq and type; for EXECUTION_STARTED also its clear workflow, subject and code
+// version (when it has one: a payload sealed before EVENT_SCHEMA 3 kept none clear), so the
+// metadata kept in clear cannot be changed, added or removed without the payload failing to
+// open.
 std::string eventAd(const std::string& executionId, const kernel::Event& event,
                     const json::object& clear) {
   std::string seq = std::to_string(event.seq);
@@ -27,6 +29,10 @@ std::string eventAd(const std::string& executionId, const kernel::Event& event,
   std::string subject = "-";  // none
   if (const auto* s = clear.if_contains("subject"); s && s->is_string()) {
     subject = "s" + std::string(s->get_string());
+  }
+  if (const auto* v = clear.if_contains("codeVersion"); v && v->is_string()) {
+    return detail::associatedData(kEventDomain, {executionId, seq, type, workflow, subject,
+                                                 "v" + std::string(v->get_string())});
   }
   return detail::associatedData(kEventDomain, {executionId, seq, type, workflow, subject});
 }
@@ -71,6 +77,10 @@ kernel::Event sealEvent(const std::string& executionId, kernel::Event event,
   if (event.type == kernel::EventType::kExecutionStarted) {
     if (const auto* w = event.data.if_contains("workflow")) clear["workflow"] = *w;
     if (const auto* s = event.data.if_contains("subject")) clear["subject"] = *s;
+    // Kept clear so a worker claims only runs of its own code without keys (EVENT_SCHEMA 3).
+    if (const auto* v = event.data.if_contains("codeVersion"); v && v->is_string()) {
+      clear["codeVersion"] = *v;
+    }
   }
   std::string ad = eventAd(executionId, event, clear);
   std::string plaintext = boost::json::serialize(event.data);

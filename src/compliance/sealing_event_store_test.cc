@@ -223,6 +223,26 @@ TEST_F(SealingEventStoreTest, ChangingTheClearWorkflowOfAStartIsDetected) {
   EXPECT_THROW(sealed_->read("e1"), CorruptEventError);
 }
 
+// The code version stays clear (a worker claims by it without keys) and is bound to the
+// payload: changed or removed, the start no longer opens (EVENT_SCHEMA 3).
+TEST_F(SealingEventStoreTest, TheCodeVersionOfAStartStaysClearAndCannotBeChanged) {
+  std::vector<Event> run = secretRun("alice", "W", 0, false);
+  run[0].data["codeVersion"] = "v1";
+  sealed_->append("e1", 1, run);
+  EXPECT_EQ(inner_.info("e1")->codeVersion, "v1") << "the stored metadata holds it";
+  EXPECT_EQ(sealed_->read("e1")[0].data.at("codeVersion"), "v1");
+  const std::string body = rawBody("e1", 1);
+  ASSERT_NE(body.find("\"codeVersion\":\"v1\""), std::string::npos) << body;
+  for (const std::string& changed : {std::string("\"codeVersion\":\"v2\""), std::string()}) {
+    std::string altered = body;
+    std::size_t at = altered.find("\"codeVersion\":\"v1\"");
+    altered.replace(at, 18 + (changed.empty() ? 1 : 0), changed);
+    exec("UPDATE events SET body = '" + altered +
+         "', checksum = NULL WHERE execution_id = 'e1' AND seq = 1");
+    EXPECT_THROW(sealed_->read("e1"), CorruptEventError) << altered;
+  }
+}
+
 TEST_F(SealingEventStoreTest, AfterAShredEventsReadAsErasedNamingTheSubject) {
   sealed_->append("a1", 1, secretRun("alice", "ALICE", 2));
   sealed_->append("b1", 1, secretRun("bob", "BOB", 2));

@@ -86,6 +86,7 @@ json::object toJson(const RunStatus& run) {
       {"startedAt", formatTimestamp(info.startedAtMillis)},
       {"endedAt", timestampOrNull(info.endedAtMillis)},
   };
+  if (info.codeVersion) o["codeVersion"] = *info.codeVersion;
   if (erased) o["erased"] = true;
   if (run.archived) o["archived"] = true;
   if (run.live) o["owner"] = ownerJson(run.live);

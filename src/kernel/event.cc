@@ -101,12 +101,16 @@ std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq, j
   return {type, at};
 }
 
-// True when `data` is {marker: {...}} plus, at most, the clear "workflow" and "subject".
+// True when `data` is {marker: {...}} plus, at most, the clear "workflow", "subject" and
+// "codeVersion" (EVENT_SCHEMA 3).
 bool hasOpaqueShape(const json::object& data, std::string_view marker) {
   const auto* m = data.if_contains(marker);
   if (m == nullptr || !m->is_object()) return false;
   for (const auto& kv : data) {
-    if (kv.key() != marker && kv.key() != "workflow" && kv.key() != "subject") return false;
+    if (kv.key() != marker && kv.key() != "workflow" && kv.key() != "subject" &&
+        kv.key() != "codeVersion") {
+      return false;
+    }
   }
   return true;
 }
@@ -117,6 +121,7 @@ void validateOpaque(EventType type, const json::object& data, std::string_view m
   if (type == EventType::kExecutionStarted) {
     requireString(data, "workflow");
     json::optionalString(data, "subject");
+    json::optionalString(data, "codeVersion");
   } else if (data.size() != 1) {
     throw InvalidArgumentError("a " + std::string(marker) + " " + std::string(eventTypeName(type)) +
                                " holds only '" + std::string(marker) + "'");

@@ -52,7 +52,11 @@ std::vector<Lease> EventStore::claimRunnable(const ClaimRequest& request) {
   ExecutionFilter running;
   running.status = ExecutionStatus::kRunning;
   forEachExecution(*this, running, [&](const ExecutionInfo& info) {
-    if (!skip.contains(info.id)) candidates.push_back(info);
+    if (skip.contains(info.id)) return;
+    if (request.codeVersion && info.codeVersion && *info.codeVersion != *request.codeVersion) {
+      return;
+    }
+    candidates.push_back(info);
   });
   std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
     return a.startedAtMillis < b.startedAtMillis;

@@ -71,6 +71,9 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
       if (const auto* s = d.if_contains("subject"); s && s->is_string()) {
         info.subject = std::string(s->get_string());
       }
+      if (const auto* v = d.if_contains("codeVersion"); v && v->is_string()) {
+        info.codeVersion = std::string(v->get_string());
+      }
       info.status = ExecutionStatus::kRunning;
       info.startedAtMillis = event.atMillis;
       info.sizes.inputBytes =

@@ -562,7 +562,7 @@ std::vector<Lease> SqliteEventStore::claimRunnable(const ClaimRequest& request) 
   if (request.limit > 0) {
     auto db = impl_->reader();
     ids = unheldRunningExecutions(*db, impl_->options.clock->nowMillis(),
-                                  request.limit + request.skip.size());
+                                  request.limit + request.skip.size(), request.codeVersion);
   }
   // One write for them all: the leases of every candidate nobody took meanwhile.
   std::vector<Lease> claimed;

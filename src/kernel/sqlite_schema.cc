@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS executions (
   signals_bytes INTEGER NOT NULL,
   signals_count INTEGER NOT NULL,
   input_bytes INTEGER NOT NULL,
-  result_bytes INTEGER NOT NULL);
+  result_bytes INTEGER NOT NULL,
+  code_version TEXT);
 CREATE INDEX IF NOT EXISTS executions_by_workflow ON executions (workflow);
 CREATE INDEX IF NOT EXISTS executions_by_subject ON executions (subject);
 CREATE TABLE IF NOT EXISTS events (
@@ -63,6 +64,15 @@ void addChecksumColumns(Db& db) {
   }
   if (!db.hasColumn("control", "checksum")) {
     db.exec("ALTER TABLE control ADD COLUMN checksum INTEGER", "add control.checksum");
+  }
+}
+
+// Databases written before EVENT_SCHEMA 3 get the code version column; their rows keep NULL
+// there (a run with none recorded, which any worker may claim and whose runtime then checks
+// the version its log recorded: docs/adr/0029-runs-pinned-to-their-code.md).
+void addCodeVersionColumn(Db& db) {
+  if (!db.hasColumn("executions", "code_version")) {
+    db.exec("ALTER TABLE executions ADD COLUMN code_version TEXT", "add executions.code_version");
   }
 }
 
@@ -108,7 +118,7 @@ const char* const kControlTypeExpression =
 const char* const kExecutionColumns =
     "id, workflow, subject, status, started_at, ended_at, next_seq, steps, log_bytes, "
     "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, "
-    "input_bytes, result_bytes";
+    "input_bytes, result_bytes, code_version";
 
 void prepareSchema(Db& db) {
   // journal_mode is persistent in the file and cannot change inside a transaction.
@@ -119,6 +129,7 @@ void prepareSchema(Db& db) {
     checkEventSchema(db);
     db.exec(kCreateTables, "create tables");
     addChecksumColumns(db);
+    addCodeVersionColumn(db);
     // Built once over an older home's control log, in this transaction.
     db.exec((std::string("CREATE INDEX IF NOT EXISTS control_by_type ON control ((") +
              kControlTypeExpression + "), seq)")
@@ -159,6 +170,7 @@ ExecutionInfo infoFromRow(const Statement& row) {
   info.sizes.signalsCount = row.int64(14);
   info.sizes.inputBytes = row.int64(15);
   info.sizes.resultBytes = row.int64(16);
+  if (!row.isNull(17)) info.codeVersion = std::string(row.text(17));
   return info;
 }
 
@@ -166,10 +178,10 @@ void writeInfo(Db& db, const ExecutionInfo& info) {
   StatementUse upsert(db.prepare(
       "INSERT INTO executions (id, workflow, subject, status, started_at, ended_at, "
       "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
-      "signals_bytes, signals_count, input_bytes, result_bytes) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
-      // workflow, subject and started_at are fixed by EXECUTION_STARTED: leaving them out
-      // of the update leaves their indexes untouched on every append.
+      "signals_bytes, signals_count, input_bytes, result_bytes, code_version) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+      // workflow, subject, started_at and code_version are fixed by EXECUTION_STARTED: leaving
+      // them out of the update leaves their indexes untouched on every append.
       "ON CONFLICT (id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at, "
       "next_seq = excluded.next_seq, steps = excluded.steps, log_bytes = excluded.log_bytes, "
       "state_bytes = excluded.state_bytes, header_bytes = excluded.header_bytes, "
@@ -193,6 +205,7 @@ void writeInfo(Db& db, const ExecutionInfo& info) {
   upsert->bind(15, info.sizes.signalsCount);
   upsert->bind(16, info.sizes.inputBytes);
   upsert->bind(17, info.sizes.resultBytes);
+  upsert->bind(18, info.codeVersion);
   upsert->step("write execution metadata");
 }
 

@@ -41,7 +41,7 @@ void prepareSchema(Db& db);
 // The executions columns in row order, for SELECT lists.
 extern const char* const kExecutionColumns;
 // The number of kExecutionColumns.
-inline constexpr int kExecutionColumnCount = 17;
+inline constexpr int kExecutionColumnCount = 18;
 
 // Reads the ExecutionInfo of the current row, whose columns start with kExecutionColumns.
 ExecutionInfo infoFromRow(const Statement& row);

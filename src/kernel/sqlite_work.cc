@@ -19,15 +19,18 @@ void noteWork(sqlite::Db& writer) {
 }
 
 std::vector<std::string> unheldRunningExecutions(sqlite::Db& db, int64_t nowMillis,
-                                                 std::size_t limit) {
+                                                 std::size_t limit,
+                                                 const std::optional<std::string>& codeVersion) {
   StatementUse select(db.prepare(
       "SELECT e.id FROM executions e INDEXED BY executions_by_status "
       "LEFT JOIN leases l ON l.execution_id = e.id "
       "WHERE e.status = 'running' "
       "AND (l.execution_id IS NULL OR l.released <> 0 OR l.expires_at <= ?1) "
+      "AND (?3 IS NULL OR e.code_version IS NULL OR e.code_version = ?3) "
       "ORDER BY e.started_at LIMIT ?2"));
   select->bind(1, nowMillis);
   select->bind(2, static_cast<int64_t>(limit));
+  select->bind(3, codeVersion);
   std::vector<std::string> ids;
   while (select->step("list the runnable executions")) ids.emplace_back(select->text(0));
   return ids;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,11 @@ namespace loom::kernel {
 void noteWork(sqlite::Db& writer);
 
 // Up to `limit` ids of executions whose status is running and whose lease is absent, released
-// or expired at `nowMillis`, oldest first (index executions_by_status).
+// or expired at `nowMillis`, oldest first (index executions_by_status); with `codeVersion`,
+// only those that recorded it or no code version.
 std::vector<std::string> unheldRunningExecutions(sqlite::Db& db, int64_t nowMillis,
-                                                 std::size_t limit);
+                                                 std::size_t limit,
+                                                 const std::optional<std::string>& codeVersion);
 
 // A connection of its own that tells whether news of work was written since its last look.
 // Not thread-safe: one caller at a time.

@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS executions (
   signals_bytes bigint NOT NULL,
   signals_count bigint NOT NULL,
   input_bytes bigint NOT NULL,
-  result_bytes bigint NOT NULL);
+  result_bytes bigint NOT NULL,
+  code_version text COLLATE "C");
 CREATE INDEX IF NOT EXISTS executions_by_workflow ON executions (workflow);
 CREATE INDEX IF NOT EXISTS executions_by_subject ON executions (subject);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status);
@@ -146,6 +147,9 @@ void migrate(const PostgresOptions& options) {
     }
   }
   conn->run(kCreateTables, "create Loom's tables");
+  // Version 4: a schema of 3 gets the column; its rows keep NULL (none recorded).
+  conn->run("ALTER TABLE executions ADD COLUMN IF NOT EXISTS code_version text COLLATE \"C\"",
+            "add executions.code_version");
   conn->run("CREATE INDEX IF NOT EXISTS control_by_type ON control (" LOOM_PG_CONTROL_TYPE ", seq)",
             "index the control log by type");
   conn->execDynamic(
@@ -213,6 +217,7 @@ kernel::ExecutionInfo infoFromRow(const Result& r, int row) {
   info.sizes.signalsCount = r.int64(row, 14);
   info.sizes.inputBytes = r.int64(row, 15);
   info.sizes.resultBytes = r.int64(row, 16);
+  info.codeVersion = r.optionalText(row, 17);
   return info;
 }
 
@@ -244,20 +249,22 @@ std::vector<Param> infoParams(const kernel::ExecutionInfo& info) {
           Param::int64(info.sizes.signalsBytes),
           Param::int64(info.sizes.signalsCount),
           Param::int64(info.sizes.inputBytes),
-          Param::int64(info.sizes.resultBytes)};
+          Param::int64(info.sizes.resultBytes),
+          Param::optionalText(info.codeVersion)};
 }
 
 void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew) {
   static const char* kInsert =
       "INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
-      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
-  // workflow, subject and started_at are fixed by EXECUTION_STARTED.
+      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+      "$18)";
+  // workflow, subject, started_at and code_version are fixed by EXECUTION_STARTED.
   static const char* kUpdate =
       "UPDATE executions SET status = $4, ended_at = $6, next_seq = $7, steps = $8, "
       "log_bytes = $9, state_bytes = $10, header_bytes = $11, steps_bytes = $12, "
       "steps_count = $13, signals_bytes = $14, signals_count = $15, input_bytes = $16, "
       "result_bytes = $17 WHERE id = $1 AND workflow = $2 AND subject IS NOT DISTINCT FROM $3 "
-      "AND started_at = $5";
+      "AND started_at = $5 AND code_version IS NOT DISTINCT FROM $18";
   Result r = conn.exec(isNew ? kInsert : kUpdate, infoParams(info), "write execution metadata");
   if (!isNew && r.changed() != 1) {
     throw DataLossError("execution '" + info.id +

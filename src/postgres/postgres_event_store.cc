@@ -144,14 +144,14 @@ struct PostgresEventStore::Impl {
     one.push_back(event);
     kernel::AppendPlan plan = kernel::planAppend(executionId, std::nullopt, 1, std::move(one));
     static const char* kSql =
-        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $18 "
-        "AND owner_id = $19 AND NOT released FOR SHARE), "
+        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $19 "
+        "AND owner_id = $20 AND NOT released FOR SHARE), "
         "created AS (INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
-        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 "
-        "WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (id) DO NOTHING RETURNING id) "
+        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+        "$18 WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (id) DO NOTHING RETURNING id) "
         "INSERT INTO events (execution_id, seq, body, checksum) "
-        "SELECT id, 1, $20, $21 FROM created RETURNING execution_id";
-    std::vector<Param> params = schema::infoParams(plan.after);  // $1..$17
+        "SELECT id, 1, $21, $22 FROM created RETURNING execution_id";
+    std::vector<Param> params = schema::infoParams(plan.after);  // $1..$18
     params.push_back(Param::int64(fence.token));
     params.push_back(Param::text(fence.owner.id));
     params.push_back(Param::bytes(plan.texts[0]));
@@ -490,6 +490,7 @@ std::vector<Lease> PostgresEventStore::claimIn(Connection& conn, const ClaimRequ
       "LEFT JOIN leases l ON l.execution_id = e.id, now "
       "WHERE e.status = 'running' AND (l.execution_id IS NULL OR l.released OR "
       "l.expires_at <= now.t) AND e.id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb)) "
+      "AND ($11::text IS NULL OR e.code_version IS NULL OR e.code_version = $11) "
       "ORDER BY e.started_at, e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED), "
       "granted AS (INSERT INTO leases AS l (execution_id, owner_id, host, pid, boot_id, token, "
       "acquired_at, renewed_at, expires_at, released, pid_namespace, start_ticks) "
@@ -513,7 +514,7 @@ std::vector<Lease> PostgresEventStore::claimIn(Connection& conn, const ClaimRequ
        Param::int64(static_cast<int64_t>(request.limit)), Param::text(owner.id),
        Param::text(owner.host), Param::int64(owner.pid), Param::text(owner.bootId),
        Param::int64(request.ttlMillis), Param::text(owner.pidNamespace),
-       Param::int64(owner.startTicks)},
+       Param::int64(owner.startTicks), Param::optionalText(request.codeVersion)},
       "claim runnable executions");
   std::vector<Lease> claimed;
   for (int row = 0; row < rows.rows(); ++row) {

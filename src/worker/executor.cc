@@ -30,7 +30,8 @@ class Executor::Impl {
   Impl(kernel::EventStore& store, RunLauncher& launcher, ExecutorOptions options)
       : store_(store), launcher_(launcher), options_(std::move(options)),
         owner_(options_.owner.id.empty() ? kernel::processLeaseOwner() : options_.owner),
-        finder_(store, owner_, options_.claimTtlMillis, options_.clock, options_.pollMillis) {
+        finder_(store, owner_, options_.claimTtlMillis, options_.clock, options_.pollMillis,
+                options_.codeVersion) {
     if (options_.concurrency == 0 || options_.pollMillis <= 0 || options_.claimTtlMillis <= 0) {
       throw InvalidArgumentError(
           "an executor needs concurrency >= 1, pollMillis > 0 and claimTtlMillis > 0");

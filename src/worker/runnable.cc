@@ -11,7 +11,7 @@ std::vector<kernel::Lease> RunnableFinder::claim(std::size_t free,
     nextDue_.reset();
     return out;
   }
-  out = store_.claimRunnable({owner_, ttlMillis_, free, skip});
+  out = store_.claimRunnable({owner_, ttlMillis_, free, skip, codeVersion_});
   // Looked up once per execution listed: a set, not the list (thousands of runs run here).
   std::unordered_set<std::string> busy(skip.begin(), skip.end());
   for (const auto& lease : out) busy.insert(lease.executionId);
@@ -32,7 +32,7 @@ void RunnableFinder::claimDeadOwners(std::size_t free, std::unordered_set<std::s
   filter.status = kernel::ExecutionStatus::kRunning;
   int64_t now = clock_->nowMillis();  // the runtime's clock: the wall clock but in a simulation
   kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
-    if (out.size() >= free || busy.contains(info.id)) return;
+    if (out.size() >= free || busy.contains(info.id) || ofAnotherVersion(info)) return;
     auto lease = store_.currentLease(info.id);
     if (lease && lease->liveAt(now) && kernel::ownerIsDeadHere(lease->owner)) {
       take(info.id, lease->token, out, busy);
@@ -48,6 +48,7 @@ void RunnableFinder::claimDue(std::size_t free, std::unordered_set<std::string>&
   std::optional<int64_t> earliest;
   std::map<std::string, std::pair<int64_t, std::optional<int64_t>>> seen;
   kernel::forEachExecution(store_, filter, [&](const kernel::ExecutionInfo& info) {
+    if (ofAnotherVersion(info)) return;
     std::optional<int64_t> due = dueAt(info);
     seen[info.id] = {info.nextSeq, due};
     if (!due) return;

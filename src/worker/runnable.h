@@ -24,13 +24,16 @@ namespace loom::worker {
 
 class RunnableFinder {
  public:
+  // `codeVersion`: claim only the runs that recorded it or no code version (nullopt: all).
   RunnableFinder(kernel::EventStore& store, kernel::LeaseOwner owner, int64_t claimTtlMillis,
-                 std::shared_ptr<const Clock> clock, int64_t pollMillis)
+                 std::shared_ptr<const Clock> clock, int64_t pollMillis,
+                 std::optional<std::string> codeVersion)
       : store_(store),
         owner_(std::move(owner)),
         ttlMillis_(claimTtlMillis),
         clock_(std::move(clock)),
-        pollMillis_(pollMillis) {}
+        pollMillis_(pollMillis),
+        codeVersion_(std::move(codeVersion)) {}
 
   // Claims up to `free` runnable executions not in `skip`; `fullLook` looks for dead owners
   // now whatever the time since the last look. With no free slot it reads nothing and knows no
@@ -48,6 +51,9 @@ class RunnableFinder {
   void claimDue(std::size_t free, std::unordered_set<std::string>& busy,
                 std::vector<kernel::Lease>& out);
   std::optional<int64_t> dueAt(const kernel::ExecutionInfo& info);
+  bool ofAnotherVersion(const kernel::ExecutionInfo& info) const {
+    return codeVersion_ && info.codeVersion && *info.codeVersion != *codeVersion_;
+  }
   void take(const std::string& id, std::optional<int64_t> breakToken,
             std::vector<kernel::Lease>& out, std::unordered_set<std::string>& busy);
 
@@ -56,6 +62,7 @@ class RunnableFinder {
   const int64_t ttlMillis_;
   const std::shared_ptr<const Clock> clock_;
   const int64_t pollMillis_;
+  const std::optional<std::string> codeVersion_;
   std::optional<int64_t> nextDue_;
   std::optional<std::chrono::steady_clock::time_point> lastFullLook_;
   // A parked run's due time, by id, as read at its log's end (nextSeq).

@@ -77,8 +77,9 @@ TEST_F(CliTest, LsJsonListsEveryExecutionWithItsSizes) {
   ASSERT_EQ(o.exitCode, 0) << o.err;
   json::value v = o.json();
   ASSERT_EQ(v.as_array().size(), 2u);
-  const std::set<std::string> expected = {"id",       "workflow",   "status",    "subject", "steps",
-                                          "logBytes", "stateBytes", "startedAt", "endedAt"};
+  const std::set<std::string> expected = {"id",         "workflow",  "status",  "subject",
+                                          "steps",      "logBytes",  "stateBytes",
+                                          "startedAt",  "endedAt",   "codeVersion"};
   EXPECT_EQ(keys(v.at(0)), expected);
   std::set<std::string> parked = expected;
   parked.insert("parkReason");  // a parked run says why
@@ -92,6 +93,8 @@ TEST_F(CliTest, LsJsonListsEveryExecutionWithItsSizes) {
   EXPECT_EQ(a.at("status"), "completed");
   EXPECT_EQ(a.at("subject"), "alice");
   EXPECT_EQ(a.at("steps"), 2);
+  // The code the run started on: this program's build (ADR 0029).
+  EXPECT_EQ(std::string(a.at("codeVersion").as_string()).substr(0, 6), "build:");
   EXPECT_GT(a.at("logBytes").to_number<int64_t>(), 0);
   EXPECT_GT(a.at("stateBytes").to_number<int64_t>(), 0);
   EXPECT_TRUE(a.at("startedAt").is_string());

@@ -231,6 +231,37 @@ TEST_P(EventStoreConformance, ClaimingTakesRunsNobodyRunsOldestFirstAndNeverOneT
   EXPECT_TRUE(store().claimRunnable(claim(kA, 0)).empty());
 }
 
+// Workers of two code versions share a store (ADR 0029): a claim for one version takes the
+// runs that recorded it or none, never another version's; the metadata says which is which.
+TEST_P(EventStoreConformance, AClaimForACodeVersionTakesOnlyItsRunsAndRunsOfNone) {
+  auto startedOn = [](std::optional<std::string> version, int64_t at) {
+    Event e = started("wf", std::nullopt, json::object{}, kT0 + at);
+    if (version) e.data["codeVersion"] = *version;
+    return e;
+  };
+  store().append("old", 1, {startedOn("v1", 0)});
+  store().append("new", 1, {startedOn("v2", 1)});
+  store().append("none", 1, {startedOn(std::nullopt, 2)});
+  EXPECT_EQ(store().info("old")->codeVersion, "v1");
+  EXPECT_EQ(store().info("new")->codeVersion, "v2");
+  EXPECT_FALSE(store().info("none")->codeVersion.has_value());
+  for (const auto& info : store().list({})) {
+    if (info.id == "new") {
+      EXPECT_EQ(info.codeVersion, "v2") << "list() carries the version";
+    }
+  }
+
+  EventStore::ClaimRequest onV2 = claim(kB, 10);
+  onV2.codeVersion = "v2";
+  EXPECT_EQ(idsOf(store().claimRunnable(onV2)), (std::vector<std::string>{"new", "none"}))
+      << "a v2 worker took a v1 run, or left one of no version";
+  EventStore::ClaimRequest onV3 = claim(kA, 10);
+  onV3.codeVersion = "v3";
+  EXPECT_TRUE(store().claimRunnable(onV3).empty()) << "nobody runs v3's runs: none is left";
+  EXPECT_EQ(idsOf(store().claimRunnable(claim(kA, 10))), (std::vector<std::string>{"old"}))
+      << "a claim of no version takes any";
+}
+
 TEST_P(EventStoreConformance, ConcurrentClaimersSplitTheRunsAndNeverShareOne) {
   constexpr int kRuns = 24;
   for (int i = 0; i < kRuns; ++i) store().append("r" + std::to_string(i), 1, {started()});

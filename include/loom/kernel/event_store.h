@@ -114,12 +114,16 @@ class EventStore {
   // statement, skipping rows another claimer is locking (FOR UPDATE SKIP LOCKED), so workers
   // split the work instead of waiting on each other. Not claimed here: runs whose owner died
   // on this host before its lease expired (ownerIsDeadHere proves that, in the caller) and
-  // parked runs whose timer is due. The default implementation lists and acquires one by one.
+  // parked runs whose timer is due. With request.codeVersion, only runs that recorded that
+  // code version or none (ExecutionInfo::codeVersion) are claimed: workers of two versions
+  // share a home, each running its own version's runs. The default implementation lists and
+  // acquires one by one.
   struct ClaimRequest {
     LeaseOwner owner;
     int64_t ttlMillis = 0;
     std::size_t limit = 1;
     std::vector<std::string> skip;
+    std::optional<std::string> codeVersion;
   };
   virtual std::vector<Lease> claimRunnable(const ClaimRequest& request);
 

@@ -36,6 +36,9 @@ struct ExecutionInfo {
   std::string id;
   std::string workflow;
   std::optional<std::string> subject;
+  // The code version EXECUTION_STARTED recorded ("codeVersion", kept clear in a sealed one);
+  // nullopt: none recorded (docs/adr/0029-runs-pinned-to-their-code.md).
+  std::optional<std::string> codeVersion;
   ExecutionStatus status = ExecutionStatus::kRunning;
   int64_t startedAtMillis = 0;
   std::optional<int64_t> endedAtMillis;

@@ -32,7 +32,8 @@ struct PostgresOptions {
 };
 
 // The layout version of Loom's tables in a schema (meta 'schema_version').
-inline constexpr int kPostgresSchemaVersion = 3;  // 3: the archive tables
+// 3: the archive tables; 4: executions.code_version.
+inline constexpr int kPostgresSchemaVersion = 4;
 
 // Creates Loom's tables in options.schema (creating the schema too), or upgrades older ones to
 // kPostgresSchemaVersion (`loom db migrate`). Idempotent; concurrent calls are serialized by

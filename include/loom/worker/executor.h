@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -96,6 +97,10 @@ struct ExecutorOptions {
   std::shared_ptr<const Clock> clock = systemClock();
   // Who holds the claims; an empty id: this process (kernel::processLeaseOwner).
   kernel::LeaseOwner owner;
+  // Claim only the runs that recorded this code version or none (the runtime's
+  // RuntimeOptions::codeVersion, when every run here is of one code); nullopt: claim any, and
+  // leave a run of another version as it was once claimed (docs/adr/0029).
+  std::optional<std::string> codeVersion;
   // Told of each run when it stops (from the run's thread; calls are serialized).
   std::function<void(const RunReport&)> onRun;
   // Told what fails no run (the store could not be read now: retried).
