@@ -63,7 +63,9 @@ Action setupRun(CLI::App& command, HomeSession& session);
 Action setupResume(CLI::App& command, HomeSession& session);
 Action setupSignal(CLI::App& command, HomeSession& session);
 Action setupCancel(CLI::App& command, HomeSession& session);
-Action setupRetry(CLI::App& command, HomeSession& session);   // run_commands.cc  // run_commands.cc
+Action setupRetry(CLI::App& command, HomeSession& session);   // run_commands.cc
+Action setupFork(CLI::App& command, HomeSession& session);    // run_commands.cc
+Action setupRerun(CLI::App& command, HomeSession& session);   // run_commands.cc
 Action setupWorker(CLI::App& command, HomeSession& session);  // worker_command.cc
 // In a run's child process of `loom worker`: dies with the worker (PR_SET_PDEATHSIG). Called
 // first thing by main(); does nothing in any other process.

@@ -1,6 +1,7 @@
 // The subcommands that run executions: run, resume, signal (of registered workflows and of
 // agent apps). Each prints the RunResult as human text or, with --json, as exactly one JSON
 // object on stdout.
+#include <charconv>
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
@@ -366,6 +367,85 @@ Action setupRetry(CLI::App& command, HomeSession& session) {
     if (config->count() > 0) session.loadConfig(args->config, true);
     session.loadWhatExecutionRan(args->id);
     return report(session, session.runtime(false).retry(args->id), args->json, true);
+  };
+}
+
+Action setupFork(CLI::App& command, HomeSession& session) {
+  struct Args {
+    std::string id;
+    std::string at;
+    std::string input;
+    std::string newId;
+    std::string config;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ID", args->id, "The run to fork (it is left as it was)")
+      ->required()
+      ->type_name("");
+  command.add_option("--at", args->at,
+                     "Where the fork starts: a step id (the fork runs that step again; `loom "
+                     "log ID` lists them) or a seq (only digits: the fork keeps events before it)")
+      ->required()
+      ->type_name("STEP|SEQ");
+  command.add_option("--input", args->input, "JSON that replaces the run's recorded input")
+      ->type_name("JSON");
+  command.add_option("--id", args->newId, "The fork's id (default: a fresh one)")
+      ->type_name("ID");
+  CLI::Option* config = addRunConfigOption(command, args->config);
+  config->description("The loom.toml the fork runs under (default: the one the run recorded)");
+  command.add_flag("--json", args->json, std::string(kJsonHelp) + ", as `loom resume --json`");
+  command.footer(
+      "Makes a new run whose log is the first one's up to that point, then continues it here on\n"
+      "the code at hand (its version is recorded: `loom state NEW`). Recorded steps before the\n"
+      "point replay; the rest run. The fork cites the same content-store blobs (none is\n"
+      "copied), keeps the run's data subject (a sealed run's fork is sealed under the\n"
+      "subject's key; erasing the subject erases both) and records \"forkedFrom\" in its first\n"
+      "event. A run whose subject was erased cannot be forked.");
+  return [&session, args, config] {
+    if (config->count() > 0) session.loadConfig(args->config, true);
+    session.loadWhatExecutionRan(args->id);
+    workflow::ForkOptions fork;
+    if (!args->at.empty() && args->at.find_first_not_of("0123456789") == std::string::npos) {
+      int64_t seq = 0;
+      auto [end, ec] = std::from_chars(args->at.data(), args->at.data() + args->at.size(), seq);
+      if (ec != std::errc()) throw UsageError("--at " + args->at + " is not a seq of the log");
+      fork.atSeq = seq;
+    } else {
+      fork.atStep = args->at;
+    }
+    if (!args->input.empty()) fork.input = parseFlagJson(args->input, "--input");
+    fork.id = args->newId;
+    return report(session, session.runtime(false).fork(args->id, fork), args->json, true);
+  };
+}
+
+Action setupRerun(CLI::App& command, HomeSession& session) {
+  struct Args {
+    std::string id;
+    std::string newId;
+    std::string config;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("ID", args->id, "The failed run to run again (it stays failed)")
+      ->required()
+      ->type_name("");
+  command.add_option("--id", args->newId, "The new run's id (default: a fresh one)")
+      ->type_name("ID");
+  CLI::Option* config = addRunConfigOption(command, args->config);
+  config->description("The loom.toml it runs under (default: the one the run recorded)");
+  command.add_flag("--json", args->json, std::string(kJsonHelp) + ", as `loom resume --json`");
+  command.footer(
+      "After fixing what made a run fail (a tool, a script, a config), runs it again as a new\n"
+      "run on the code at hand: `loom fork ID --at` the step whose failure ended it, or, when\n"
+      "the workflow's own code failed, from after its last recorded event. Recorded steps\n"
+      "replay; only the failed step and what follows run. Refused for a run that did not fail.");
+  return [&session, args, config] {
+    if (config->count() > 0) session.loadConfig(args->config, true);
+    session.loadWhatExecutionRan(args->id);
+    return report(session, session.runtime(false).rerun(args->id, args->newId), args->json,
+                  true);
   };
 }
 

@@ -502,6 +502,8 @@ class WorkflowRuntime::Impl {
     return *pool_;
   }
 
+  const RuntimeOptions& options() const { return options_; }
+
  private:
   kernel::EventStore& store_;
   const WorkflowRegistry& workflows_;
@@ -537,6 +539,8 @@ RunResult WorkflowRuntime::submit(std::string_view name, json::value input,
 RunResult WorkflowRuntime::cancel(const std::string& executionId, const std::string& reason) {
   return impl_->cancel(executionId, reason);
 }
+
+const RuntimeOptions& WorkflowRuntime::options() const { return impl_->options(); }
 
 RunResult WorkflowRuntime::resume(const std::string& executionId) {
   return impl_->run(executionId);

@@ -17,68 +17,14 @@
 #include <random>
 #include <thread>
 
+#include "sealed_app_fixture.h"
 #include "support/home_blobs.h"
 #include "support/loom_process.h"
 
 namespace loom::testing {
 namespace {
 
-const std::string kExamples = std::string(LOOM_SOURCE_DIR) + "/examples/agents";
-
-// An agent app like examples/agents/compliance.toml, written into `dir`, with `extra` lines
-// appended (more tools, another store) and `tools` for its [[tools]] tables.
-std::string writeApp(const TempDir& dir, const std::string& name, const std::string& script,
-                     const std::string& tools, const std::string& extra = "") {
-  std::string path = dir / name;
-  std::ofstream out(path);
-  out << "[agent]\nname = \"compliance\"\nprompt = \"read\"\nmaxTurns = 20\n\n"
-      << "[model]\nkind = \"scripted\"\nscript = \"" << script << "\"\n\n"
-      << tools << "\n"
-      << "[execution.claimCheck]\ntoolIds = [\"fetch_report\"]\n\n"
-      << "[security.keys]\nenv = \"LOOM_MASTER_KEY\"\n\n[compliance.erase]\n"
-      << extra;
-  return path;
-}
-
-std::string fetchTool(const std::string& more = "") {
-  return "[[tools]]\nname = \"fetch_report\"\ndescription = \"one page\"\ncommand = [\"" +
-         kExamples + "/tools/fetch_report\"" + more + "]\n";
-}
-
-std::string writeScript(const TempDir& dir, const std::string& name, const std::string& turns) {
-  std::string path = dir / name;
-  std::ofstream(path) << "{\"turns\": [" << turns << "]}";
-  return path;
-}
-
-std::string fetchTurns(int pages) {
-  std::string turns;
-  for (int p = 1; p <= pages; ++p) {
-    turns += "{\"toolCalls\": [{\"name\": \"fetch_report\", \"arguments\": {\"page\": " +
-             std::to_string(p) + "}}]},";
-  }
-  return turns + "{\"answer\": \"done\"}";
-}
-
-std::string masterKey(const TempDir& dir) {
-  Outcome o = runLoom({"keys", "new-master"}, dir);
-  return o.out.substr(0, o.out.find('\n'));
-}
-
-// The blobs the home's content store holds (packed rows and files).
-std::vector<std::string> blobs(const std::string& home) { return homeBlobAddresses(home); }
-
-class ContentLifetimeCli : public ::testing::Test {
- protected:
-  Outcome loom(std::vector<std::string> args, bool withKey = true) {
-    args.insert(args.begin(), {"--home", home_});
-    return runLoom(args, dir_, withKey ? env_ : std::vector<std::string>{"LOOM_MASTER_KEY="});
-  }
-
-  TempDir dir_;
-  std::string home_ = dir_ / "home";
-  std::vector<std::string> env_{"LOOM_MASTER_KEY=" + masterKey(dir_)};
-};
+class ContentLifetimeCli : public SealedAppCli {};
 
 TEST_F(ContentLifetimeCli, ASealedRunParksForApprovalAndSignalResumesItWithTheHomesKeys) {
   std::string app = writeApp(dir_, "approve.toml", writeScript(dir_, "s.json", fetchTurns(2)),

@@ -49,6 +49,14 @@ void eachPackedRow(const std::filesystem::path& database, const std::string& sql
 
 }  // namespace
 
+std::string homeStoredLog(const std::filesystem::path& home, const std::string& id) {
+  std::string log;
+  eachPackedRow(home / "loom.db",
+                "SELECT body FROM events WHERE execution_id = ?1 ORDER BY seq", id,
+                [&](std::string body) { log += body + "\n"; });
+  return log;
+}
+
 std::vector<std::string> homeBlobAddresses(const std::filesystem::path& home) {
   std::vector<std::string> out;
   eachPackedRow(home / "loom.db", "SELECT address FROM blobs", "",

@@ -20,6 +20,10 @@ bool homeHasBlob(const std::filesystem::path& home, const std::string& address);
 // against the address); empty when the home holds none.
 std::string homeBlobBytes(const std::filesystem::path& home, const std::string& address);
 
+// The stored texts of execution `id`'s events in <home>/loom.db, in seq order, one per line,
+// exactly as stored (a sealed event's ciphertext included): what "byte for byte" compares.
+std::string homeStoredLog(const std::filesystem::path& home, const std::string& id);
+
 // The same as they lie on disk: the row's bytes (a zstd frame when they compressed) or the
 // file's.
 std::string homeBlobStoredBytes(const std::filesystem::path& home, const std::string& address);

@@ -33,6 +33,7 @@
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
 #include "loom/util/clock.h"
+#include "loom/workflow/fork.h"
 #include "loom/workflow/retry_policy.h"
 #include "loom/workflow/workflow.h"
 
@@ -153,6 +154,16 @@ class WorkflowRuntime {
   // ended.
   RunResult cancel(const std::string& executionId, const std::string& reason);
 
+  // `loom fork` (fork.h): records a new run whose log is `sourceId`'s up to the point options
+  // name, started on this runtime's code version, then continues it here (a worker that takes
+  // it first runs it instead: status running). The source is left as it was. Throws
+  // NotFoundError for an unknown source or step, AlreadyExistsError for an id in use, and what
+  // forkedLog throws (an erased source is refused).
+  RunResult fork(const std::string& sourceId, const ForkOptions& options);
+  // `loom rerun`: a fork of failed run `failedId` at its failed step (rerunPoint), with id
+  // `newId` (empty: a fresh one). Throws as fork; FailedPreconditionError when it did not fail.
+  RunResult rerun(const std::string& failedId, const std::string& newId);
+
   std::future<RunResult> startAsync(std::string name, json::value input, RunOptions options);
   std::future<RunResult> resumeAsync(std::string executionId);
 
@@ -160,6 +171,8 @@ class WorkflowRuntime {
   const effects::EffectChain& chain() const { return *chain_; }
 
  private:
+  const RuntimeOptions& options() const;
+
   class Impl;
   kernel::EventStore& store_;
   std::shared_ptr<const effects::EffectChain> chain_;
