@@ -515,6 +515,32 @@ void InspectorRoutes::installOperations(RouteInstaller& routes) {
   routes.post(R"(/api/v1/executions/(.+)/retry)", operation([](const Request& req) {
                 return std::vector<std::string>{"retry", "--json", "--", req.matches[1]};
               }));
+  // {"at": step id or seq, "input"?: any, "id"?: the fork's id}
+  routes.post(R"(/api/v1/executions/(.+)/fork)", operation([](const Request& req) {
+                json::object body = bodyObject(req);
+                const auto* at = body.if_contains("at");
+                std::string point = at != nullptr && at->is_int64() ? std::to_string(at->as_int64())
+                                                                    : stringMember(body, "at", "");
+                if (point.empty()) {
+                  throw InvalidArgumentError(
+                      "the body must name where the fork starts: {\"at\": a step id or a seq}");
+                }
+                std::vector<std::string> args{"fork", "--json", "--at=" + point};
+                if (const auto* input = body.if_contains("input")) {
+                  args.push_back("--input=" + json::toText(*input));
+                }
+                std::string id = stringMember(body, "id", "");
+                if (!id.empty()) args.push_back("--id=" + id);
+                args.insert(args.end(), {"--", req.matches[1]});
+                return args;
+              }));
+  routes.post(R"(/api/v1/executions/(.+)/rerun)", operation([](const Request& req) {
+                std::vector<std::string> args{"rerun", "--json"};
+                std::string id = stringMember(bodyObject(req), "id", "");
+                if (!id.empty()) args.push_back("--id=" + id);
+                args.insert(args.end(), {"--", req.matches[1]});
+                return args;
+              }));
   auto effectArgs = [this](std::string command) {
     return [this, command](const Request& req) {
       json::object body = bodyObject(req);

@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -343,6 +344,39 @@ TEST_F(ServeCli, OperationsRunAsLoomCommandsAndSayWhyTheyAreRefused) {
   auto [badBody, badBodyRefused] = post("/api/v1/kill", "{not json");
   EXPECT_EQ(400, badBody);
   EXPECT_EQ("invalidArgument", code(badBodyRefused));
+}
+
+// Fork and rerun over HTTP are `loom fork` and `loom rerun`: each answers with the new run.
+TEST_F(ServeCli, ForkAndRerunMakeNewRunsAndSayWhyTheyAreRefused) {
+  ASSERT_EQ(0, loom({"run", "example.steps", "--id", "s1", "--input", R"({"steps": 3})"}).exitCode);
+  const std::string config = dir_ / "loom.toml";
+  std::ofstream(config) << "[execution.retry]\nmaxAttempts = 1\n";
+  const std::string missing = dir_ / "out";
+  ASSERT_EQ(1, loom({"run", "example.steps", "--config", config, "--id", "bad", "--input",
+                     R"({"steps": 2, "witness": ")" + missing + R"(/w.txt"})"})
+                   .exitCode);
+  serve();
+  auto [forked, fork] = post("/api/v1/executions/s1/fork", R"({"at": "step-2", "id": "f1"})");
+  ASSERT_EQ(200, forked) << json::toText(fork);
+  EXPECT_EQ("f1", fork.at("id"));
+  EXPECT_EQ("completed", fork.at("status"));
+  EXPECT_EQ(1, fork.at("replayedSteps").to_number<int64_t>()) << json::toText(fork);
+  auto [bySeq, seqFork] = post("/api/v1/executions/s1/fork", R"({"at": 3, "input": {"steps": 1}})");
+  ASSERT_EQ(200, bySeq) << json::toText(seqFork);
+  EXPECT_EQ(1, seqFork.at("output")) << "the new input";
+  auto [noPoint, noPointBody] = post("/api/v1/executions/s1/fork", "{}");
+  EXPECT_EQ(400, noPoint) << json::toText(noPointBody);
+  auto [noStep, noStepBody] = post("/api/v1/executions/s1/fork", R"({"at": "step-9"})");
+  EXPECT_EQ(404, noStep) << json::toText(noStepBody);
+  auto [notFailed, notFailedBody] = post("/api/v1/executions/s1/rerun", "{}");
+  EXPECT_EQ(409, notFailed) << json::toText(notFailedBody);
+  EXPECT_EQ("failedPrecondition", code(notFailedBody));
+
+  std::filesystem::create_directory(missing);
+  auto [rerun, rerunBody] = post("/api/v1/executions/bad/rerun", R"({"id": "good"})");
+  ASSERT_EQ(200, rerun) << json::toText(rerunBody);
+  EXPECT_EQ("good", rerunBody.at("id"));
+  EXPECT_EQ("completed", rerunBody.at("status"));
 }
 
 TEST_F(ServeCli, ReadOnlyServesNoOperationAndForeignHostsAreRefused) {
