@@ -277,6 +277,29 @@ const scenarios = [
     await noErrorBanner();
     assert.equal(await page.locator(testid('cancel-button')).count(), 0);
   }],
+
+  ['a failed run is rerun, and a tool call forked, each as a new run the page opens', async () => {
+    const leftRun = (id) => page.waitForFunction(
+      (old) => location.hash.startsWith('#/runs/') && !location.hash.includes(old), id,
+      { timeout: TIMEOUT, polling: 250 });
+    await open('#/runs/failed-run');
+    await statusIs('failed');
+    await page.locator(testid('rerun-button')).click();
+    await leftRun('failed-run');
+    await statusIs('completed');  // its step's folder exists now
+    await noErrorBanner();
+    await open('#/runs/approve-me');
+    await statusIs('completed');
+    assert.equal(await page.locator(testid('rerun-button')).count(), 0, 'a completed run has no Rerun');
+    const frame = page.locator(testid('tool-frame', '[data-status="completed"]')).first();
+    await frame.locator(testid('frame-toggle')).click();
+    await frame.locator(testid('fork-button')).click();
+    await leftRun('approve-me');
+    await page.waitForFunction(
+      () => ['parked', 'completed'].includes(document.querySelector('[data-testid="run-status"]')?.textContent),
+      null, { timeout: TIMEOUT, polling: 250 });
+    await noErrorBanner();
+  }],
 ];
 
 let failed = false;

@@ -233,6 +233,13 @@ run publish-none.toml deny-me parked
 run publish-2h.toml deadline-me parked
 (cd "$work" && "$loom" --home "$home" run example.steps --id plain-workflow \
    --input '{"steps": 2}' --json >/dev/null) || { echo "browser test: example.steps failed" >&2; exit 1; }
+# A run that failed on a step (its witness folder is missing; one attempt), then the fix: the
+# page's Rerun completes.
+printf '[execution.retry]\nmaxAttempts = 1\n' > "$work/once.toml"
+(cd "$work" && "$loom" --home "$home" run example.steps --config once.toml --id failed-run \
+   --input "{\"steps\": 2, \"witness\": \"$work/fixed/w.txt\"}" --json >/dev/null 2>&1) && {
+  echo "browser test: failed-run did not fail" >&2; exit 1; }
+mkdir -p "$work/fixed"
 # A run sealed under subject alice: the server below runs without the master key.
 cp "$repo/examples/agents/compliance.toml" "$work/compliance.toml"
 sed -i "s#tools/#$tools/#g; s#scripts/#$repo/examples/agents/scripts/#g" "$work/compliance.toml"
