@@ -138,6 +138,10 @@ export class App {
   resume(id: string): Promise<Run>;
   signal(id: string, name: string, payload?: Json): Promise<Run>;
   retry(id: string): Promise<Run>;
+  /** A new run from run `id`'s log up to step `at` (a step id, run again; or a seq), on this code (`loom fork`). */
+  fork(id: string, at: string | number, options?: { input?: Json; id?: string }): Promise<Run>;
+  /** Failed run `id` again from its failed step, as a new run on this code (`loom rerun`). */
+  rerun(id: string, options?: { id?: string }): Promise<Run>;
   cancel(id: string, reason?: string): Promise<Run>;
   state(id: string): Promise<Json>;
   log(id: string): Promise<Array<Record<string, Json>>>;

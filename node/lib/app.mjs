@@ -168,6 +168,17 @@ export class App {
     return new Run(await this.#json("signal", "--json", "--", id, name, jsonText(payload, "the signal's payload")));
   }
   async retry(id) { return new Run(await this.#json("retry", "--json", "--", id)); }
+  /** A new run from run `id`'s log up to step `at` (a step id, run again; or a seq), continued here on this code (`loom fork`). */
+  async fork(id, at, { input, id: newId } = {}) {
+    const args = ["fork", "--json", "--at", String(at)];
+    if (input !== undefined) args.push("--input", jsonText(input, "the fork's input"));
+    if (newId !== undefined) args.push("--id", newId);
+    return new Run(await this.#json(...args, "--", id));
+  }
+  /** Failed run `id` again from its failed step, as a new run on this code (`loom rerun`). */
+  async rerun(id, { id: newId } = {}) {
+    return new Run(await this.#json("rerun", "--json", ...(newId !== undefined ? ["--id", newId] : []), "--", id));
+  }
   async cancel(id, reason) {
     return new Run(await this.#json("cancel", "--json", ...(reason ? ["--reason", reason] : []), "--", id));
   }

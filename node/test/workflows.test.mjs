@@ -266,3 +266,34 @@ test("a run continues only on an App of its own version", async () => {
   assert.throws(() => new loom.App({ execution: { codeVersion: "v1" } }, { home, version: "v3" }), /disagree/);
   assert.throws(() => new loom.App({ execution: "x" }, { home, version: "v3" }), /must be an object/);
 });
+
+test("fork and rerun make new runs on the code at hand", async () => {
+  const home = path.join(tempDir(), "home");
+  const appOf = (version, broken) => {
+    const app = new loom.App({}, { home, version });
+    const ran = [];
+    app.workflow("pipeline", async (ctx, input) => {
+      await ctx.step("a", async () => { ran.push("a"); return 1; });
+      const b = await ctx.step("b", async () => {
+        ran.push("b");
+        if (broken) throw new loom.FailedPreconditionError("the tool is broken");
+        return version;
+      });
+      return { b, input };
+    });
+    return [app, ran];
+  };
+  const [v1] = appOf("v1", true);
+  assert.equal((await v1.run("pipeline", "in", { id: "p1" })).status, "failed");
+  const [v2, ran2] = appOf("v2", false);
+  const rerun = await v2.rerun("p1", { id: "p2" });
+  assert.deepEqual([rerun.id, rerun.status, rerun.output], ["p2", "completed", { b: "v2", input: "in" }]);
+  assert.deepEqual(ran2, ["b"]); // step a replays from p1's log
+  assert.equal((await v2.state("p1")).status, "failed");
+  const fork = await v2.fork("p2", "b", { input: { other: true } });
+  assert.equal(fork.status, "completed");
+  assert.deepEqual(fork.output.input, { other: true });
+  assert.equal((await v2.state(fork.id)).codeVersion, "v2");
+  await assert.rejects(v2.rerun("p2"), (e) => e instanceof loom.FailedPreconditionError && /did not fail/.test(e.message));
+  await assert.rejects(v2.fork("p2", "zzz"), (e) => e instanceof loom.NotFoundError);
+});

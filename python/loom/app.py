@@ -49,6 +49,8 @@ def _json_text(value: Any, what: str) -> str:
     return _native.json_text(value, what)
 
 
+_UNSET: Any = object()  # an argument not given (None is a JSON value)
+
 _workers: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 
 
@@ -245,6 +247,24 @@ class App:
     def retry(self, id: str) -> Run:
         """Runs a retrying run's failed step now, not at its next attempt time."""
         return Run._of(self._json("retry", "--json", "--", id))
+
+    def fork(self, id: str, at: Union[str, int], *, input: Any = _UNSET,
+             new_id: Optional[str] = None) -> Run:
+        """Starts a new run whose log is run ``id``'s up to step ``at`` (a step id, which the
+        fork runs again; or a seq) and continues it here on this code (``loom fork``). The
+        source is left as it was; ``input`` replaces the recorded input."""
+        args = ["fork", "--json", "--at", str(at)]
+        if input is not _UNSET:
+            args += ["--input", _json_text(input, "the fork's input")]
+        if new_id is not None:
+            args += ["--id", new_id]
+        return Run._of(self._json(*args, "--", id))
+
+    def rerun(self, id: str, *, new_id: Optional[str] = None) -> Run:
+        """Runs failed run ``id`` again from its failed step, as a new run on this code
+        (``loom rerun``); the failed run stays failed."""
+        return Run._of(self._json("rerun", "--json", *(["--id", new_id] if new_id else []),
+                                  "--", id))
 
     def cancel(self, id: str, reason: str = "") -> Run:
         """Cancels a run: at once when nobody runs it, else at its runner's next step."""

@@ -335,3 +335,38 @@ def test_a_run_continues_only_on_an_app_of_its_own_version(home):
         loom.App({"execution": {"codeVersion": "v1"}}, home=home, version="v3")
     with pytest.raises(TypeError, match="must be a dict"):
         loom.App({"execution": "x"}, home=home, version="v3")
+
+
+def test_fork_and_rerun_make_new_runs_on_the_code_at_hand(home):
+    def app_of(version, broken):
+        app = loom.App(home=home, version=version)
+        ran = []
+
+        @app.workflow("pipeline")
+        def pipeline(ctx, input):
+            ctx.step("a", lambda: ran.append("a") or 1)
+
+            def b():
+                ran.append("b")
+                if broken:
+                    raise loom.FailedPreconditionError("the tool is broken")
+                return version
+            return {"b": ctx.step("b", b), "input": input}
+
+        return app, ran
+
+    v1, ran1 = app_of("v1", broken=True)
+    failed = v1.run("pipeline", "in", id="p1")
+    assert failed.status == "failed"
+    v2, ran2 = app_of("v2", broken=False)
+    rerun = v2.rerun("p1", new_id="p2")
+    assert (rerun.id, rerun.status, rerun.output) == ("p2", "completed", {"b": "v2", "input": "in"})
+    assert ran2 == ["b"]  # step a replays from p1's log
+    assert v2.state("p1")["status"] == "failed"  # the source is left as it was
+    fork = v2.fork("p2", "b", input={"other": True})
+    assert fork.status == "completed" and fork.output["input"] == {"other": True}
+    assert v2.state(fork.id)["codeVersion"] == "v2"
+    with pytest.raises(loom.FailedPreconditionError, match="did not fail"):
+        v2.rerun("p2")
+    with pytest.raises(loom.NotFoundError, match="recorded no step 'zzz'"):
+        v2.fork("p2", "zzz")
