@@ -11,7 +11,7 @@
 // Also the same run with durability "normal" and the measured fsync cost, to tell the loop's
 // own cost from the disk's. Run: ./build/release/bench/loom_agent_bench [repetitions]
 // (`loom_agent_bench N resume` measures the resume alone and `N loop` a run without fsync,
-// for a profiler)
+// for a profiler; `N replaycheck` the replay check of 50 recorded runs, N rounds)
 // (docs/benchmarks.md, "Agent loop"). Not a Google Benchmark: each measurement is a whole
 // run, reported as the median of the repetitions.
 #include <fcntl.h>
@@ -32,6 +32,7 @@
 #include "loom/agent_app/agent_app.h"
 #include "loom/app/app.h"
 #include "loom/kernel/sqlite_event_store.h"
+#include "loom/workflow/replay_check.h"
 #include "report_pages.h"
 #include "support/temp_dir.h"
 
@@ -248,6 +249,48 @@ double fsyncMillis() {
   return times.empty() ? 0 : median(times);
 }
 
+// `loom replay-check`'s core over `runs` recorded 200-turn runs (delta journaling), against
+// reading their logs alone (the floor: the check reads each log once), in interleaved rounds.
+void measureReplayCheck(int runs, int rounds) {
+  Variant v;
+  v.durability = "normal";  // recording is not what is measured
+  TempHome home;
+  Setup setup(v, home.path());
+  auto app = setup.boot();
+  for (int i = 0; i < runs; ++i) {
+    app->runtime().start(kLoop, json::object{{"prompt", "Read every page."}},
+                         {.id = "r" + std::to_string(i)});
+  }
+  std::vector<double> check, read;
+  for (int round = 0; round < rounds; ++round) {
+    auto start = Clock::now();
+    int64_t events = 0;
+    for (const auto& info : app->store().list({})) events += app->store().read(info.id).size();
+    read.push_back(runs / secondsSince(start));
+    start = Clock::now();
+    auto results = workflow::checkReplays(app->store(), setup.workflows, setup.tasks);
+    check.push_back(runs / secondsSince(start));
+    for (const auto& r : results) {
+      if (r.outcome != "matched") {
+        std::fprintf(stderr, "agent_bench: %s did not match: %s %s\n", r.executionId.c_str(),
+                     r.outcome.c_str(), r.recorded.c_str());
+        std::exit(1);
+      }
+    }
+    if (events == 0) std::exit(1);
+  }
+  auto range = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    char text[96];
+    std::snprintf(text, sizeof text, "median %.0f (%.0f to %.0f)", v[v.size() / 2], v.front(),
+                  v.back());
+    return std::string(text);
+  };
+  std::printf("replay check of %d 200-turn runs, %d rounds: %s runs/s; reading their logs "
+              "alone: %s runs/s\n",
+              runs, rounds, range(check).c_str(), range(read).c_str());
+}
+
 void row(const char* what, const RunFigures& f) {
   std::printf("| %s | %lld | %.3f s | %.1f KB | %.1f KB |\n", what, static_cast<long long>(f.steps),
               f.seconds, f.logBytes / 1000.0, f.stateBytes / 1000.0);
@@ -260,6 +303,10 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string_view(argv[2]) == "resume") {  // for profiling the resume alone
     ResumeFigures r = measureResume(repetitions);
     std::printf("resume: %.2f ms (boot %.2f ms)\n", r.toFirstNewStep * 1000, r.boot * 1000);
+    return 0;
+  }
+  if (argc > 2 && std::string_view(argv[2]) == "replaycheck") {  // `loom replay-check`'s speed
+    measureReplayCheck(50, repetitions);
     return 0;
   }
   if (argc > 2 && std::string_view(argv[2]) == "loop") {  // the loop's CPU cost, for a profiler

@@ -1,5 +1,14 @@
 // Type declarations of @loomwork/loom (docs/typescript.md).
 
+/** `loom replay-check --json`: each run "matched", "diverged" (stepId, recorded, asked) or "unchecked" (why). */
+export interface ReplayCheckReport {
+  checked: number;
+  matched: number;
+  diverged: number;
+  unchecked: number;
+  runs: Array<{ id: string; outcome: "matched" | "diverged" | "unchecked"; stepId?: string; recorded?: string; asked?: string; why?: string; replayedSteps?: number }>;
+}
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** The grouped options, spelled as the decision record spells them (docs/config.md). */
@@ -143,6 +152,10 @@ export class App {
   /** Failed run `id` again from its failed step, as a new run on this code (`loom rerun`). */
   rerun(id: string, options?: { id?: string }): Promise<Run>;
   cancel(id: string, reason?: string): Promise<Run>;
+  /** The home's recorded runs replayed against this app's code, in memory (`loom replay-check --json`). */
+  replayCheck(filters?: { workflow?: string; since?: string; last?: number }): Promise<ReplayCheckReport>;
+  /** replayCheck, rejecting with an Error naming each run that diverged or could not be checked. */
+  assertReplays(filters?: { workflow?: string; since?: string; last?: number }): Promise<ReplayCheckReport>;
   state(id: string): Promise<Json>;
   log(id: string): Promise<Array<Record<string, Json>>>;
   runs(filter?: { status?: string; workflow?: string }): Promise<Array<Record<string, Json>>>;

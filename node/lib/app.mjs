@@ -182,6 +182,26 @@ export class App {
   async cancel(id, reason) {
     return new Run(await this.#json("cancel", "--json", ...(reason ? ["--reason", reason] : []), "--", id));
   }
+  /** The home's recorded runs replayed against this app's code, in memory (`loom replay-check --json`). */
+  replayCheck({ workflow, since, last } = {}) {
+    const args = ["replay-check", "--json"];
+    if (workflow !== undefined) args.push("--workflow", workflow);
+    if (since !== undefined) args.push("--since", since);
+    if (last !== undefined) args.push("--last", String(last));
+    return this.#json(...args);
+  }
+  /** For node:test: replayCheck, throwing an Error that names each run that diverged or could not be checked. */
+  async assertReplays(filters = {}) {
+    const report = await this.replayCheck(filters);
+    const bad = report.runs.filter((r) => r.outcome !== "matched");
+    if (bad.length > 0) {
+      const lines = bad.map((r) => r.outcome === "diverged"
+        ? `${r.id}: diverged at ${r.stepId}: the log recorded ${r.recorded}; the code ${r.asked}`
+        : `${r.id}: unchecked: ${r.why}`);
+      throw new Error(`${bad.length} of ${report.checked} recorded run(s) do not replay on this code:\n${lines.join("\n")}`);
+    }
+    return report;
+  }
   /** The run's folded state (`loom state --json`). */
   state(id) { return this.#json("state", "--json", "--", id); }
   /** The run's events (`loom log --json`). */

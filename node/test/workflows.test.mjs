@@ -297,3 +297,24 @@ test("fork and rerun make new runs on the code at hand", async () => {
   await assert.rejects(v2.rerun("p2"), (e) => e instanceof loom.FailedPreconditionError && /did not fail/.test(e.message));
   await assert.rejects(v2.fork("p2", "zzz"), (e) => e instanceof loom.NotFoundError);
 });
+
+test("replayCheck finds the runs the code no longer replays", async () => {
+  const home = path.join(tempDir(), "home");
+  const shape = { second: "b" };
+  const app = new loom.App({}, { home, version: "v1" });
+  app.workflow("pipeline", async (ctx, input) => {
+    await ctx.step("a", async () => 1);
+    if (input === "branch") await ctx.step(shape.second, async () => 2);
+    return input;
+  });
+  await app.run("pipeline", "branch", { id: "hit" });
+  await app.run("pipeline", "plain", { id: "miss" });
+  assert.equal((await app.assertReplays()).matched, 2);
+  shape.second = "b2"; // the code renames the step the branch takes
+  const report = await app.replayCheck();
+  assert.deepEqual([report.checked, report.diverged], [2, 1]);
+  const hit = report.runs.find((r) => r.id === "hit");
+  assert.deepEqual([hit.outcome, hit.stepId], ["diverged", "b"]);
+  await assert.rejects(app.assertReplays(), /hit: diverged at b: the log recorded step 'b'/);
+  assert.equal((await app.replayCheck({ last: 1 })).checked, 1);
+});

@@ -266,6 +266,33 @@ class App:
         return Run._of(self._json("rerun", "--json", *(["--id", new_id] if new_id else []),
                                   "--", id))
 
+    def replay_check(self, *, workflow: Optional[str] = None, since: Optional[str] = None,
+                     last: Optional[int] = None) -> Dict[str, Any]:
+        """Replays the home's recorded runs against this app's code, in memory (``loom
+        replay-check --json``): ``{"checked", "matched", "diverged", "unchecked", "runs"}``.
+        Nothing runs and no log is written."""
+        args = ["replay-check", "--json"]
+        if workflow is not None:
+            args += ["--workflow", workflow]
+        if since is not None:
+            args += ["--since", since]
+        if last is not None:
+            args += ["--last", str(last)]
+        return self._json(*args)
+
+    def assert_replays(self, **filters: Any) -> Dict[str, Any]:
+        """For pytest: :meth:`replay_check`, raising AssertionError that names each run that
+        diverged (step, what the log recorded, what the code did) or could not be checked."""
+        report = self.replay_check(**filters)
+        bad = [r for r in report["runs"] if r["outcome"] != "matched"]
+        if bad:
+            lines = [f"{r['id']}: diverged at {r['stepId']}: the log recorded {r['recorded']}; "
+                     f"the code {r['asked']}" if r["outcome"] == "diverged"
+                     else f"{r['id']}: unchecked: {r['why']}" for r in bad]
+            raise AssertionError(f"{len(bad)} of {report['checked']} recorded run(s) do not "
+                                 "replay on this code:\n" + "\n".join(lines))
+        return report
+
     def cancel(self, id: str, reason: str = "") -> Run:
         """Cancels a run: at once when nobody runs it, else at its runner's next step."""
         return Run._of(self._json("cancel", "--json", *(["--reason", reason] if reason else []),

@@ -370,3 +370,31 @@ def test_fork_and_rerun_make_new_runs_on_the_code_at_hand(home):
         v2.rerun("p2")
     with pytest.raises(loom.NotFoundError, match="recorded no step 'zzz'"):
         v2.fork("p2", "zzz")
+
+
+def test_replay_check_finds_the_runs_the_code_no_longer_replays(home):
+    shape = {"second": "b"}
+
+    def app_of():
+        app = loom.App(home=home, version="v1")
+
+        @app.workflow("pipeline")
+        def pipeline(ctx, input):
+            ctx.step("a", lambda: 1)
+            if input == "branch":
+                ctx.step(shape["second"], lambda: 2)
+            return input
+        return app
+
+    app = app_of()
+    app.run("pipeline", "branch", id="hit")
+    app.run("pipeline", "plain", id="miss")
+    assert app.assert_replays()["matched"] == 2
+    shape["second"] = "b2"  # the code renames the step the branch takes
+    report = app.replay_check()
+    assert (report["checked"], report["diverged"]) == (2, 1)
+    hit = next(r for r in report["runs"] if r["id"] == "hit")
+    assert (hit["outcome"], hit["stepId"]) == ("diverged", "b")
+    with pytest.raises(AssertionError, match=r"hit: diverged at b: the log recorded step 'b'"):
+        app.assert_replays()
+    assert app.replay_check(last=1)["checked"] == 1

@@ -66,6 +66,10 @@ Action setupCancel(CLI::App& command, HomeSession& session);
 Action setupRetry(CLI::App& command, HomeSession& session);   // run_commands.cc
 Action setupFork(CLI::App& command, HomeSession& session);    // run_commands.cc
 Action setupRerun(CLI::App& command, HomeSession& session);   // run_commands.cc
+Action setupReplayCheck(CLI::App& command, HomeSession& session);  // replay_check_command.cc
+// --config FILE for a command that reads runs: sealed logs are unsealed with its keys
+// (inspect_commands.cc).
+void addConfigOption(CLI::App& command, HomeSession& session);
 Action setupWorker(CLI::App& command, HomeSession& session);  // worker_command.cc
 // In a run's child process of `loom worker`: dies with the worker (PR_SET_PDEATHSIG). Called
 // first thing by main(); does nothing in any other process.

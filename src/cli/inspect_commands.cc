@@ -43,16 +43,6 @@ struct IdArgs {
   bool json = false;
 };
 
-// --config FILE: read through the app that file configures (sealed logs are unsealed with
-// its security.keys; erased subjects read as erased).
-void addConfigOption(CLI::App& command, HomeSession& session) {
-  command
-      .add_option_function<std::string>(
-          "--config", [&session](const std::string& file) { session.loadConfig(file); },
-          "A loom.toml with security.keys: sealed logs (compliance.erase, security.crypto) "
-          "are shown decrypted")
-      ->type_name("FILE");
-}
 
 // nullopt for a live run; else its archived copy (ADR 0138: retention moved its log into an
 // archive segment), its events unsealed as live ones are (erased subjects read as erased).
@@ -83,6 +73,17 @@ std::shared_ptr<IdArgs> addIdArgs(CLI::App& command, HomeSession& session, std::
 }
 
 }  // namespace
+
+// --config FILE: read through the app that file configures (sealed logs are unsealed with
+// its security.keys; erased subjects read as erased).
+void addConfigOption(CLI::App& command, HomeSession& session) {
+  command
+      .add_option_function<std::string>(
+          "--config", [&session](const std::string& file) { session.loadConfig(file); },
+          "A loom.toml with security.keys: sealed logs (compliance.erase, security.crypto) "
+          "are shown decrypted")
+      ->type_name("FILE");
+}
 
 namespace {
 

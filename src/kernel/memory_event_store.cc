@@ -24,6 +24,19 @@ int64_t MemoryEventStore::appendLocked(const std::string& executionId, int64_t e
   return log.info.nextSeq;
 }
 
+void MemoryEventStore::adoptLog(const std::string& executionId, std::vector<Event> events) {
+  std::unique_lock lock(mu_);
+  if (logs_.contains(executionId)) {
+    throw AlreadyExistsError("execution '" + executionId + "' already exists");
+  }
+  Log& log = logs_[executionId];
+  log.info.id = executionId;
+  for (auto& e : events) {
+    applyEvent(log.info, e, 0, 0);
+    log.events.push_back(std::make_shared<const Event>(std::move(e)));
+  }
+}
+
 void MemoryEventStore::scan(const std::string& executionId, int64_t fromSeq,
                             const std::function<void(const Event&)>& visit) const {
   // Take references under the lock in chunks, visit outside it: a visitor may call back into

@@ -36,6 +36,13 @@ ExecutionContext::ExecutionContext(const RunEnvironment& env, std::string execut
       lastCancelPollMillis_(env.options.clock->nowMillis()) {}
 
 void ExecutionContext::append(Event event) {
+  if (env_.options.replayCheck) {  // the run ends or parks here: the log must go no further
+    if (auto left = firstUnasked()) {
+      throw ReplayDiverged{*left, "step '" + *left + "'",
+                           "went on to " + std::string(kernel::eventTypeName(event.type)) +
+                               " without asking for it"};
+    }
+  }
   constexpr int kMaxAbsorbed = 1000;
   for (int round = 0;; ++round) {
     try {
@@ -77,6 +84,17 @@ void ExecutionContext::append(Event event) {
 void ExecutionContext::setCheckpoint(std::string_view scope, json::value state,
                                      const std::vector<std::string>& forget) {
   if (!env_.options.journalEffectInputs) return;
+  if (env_.options.replayCheck) {  // a step forgotten here unasked is one the code skipped
+    for (const auto& prefix : forget) {
+      for (auto it = log_.steps.lower_bound(prefix);
+           it != log_.steps.end() && it->first.starts_with(prefix); ++it) {
+        if (!usedStepIds_.contains(it->first)) {
+          throw ReplayDiverged{it->first, "step '" + it->first + "'",
+                               "went past it without asking for it"};
+        }
+      }
+    }
+  }
   if (env_.options.journalFilter) state = env_.options.journalFilter(std::move(state));
   log_.checkpoint(scope, std::move(state), forget);
 }
@@ -170,6 +188,10 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
 std::optional<json::value> ExecutionContext::beginStep(const StepCall& call, int& attempt) {
   std::string stepId(call.stepId);
   if (!usedStepIds_.insert(stepId).second) throw DuplicateStepError(stepId);
+  if (env_.options.replayCheck) {
+    auto it = log_.steps.find(stepId);
+    checkAsked(call, it == log_.steps.end() ? nullptr : &it->second);
+  }
   if (auto it = log_.steps.find(stepId); it != log_.steps.end()) {
     RecordedStep& recorded = it->second;
     if (recorded.completed) {
@@ -193,6 +215,32 @@ std::optional<json::value> ExecutionContext::beginStep(const StepCall& call, int
   }
   stopIfCancelled();  // before the step runs: a cancelled run starts nothing new
   endReplay();
+  return std::nullopt;
+}
+
+void ExecutionContext::checkAsked(const StepCall& call, const RecordedStep* recorded) const {
+  const std::string stepId(call.stepId);
+  if (recorded == nullptr) {
+    if (auto left = firstUnasked()) {
+      throw ReplayDiverged{*left, "step '" + *left + "'",
+                           "asked for step '" + stepId + "' (effect " +
+                               std::string(call.effectId) +
+                               "), which the log does not hold, without asking for it"};
+    }
+    throw ReplayLogEnd{stepId};
+  }
+  if (!recorded->effectId.empty() && recorded->effectId != call.effectId) {
+    throw ReplayDiverged{stepId, "it as a call of effect " + recorded->effectId,
+                         "asked for it as a call of effect " + std::string(call.effectId)};
+  }
+  // A recorded attempt that would run again (a retry, a stop) ends what the log can check.
+  if (!recorded->completed && recorded->retryable) throw ReplayLogEnd{stepId};
+}
+
+std::optional<std::string> ExecutionContext::firstUnasked() const {
+  for (const auto& [id, recorded] : log_.steps) {
+    if (!usedStepIds_.contains(id)) return id;
+  }
   return std::nullopt;
 }
 
@@ -299,6 +347,7 @@ void ExecutionContext::recordFailure(const StepCall& call, std::string_view code
 }
 
 json::value ExecutionContext::invokeTransient(std::string_view effectId, json::value input) {
+  if (env_.options.replayCheck) throw ReplayLogEnd{"(a transient call of " + std::string(effectId) + ")"};
   const effects::Task* task = env_.tasks.find(effectId);
   effects::EffectContext ctx{
       executionId_, "", std::string(effectId), task ? task->definition.kind : "", log_.subject, 1,

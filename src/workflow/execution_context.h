@@ -27,6 +27,20 @@ struct ParkRequest {
   bool attemptFailed = false;           // "retrying" after an attempt this run made just now
 };
 
+// Thrown in a replay check (RuntimeOptions::replayCheck) where the code and the log part:
+// `stepId` (a step the code asked for, or a recorded one it never asked for), what the log
+// recorded there and what the code asked. Not a std::exception, as ParkRequest.
+struct ReplayDiverged {
+  std::string stepId;
+  std::string recorded;
+  std::string asked;
+};
+// Thrown in a replay check where the code asks for what the log does not hold (step
+// `stepId`) and nothing recorded is left unasked: the log is checked to its end.
+struct ReplayLogEnd {
+  std::string stepId;
+};
+
 // Thrown at a step boundary once the run has seen `loom cancel`'s signal: the runtime records
 // EXECUTION_CANCELLED and the run ends.
 struct CancelRequest {
@@ -119,6 +133,10 @@ class ExecutionContext : public WorkflowContext {
   // Claims the step id; returns the recorded output of a completed step (or throws its
   // recorded final failure); otherwise sets `attempt`, leaves replay and returns nullopt.
   std::optional<json::value> beginStep(const StepCall& call, int& attempt);
+  // Replay check: throws ReplayDiverged or ReplayLogEnd for a step the check cannot replay.
+  void checkAsked(const StepCall& call, const RecordedStep* recorded) const;
+  // A recorded step this run has not asked for; nullopt: none.
+  std::optional<std::string> firstUnasked() const;
   effects::EffectContext contextFor(const StepCall& call, int attempt) const;
   // What attempt `attempt` of a call that threw becomes: a park (stopped; a retryable failure
   // with attempts left: "retrying"), a journaled STEP_FAILED and StepFailedError, or the error

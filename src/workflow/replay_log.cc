@@ -30,6 +30,7 @@ void applyEvent(ReplayLog& log, E&& e) {
     case EventType::kStepCompleted: {
       auto& step = log.steps[std::string(d.at("stepId").get_string())];
       step.completed = true;
+      step.effectId = d.at("effectId").get_string();
       if constexpr (kMove) {
         step.output = std::move(d.at("output"));
       } else {
@@ -39,6 +40,7 @@ void applyEvent(ReplayLog& log, E&& e) {
     }
     case EventType::kStepFailed: {
       auto& step = log.steps[std::string(d.at("stepId").get_string())];
+      step.effectId = d.at("effectId").get_string();
       const auto& error = d.at("error").get_object();
       step.errorCode = error.at("code").get_string();
       step.errorMessage = error.at("message").get_string();

@@ -15,6 +15,7 @@ namespace loom::workflow {
 
 struct RecordedStep {
   bool completed = false;
+  std::string effectId;   // the effect it recorded (empty from a snapshot)
   json::value output;     // completed
   std::string errorCode;  // failed
   std::string errorMessage;

@@ -104,5 +104,55 @@ TEST_F(AgentAppVersionTest, AWorkerLoadsAnAppEditedOnDiskAgain) {
   EXPECT_EQ(stopped.out.find("left for a worker"), std::string::npos) << stopped.out;
 }
 
+// `loom replay-check` in CI: the recorded runs against the app as it is on disk. Renaming a
+// tool the runs called is found in exactly those runs (the step named); filters select runs;
+// nothing runs and no log changes.
+TEST_F(AgentAppVersionTest, ReplayCheckFindsTheRunsAnEditedAppNoLongerReplays) {
+  std::string app = writeApp(fetchPagesScript(2), fetchReportTool());
+  ASSERT_EQ(loom({"run", app, "--id", "calls"}).exitCode, 0);
+  write("answer.json", R"({"turns": [{"answer": "no tools needed"}]})");
+  std::string quiet = write("quiet.toml", "[agent]\nname = \"quiet\"\nprompt = \"hi\"\n\n"
+                                          "[model]\nkind = \"scripted\"\nscript = \"answer.json\"\n\n" +
+                                              fetchReportTool());
+  ASSERT_EQ(loom({"run", quiet, "--id", "quiet"}).exitCode, 0);
+  ASSERT_EQ(loom({"run", "example.steps", "--id", "steps", "--input", R"({"steps": 2})"}).exitCode,
+            0);
+  Outcome clean = loom({"replay-check"});
+  EXPECT_EQ(clean.exitCode, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("checked 3 run(s): 3 matched"), std::string::npos) << clean.out;
+
+  // The tool is renamed in both apps: only the run that called it diverges.
+  const std::size_t witnessed = readLines(witness_).size();
+  const std::string before = json::toText(json::value(events("calls")));
+  for (const std::string file : {"app.toml", "quiet.toml"}) {
+    std::ifstream in(dir_ / file);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text.replace(text.find("name = \"fetch_report\""), 21, "name = \"fetch_page\"");
+    write(file, text);
+  }
+  Outcome found = loom({"replay-check", "--json"});
+  EXPECT_EQ(found.exitCode, 1) << found.out << found.err;
+  json::value report = found.json();
+  EXPECT_EQ(report.at("diverged"), 1) << found.out;
+  EXPECT_EQ(report.at("matched"), 2) << found.out;
+  for (const auto& run : report.at("runs").as_array()) {
+    if (run.at("id") != "calls") continue;
+    EXPECT_EQ(run.at("outcome"), "diverged");
+    EXPECT_EQ(run.at("stepId"), "research#turn:1:tool:0") << json::toText(run);
+  }
+  EXPECT_EQ(readLines(witness_).size(), witnessed) << "the check ran a tool";
+  EXPECT_EQ(json::toText(json::value(events("calls"))), before) << "the check wrote to a log";
+  Outcome text = loom({"replay-check", "--workflow", "research"});
+  EXPECT_NE(text.out.find("calls: diverged at research#turn:1:tool:0: the log recorded step "
+                          "'research#turn:1:tool:0'; the code went past it"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("checked 1 run(s)"), std::string::npos) << text.out;
+  Outcome last = loom({"replay-check", "--last", "1"});
+  EXPECT_EQ(last.exitCode, 0) << "the last run started is the workflow's: " << last.out;
+  Outcome future = loom({"replay-check", "--since", "2999-01-01T00:00:00.000Z"});
+  EXPECT_NE(future.out.find("checked 0 run(s)"), std::string::npos) << future.out;
+}
+
 }  // namespace
 }  // namespace loom::testing

@@ -27,6 +27,11 @@ class MemoryEventStore : public EventStore {
   std::optional<ExecutionInfo> info(const std::string& executionId) const override;
   std::vector<ExecutionInfo> list(const ExecutionFilter& filter) const override;
   bool remove(const std::string& executionId) override;
+  // Holds `events`, a whole log of execution `executionId` read from another store (which
+  // checked it), as that execution's log, replacing none: no validation and no measuring
+  // (its byte sizes are 0). For an in-memory copy a replay check runs against
+  // (workflow/replay_check.h). Throws AlreadyExistsError when the id is taken.
+  void adoptLog(const std::string& executionId, std::vector<Event> events);
   int64_t appendControl(int64_t expectedNextSeq, std::vector<ControlEvent> events) override;
   std::vector<ControlEvent> readControl(int64_t fromSeq) const override;
   Lease acquireLease(const LeaseRequest& request) override;

@@ -63,6 +63,11 @@ struct RuntimeOptions {
   // step, a park, or its end), with the execution id: `loom resume --json` counts the
   // content-store calls made before it (replayContentStoreCalls).
   std::function<void(const std::string& executionId)> onReplayEnd;
+  // Replay check (replay_check.h): no step runs. A step the code asks for must be the one
+  // the log recorded under its id (the same effect); a step the log does not hold, or a
+  // recorded attempt that would run again, ends the check there; ending or parking with a
+  // recorded step never asked for is a divergence. For checkReplay's in-memory copies only.
+  bool replayCheck = false;
   // How long a run's lease holds without a heartbeat (renewed every third of it): after its
   // process dies, another runner may take the execution over once this has passed (at once
   // when that process ran on this host and is gone). Must be > 0.
