@@ -240,6 +240,9 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.codeVersion = !config->execution.codeVersion.empty() ? config->execution.codeVersion
                                : !options.codeVersion.empty()        ? options.codeVersion
                                                                      : workflow::programCodeVersion();
+  runtimeOptions.versioning = config->execution.versioning == "latest"
+                                  ? workflow::Versioning::kLatest
+                                  : workflow::Versioning::kPinned;
   runtimeOptions.leaseOwner = options.leaseOwner;
   auto onWarn = config->observability.onWarn;
   runtimeOptions.onWarn = [onWarn](std::string_view m) { middleware::warn(onWarn, m); };

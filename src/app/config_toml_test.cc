@@ -142,6 +142,7 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"leaseTtlMs = 5000", "execution.leaseTtlMs"},
       {"snapshotEveryEvents = 10", "execution.snapshotEveryEvents"},
       {"codeVersion = \"v2\"", "execution.codeVersion"},
+      {"versioning = \"latest\"", "execution.versioning"},
   };
   for (const auto& [toml, grouped] : flat) {
     ConfigIssue issue = onlyIssue(toml);

@@ -149,6 +149,20 @@ std::vector<OptionRow> buildTable() {
     bindString(
         r, [](auto& c) -> auto& { return c.execution.codeVersion; });
   }
+  {
+    OptionRow& r = row(
+        "execution.versioning", OptionType::kString,
+        "What a run recorded on another code version does on this code: `pinned` refuses to "
+        "continue it (resume, signal and retry say so, naming both versions; a worker leaves "
+        "it for a worker of its version); `latest` continues it here, checking its replay: a "
+        "recorded step the code does not ask for, or asks for as another effect, parks the run "
+        "`diverged` at that step before anything new runs (docs/operations.md, \"Deploying new "
+        "code\").");
+    r.defaultText = "\"pinned\"";
+    r.allowed = {"pinned", "latest"};
+    bindString(
+        r, [](auto& c) -> auto& { return c.execution.versioning; });
+  }
   addClaimCheckRows(rows);
   addRunOwnershipRows(rows);
 

@@ -38,9 +38,9 @@ ExecutionContext::ExecutionContext(const RunEnvironment& env, std::string execut
 void ExecutionContext::append(Event event) {
   if (env_.options.replayCheck) {  // the run ends or parks here: the log must go no further
     if (auto left = firstUnasked()) {
-      throw ReplayDiverged{*left, "step '" + *left + "'",
-                           "went on to " + std::string(kernel::eventTypeName(event.type)) +
-                               " without asking for it"};
+      diverged(*left, "step '" + *left + "'",
+               "went on to " + std::string(kernel::eventTypeName(event.type)) +
+                   " without asking for it");
     }
   }
   constexpr int kMaxAbsorbed = 1000;
@@ -84,13 +84,13 @@ void ExecutionContext::append(Event event) {
 void ExecutionContext::setCheckpoint(std::string_view scope, json::value state,
                                      const std::vector<std::string>& forget) {
   if (!env_.options.journalEffectInputs) return;
-  if (env_.options.replayCheck) {  // a step forgotten here unasked is one the code skipped
+  if (watchesReplay()) {  // a step forgotten here unasked is one the code skipped
+    checkWaited("went past it");
     for (const auto& prefix : forget) {
       for (auto it = log_.steps.lower_bound(prefix);
            it != log_.steps.end() && it->first.starts_with(prefix); ++it) {
         if (!usedStepIds_.contains(it->first)) {
-          throw ReplayDiverged{it->first, "step '" + it->first + "'",
-                               "went past it without asking for it"};
+          diverged(it->first, "step '" + it->first + "'", "went past it without asking for it");
         }
       }
     }
@@ -188,10 +188,11 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
 std::optional<json::value> ExecutionContext::beginStep(const StepCall& call, int& attempt) {
   std::string stepId(call.stepId);
   if (!usedStepIds_.insert(stepId).second) throw DuplicateStepError(stepId);
-  if (env_.options.replayCheck) {
+  if (watchesReplay()) {
     auto it = log_.steps.find(stepId);
     checkAsked(call, it == log_.steps.end() ? nullptr : &it->second);
   }
+  if (!log_.steps.contains(stepId)) askedNew_ = true;  // new work: the replay is behind it
   if (auto it = log_.steps.find(stepId); it != log_.steps.end()) {
     RecordedStep& recorded = it->second;
     if (recorded.completed) {
@@ -222,19 +223,62 @@ void ExecutionContext::checkAsked(const StepCall& call, const RecordedStep* reco
   const std::string stepId(call.stepId);
   if (recorded == nullptr) {
     if (auto left = firstUnasked()) {
-      throw ReplayDiverged{*left, "step '" + *left + "'",
-                           "asked for step '" + stepId + "' (effect " +
-                               std::string(call.effectId) +
-                               "), which the log does not hold, without asking for it"};
+      diverged(*left, "step '" + *left + "'",
+               "asked for step '" + stepId + "' (effect " + std::string(call.effectId) +
+                   "), which the log does not hold, without asking for it");
     }
-    throw ReplayLogEnd{stepId};
+    checkWaited("asked for step '" + stepId + "'");
+    if (env_.options.replayCheck) throw ReplayLogEnd{stepId};
+    return;  // "latest": the replay is checked; this step is the run's new work
   }
   if (!recorded->effectId.empty() && recorded->effectId != call.effectId) {
-    throw ReplayDiverged{stepId, "it as a call of effect " + recorded->effectId,
-                         "asked for it as a call of effect " + std::string(call.effectId)};
+    diverged(stepId, "it as a call of effect " + recorded->effectId,
+             "asked for it as a call of effect " + std::string(call.effectId));
   }
   // A recorded attempt that would run again (a retry, a stop) ends what the log can check.
-  if (!recorded->completed && recorded->retryable) throw ReplayLogEnd{stepId};
+  if (env_.options.replayCheck && !recorded->completed && recorded->retryable) {
+    throw ReplayLogEnd{stepId};
+  }
+}
+
+void ExecutionContext::checkWaited(const std::string& what) const {
+  const std::string& name = log_.lastWait;  // the run's last wait, since answered
+  if (!name.empty() && log_.signals.contains(name) && !signalCursor_.contains(name)) {
+    diverged(name, "a wait for signal '" + name + "', which was answered",
+             what + " without waiting for it");
+  }
+}
+
+bool ExecutionContext::watchesReplay() const {
+  return env_.options.replayCheck ||
+         (env_.options.versioning == Versioning::kLatest && !askedNew_);
+}
+
+void ExecutionContext::diverged(const std::string& stepId, const std::string& recorded,
+                                const std::string& asked) const {
+  if (env_.options.replayCheck) throw ReplayDiverged{stepId, recorded, asked};
+  throw ParkRequest{"diverged", "", stepId,
+                    "the log recorded " + recorded + "; the code " + asked +
+                        " (execution.versioning = \"latest\": it continues on the code at hand "
+                        "only where that replays its log; see docs/operations.md, \"Deploying new "
+                        "code\")"};
+}
+
+json::value ExecutionContext::runWorkflow(
+    const std::function<json::value(WorkflowContext&)>& fn) {
+  auto checkEnd = [&](const std::string& how) {
+    if (!watchesReplay()) return;
+    if (auto left = firstUnasked()) diverged(*left, "step '" + *left + "'", how);
+  };
+  json::value output;
+  try {
+    output = fn(*this);
+  } catch (const std::exception& e) {
+    checkEnd("failed without asking for it (" + std::string(e.what()) + ")");
+    throw;
+  }
+  checkEnd("completed without asking for it");
+  return output;
 }
 
 std::optional<std::string> ExecutionContext::firstUnasked() const {

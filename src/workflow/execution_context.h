@@ -65,6 +65,10 @@ class ExecutionContext : public WorkflowContext {
   const std::optional<std::string>& subject() const override { return log_.subject; }
   const json::value& input() const override { return log_.input; }
   json::value step(std::string_view stepId, FunctionRef<json::value()> fn) override;
+  // Runs the workflow function `fn` with this context. While the replay is watched
+  // (watchesReplay), ending (returning or throwing) before every recorded step was asked for
+  // is a divergence (diverged()).
+  json::value runWorkflow(const std::function<json::value(WorkflowContext&)>& fn);
   using WorkflowContext::effect;
   json::value effect(std::string_view stepId, std::string_view effectId, json::value input,
                      const EffectOptions& options) override;
@@ -137,6 +141,16 @@ class ExecutionContext : public WorkflowContext {
   void checkAsked(const StepCall& call, const RecordedStep* recorded) const;
   // A recorded step this run has not asked for; nullopt: none.
   std::optional<std::string> firstUnasked() const;
+  // A replay check, or versioning "latest" before the run's first new step: the code must
+  // ask for what the log recorded.
+  bool watchesReplay() const;
+  // Where the code does new work (`what`): the run's last wait, answered since, must have been
+  // waited for again (diverged() otherwise).
+  void checkWaited(const std::string& what) const;
+  // Where the code and the log part: ReplayDiverged in a replay check, else a park "diverged"
+  // at `stepId` (nothing after it runs).
+  [[noreturn]] void diverged(const std::string& stepId, const std::string& recorded,
+                             const std::string& asked) const;
   effects::EffectContext contextFor(const StepCall& call, int attempt) const;
   // What attempt `attempt` of a call that threw becomes: a park (stopped; a retryable failure
   // with attempts left: "retrying"), a journaled STEP_FAILED and StepFailedError, or the error
@@ -166,6 +180,7 @@ class ExecutionContext : public WorkflowContext {
   std::string executionId_;
   ReplayLog& log_;
   std::unordered_set<std::string> usedStepIds_;
+  bool askedNew_ = false;  // a step the log does not hold was asked for
   std::map<std::string, bool, std::less<>> patches_;  // patched()'s answers, by change id
   std::map<std::string, std::size_t, std::less<>> signalCursor_;
   bool replaying_ = true;

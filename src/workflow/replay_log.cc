@@ -67,7 +67,13 @@ void applyEvent(ReplayLog& log, E&& e) {
   }
   log.nextSeq = e.seq + 1;
   log.lastType = e.type;
-  if (e.type == EventType::kExecutionParked) log.lastParked = d;
+  if (e.type == EventType::kExecutionParked) {
+    log.lastParked = d;
+    const auto* w = d.if_contains("waitingFor");
+    log.lastWait = w != nullptr && w->is_string() ? std::string(w->get_string()) : std::string();
+  } else if (e.type != EventType::kSignalReceived) {
+    log.lastWait.clear();
+  }
 }
 
 }  // namespace

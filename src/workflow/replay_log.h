@@ -38,6 +38,10 @@ struct ReplayLog {
   // By id, sorted: a checkpoint forgets a range of ids sharing a prefix.
   std::map<std::string, RecordedStep, std::less<>> steps;
   std::map<std::string, std::vector<json::value>, std::less<>> signals;
+  // The signal the run's last park waited for (EXECUTION_PARKED's waitingFor) while only
+  // signals followed that park, else empty (a snapshot written at that park gives it too). A
+  // watched replay asks that the code wait for it again before new work when it was sent.
+  std::string lastWait;
   std::optional<kernel::EventType> lastType;  // the newest event's type
   json::object lastParked;                    // its data, when it is EXECUTION_PARKED
   int64_t nextSeq = 1;

@@ -91,6 +91,8 @@ ReplayLog readState(const json::object& o, int64_t seq) {
     if (const auto* parked = last->get_object().if_contains("parked")) {
       if (!parked->is_object()) throw InvalidArgumentError("'last.parked' is not an object");
       log.lastParked = parked->get_object();
+      const auto* w = log.lastParked.if_contains("waitingFor");
+      if (w != nullptr && w->is_string()) log.lastWait = std::string(w->get_string());
     }
   }
   if (const auto* checkpoints = o.if_contains("checkpoints")) {  // version 2

@@ -188,7 +188,8 @@ class WorkflowRuntime::Impl {
     ReplayLog log = loadReplayLog(store_, options_, *info);
     // Pinned: a run continues only on the code it started on (one recorded without a version
     // predates versions and goes on).
-    if (!options_.codeVersion.empty() && log.codeVersion && *log.codeVersion != options_.codeVersion) {
+    if (options_.versioning == Versioning::kPinned && !options_.codeVersion.empty() &&
+        log.codeVersion && *log.codeVersion != options_.codeVersion) {
       throw VersionMismatchError(id, *log.codeVersion, options_.codeVersion);
     }
     const Workflow* wf = workflows_.find(log.workflow);
@@ -234,7 +235,7 @@ class WorkflowRuntime::Impl {
     RunResult r;
     r.id = id;
     try {
-      r.output = wf.fn(ctx);
+      r.output = ctx.runWorkflow(wf.fn);
       if (options_.journalFilter) r.output = options_.journalFilter(std::move(r.output));
       ctx.endReplay();
       ctx.append(kernel::executionCompleted(r.output, now()));

@@ -193,3 +193,82 @@ TEST(CodeVersionTest, TheProgramsBuildAndAFileSetsDigest) {
 
 }  // namespace
 }  // namespace loom::workflow
+
+namespace loom::workflow {
+namespace {
+
+// execution.versioning = "latest": a run of v1 continues on v2 where v2 replays its log, and
+// parks "diverged" (running nothing) where it does not. Workflow "w" asks for step `first`,
+// waits for "go", then runs `second`; each version is its own registry (its own program).
+class LatestTest : public ::testing::Test {
+ protected:
+  void addW(WorkflowRegistry& registry, std::string first, std::string second) {
+    registry.add("w", "", [this, first, second](WorkflowContext& ctx) {
+      ctx.step(first, [this] { return json::value(++runs_); });
+      ctx.awaitSignal("go");
+      ctx.step(second, [this] { return json::value(++runs_); });
+      return json::value("done");
+    });
+  }
+  std::unique_ptr<WorkflowRuntime> runtime(const WorkflowRegistry& registry,
+                                           const std::string& version, Versioning versioning) {
+    RuntimeOptions options;
+    options.clock = clock_;
+    options.workers = 1;
+    options.codeVersion = version;
+    options.versioning = versioning;
+    return std::make_unique<WorkflowRuntime>(store_, registry, tasks_, nullptr, options);
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  kernel::MemoryEventStore store_{clock_};
+  effects::TaskRegistry tasks_;
+  int runs_ = 0;
+};
+
+TEST_F(LatestTest, ARunContinuesOnNewCodeThatReplaysItsLog) {
+  WorkflowRegistry v1, v2;
+  addW(v1, "a", "b");
+  addW(v2, "a", "b-v2");  // changed after the point the run recorded: new work
+  runtime(v1, "v1", Versioning::kPinned)->start("w", json::value(), {.id = "r"});
+  EXPECT_THROW(runtime(v2, "v2", Versioning::kPinned)->resume("r"), VersionMismatchError);
+  RunResult done = runtime(v2, "v2", Versioning::kLatest)->signal("r", "go", json::value(1));
+  EXPECT_EQ(done.status, ExecutionStatus::kCompleted);
+  EXPECT_EQ(runs_, 2) << "a replayed; b-v2 ran once";
+}
+
+TEST_F(LatestTest, ARecordedStepTheNewCodeDoesNotAskForParksTheRunDivergedRunningNothing) {
+  WorkflowRegistry v1, v2;
+  addW(v1, "a", "b");
+  addW(v2, "a-renamed", "b");
+  runtime(v1, "v1", Versioning::kPinned)->start("w", json::value(), {.id = "r"});
+  RunResult parked = runtime(v2, "v2", Versioning::kLatest)->signal("r", "go", json::value(1));
+  EXPECT_EQ(parked.status, ExecutionStatus::kParked);
+  EXPECT_EQ(parked.parkReason, "diverged");
+  EXPECT_NE(parked.parkDetail.find("the log recorded step 'a'"), std::string::npos)
+      << parked.parkDetail;
+  EXPECT_NE(parked.parkDetail.find("asked for step 'a-renamed'"), std::string::npos)
+      << parked.parkDetail;
+  EXPECT_EQ(runs_, 1) << "a step ran on mixed code";
+  const auto last = store_.read("r").back();
+  EXPECT_EQ(last.data.at("reason"), "diverged");
+  EXPECT_EQ(last.data.at("stepId"), "a");
+  // Resumed on the same code it parks where it was; on its own code it finishes.
+  EXPECT_EQ(runtime(v2, "v2", Versioning::kLatest)->resume("r").parkReason, "diverged");
+  EXPECT_EQ(runtime(v1, "v1", Versioning::kLatest)->resume("r").status,
+            ExecutionStatus::kCompleted);
+}
+
+TEST_F(LatestTest, NewCodeThatEndsBeforeARecordedStepParksDiverged) {
+  WorkflowRegistry v1, v2;
+  addW(v1, "a", "b");
+  v2.add("w", "", [](WorkflowContext&) { return json::value("nothing"); });
+  runtime(v1, "v1", Versioning::kPinned)->start("w", json::value(), {.id = "r"});
+  RunResult r = runtime(v2, "v2", Versioning::kLatest)->resume("r");
+  EXPECT_EQ(r.parkReason, "diverged");
+  EXPECT_NE(r.parkDetail.find("completed without asking for it"), std::string::npos)
+      << r.parkDetail;
+}
+
+}  // namespace
+}  // namespace loom::workflow

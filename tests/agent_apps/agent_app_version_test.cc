@@ -74,6 +74,38 @@ TEST_F(AgentAppVersionTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
   EXPECT_EQ(readLines(witness_), std::vector<std::string>{"fetch_report page=1"});
 }
 
+// The same probe under execution.versioning = "latest": the run goes on on the edited app only
+// where that replays its log; the renamed tool was never asked for again, so the run parks
+// "diverged" at the answered approval, naming it, and nothing runs on the mix.
+TEST_F(AgentAppVersionTest, UnderLatestAnEditedAppParksTheRunDivergedInsteadOfMixingCode) {
+  const fs::path tool = dir_.path() / "tools" / "fetch_report";
+  fs::create_directories(tool.parent_path());
+  fs::copy_file(exampleTool("fetch_report"), tool);
+  std::string app = writeApp(fetchPagesScript(2),
+                             "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
+                             "command = [\"tools/fetch_report\"]\n",
+                             "\n[execution]\nversioning = \"latest\"\n");
+  ASSERT_EQ(loom({"run", app, "--id", "v"}).exitCode, 0);
+  std::ifstream in(app);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  text.replace(text.find("name = \"fetch_report\""), 21, "name = \"fetch_page\"");
+  write("app.toml", text);
+  write("script.json", fetchPagesScript(3));
+  Outcome signalled =
+      loom({"signal", "v", "approve:research#turn:1:tool:0", R"({"approved": true})", "--json"});
+  ASSERT_EQ(signalled.exitCode, 0) << signalled.err;
+  json::value r = signalled.json();
+  EXPECT_EQ(r.at("status"), "parked") << signalled.out;
+  EXPECT_EQ(r.at("parkReason"), "diverged") << signalled.out;
+  json::array log = events("v");
+  EXPECT_EQ(log.back().at("reason"), "diverged");
+  EXPECT_EQ(log.back().at("stepId"), "approve:research#turn:1:tool:0");
+  EXPECT_NE(json::toText(log.back()).find("without waiting for it"), std::string::npos)
+      << json::toText(log.back());
+  EXPECT_TRUE(readLines(witness_).empty()) << "the tool ran";
+  EXPECT_EQ(recordedSteps("v", ":model"), 1) << "a model turn ran on the mix";
+}
+
 // A worker keeps a booted app while runs use it. An edit on disk is seen at the next claim:
 // the app is loaded again, so a run submitted on the edited files runs on them (not refused as
 // another version by the app loaded before, nor run with its old model script).

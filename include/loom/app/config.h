@@ -54,6 +54,9 @@ struct ExecutionConfig {
   // execution.codeVersion: the code version this program declares (workflow/code_version.h);
   // empty: an agent app's file digest, else the program's build id.
   std::string codeVersion;
+  // execution.versioning: "pinned" (a run continues only on its own code version) or
+  // "latest" (on the code at hand, its replay checked; workflow::Versioning).
+  std::string versioning = "pinned";
 };
 
 struct SecurityConfig {

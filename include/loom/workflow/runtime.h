@@ -39,6 +39,8 @@
 
 namespace loom::workflow {
 
+enum class Versioning { kPinned, kLatest };
+
 struct RuntimeOptions {
   std::shared_ptr<const Clock> clock = systemClock();
   // Worker threads for the *Async methods; 0 = hardware concurrency.
@@ -68,6 +70,11 @@ struct RuntimeOptions {
   // recorded attempt that would run again, ends the check there; ending or parking with a
   // recorded step never asked for is a divergence. For checkReplay's in-memory copies only.
   bool replayCheck = false;
+  // execution.versioning: kPinned refuses to continue a run recorded on another code version
+  // (VersionMismatchError); kLatest continues it on this code, checking the replay as a
+  // replay check does until the run's first new step, and parks it "diverged" at the first
+  // recorded step the code does not ask for (or asks for as another effect).
+  Versioning versioning = Versioning::kPinned;
   // How long a run's lease holds without a heartbeat (renewed every third of it): after its
   // process dies, another runner may take the execution over once this has passed (at once
   // when that process ran on this host and is gone). Must be > 0.
