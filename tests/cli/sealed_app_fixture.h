@@ -15,7 +15,7 @@
 
 namespace loom::testing {
 
-inline const std::string kExamples = std::string(LOOM_SOURCE_DIR) + "/examples/agents";
+inline const std::string kExampleAgents = std::string(LOOM_SOURCE_DIR) + "/examples/agents";
 
 // An agent app like examples/agents/compliance.toml, written into `dir`, with `extra` lines
 // appended (more tools, another store) and `tools` for its [[tools]] tables.
@@ -35,7 +35,7 @@ inline std::string writeApp(const TempDir& dir, const std::string& name,
 
 inline std::string fetchTool(const std::string& more = "") {
   return "[[tools]]\nname = \"fetch_report\"\ndescription = \"one page\"\ncommand = [\"" +
-         kExamples + "/tools/fetch_report\"" + more + "]\n";
+         kExampleAgents + "/tools/fetch_report\"" + more + "]\n";
 }
 
 inline std::string writeScript(const TempDir& dir, const std::string& name,
