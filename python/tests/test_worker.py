@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import collections
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -135,3 +138,65 @@ def test_the_command_lines_home_wins_over_the_apps(tmp_path, loom_bin):
     assert out.returncode == 0, out.stderr
     assert [r["workflow"] for r in loom_json(loom_bin, str(other), "ls", "--json")] == ["double"]
     assert not (tmp_path / "home").exists()
+
+
+def _python_env(folder: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(folder), *[os.path.abspath(p) for p in
+                                         env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    return env
+
+
+_VERSIONED_WORKER = """
+    import sys, time
+    import loom
+
+    version, home, url, schema = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    config = {"storage": {"url": url, "schema": schema}} if url else None
+    app = loom.App(config, home=home, version=version)
+
+    @app.workflow("job")
+    def job(ctx, input):
+        return ctx.step("work", lambda: {"ranOn": version, "recorded": input})
+
+    for i in range(15):
+        app.submit("job", version, id=f"{version}-{i}")
+    deadline = time.time() + 90
+    with app.worker(concurrency=4):
+        while time.time() < deadline:
+            runs = app.runs()
+            if len(runs) == 30 and all(r["status"] == "completed" for r in runs):
+                break
+            time.sleep(0.1)
+    print("done")
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_workers_of_two_versions_share_a_home_and_each_runs_only_its_own(
+        backend, home, tmp_path, loom_bin):
+    url, schema = "", ""
+    if backend == "postgres":
+        url = os.environ.get("LOOM_TEST_POSTGRES_URL", "")
+        if not url:
+            if os.environ.get("LOOM_TEST_POSTGRES_REQUIRED") == "1":
+                pytest.fail("LOOM_TEST_POSTGRES_URL is not set")
+            pytest.skip("no PostgreSQL test server (LOOM_TEST_POSTGRES_URL)")
+        schema = "py_versions_" + str(os.getpid())
+        migrated = subprocess.run([loom_bin, "db", "migrate", "--url", url, "--schema", schema],
+                                  capture_output=True, text=True)
+        assert migrated.returncode == 0, migrated.stderr
+    write_module(tmp_path, "versioned_worker", _VERSIONED_WORKER)
+    procs = [subprocess.Popen([sys.executable, "versioned_worker.py", v, home, url, schema],
+                              cwd=tmp_path, env=_python_env(tmp_path), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for v in ("v1", "v2")]
+    for p in procs:
+        out, err = p.communicate(timeout=150)
+        assert p.returncode == 0 and "done" in out, err
+    app = loom.App({"storage": {"url": url, "schema": schema}} if url else None, home=home,
+                   version="v3")
+    runs = app.runs()
+    assert len(runs) == 30 and {r["status"] for r in runs} == {"completed"}
+    for r in runs:
+        output = app.state(r["id"])["result"]
+        assert output["ranOn"] == output["recorded"] == r["codeVersion"], (r["id"], output)
