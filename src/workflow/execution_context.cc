@@ -84,9 +84,9 @@ void ExecutionContext::append(Event event) {
 void ExecutionContext::setCheckpoint(std::string_view scope, json::value state,
                                      const std::vector<std::string>& forget) {
   if (!env_.options.journalEffectInputs) return;
-  if (watchesReplay()) {  // a step forgotten here unasked is one the code skipped
-    checkWaited("went past it");
+  if (watchesReplay()) {  // a step or wait forgotten here unasked is one the code skipped
     for (const auto& prefix : forget) {
+      if (log_.lastWait.starts_with(prefix)) checkWaited("went past it");
       for (auto it = log_.steps.lower_bound(prefix);
            it != log_.steps.end() && it->first.starts_with(prefix); ++it) {
         if (!usedStepIds_.contains(it->first)) {

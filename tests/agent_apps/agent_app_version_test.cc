@@ -106,6 +106,27 @@ TEST_F(AgentAppVersionTest, UnderLatestAnEditedAppParksTheRunDivergedInsteadOfMi
   EXPECT_EQ(recordedSteps("v", ":model"), 1) << "a model turn ran on the mix";
 }
 
+// Unchanged code under "latest" goes on through its answered approvals (each wait is asked
+// for again before the loop moves past it), and a replay check matches it.
+TEST_F(AgentAppVersionTest, UnderLatestUnchangedCodeGoesOnThroughItsApprovals) {
+  std::string app = writeApp(fetchPagesScript(2),
+                             "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
+                             "command = [\"" + exampleTool("fetch_report") + "\"]\n",
+                             "\n[execution]\nversioning = \"latest\"\n");
+  ASSERT_EQ(loom({"run", app, "--id", "v"}).exitCode, 0);
+  for (int turn : {1, 2}) {
+    Outcome o = loom({"signal", "v", "approve:research#turn:" + std::to_string(turn) + ":tool:0",
+                      R"({"approved": true})", "--json"});
+    ASSERT_EQ(o.exitCode, 0) << o.err;
+    EXPECT_EQ(o.json().at("status"), turn == 1 ? "parked" : "completed") << o.out;
+    if (turn == 1) {
+      EXPECT_EQ(o.json().at("parkReason"), "approval") << o.out;
+    }
+  }
+  Outcome check = loom({"replay-check"});
+  EXPECT_EQ(check.exitCode, 0) << check.out;
+}
+
 // A worker keeps a booted app while runs use it. An edit on disk is seen at the next claim:
 // the app is loaded again, so a run submitted on the edited files runs on them (not refused as
 // another version by the app loaded before, nor run with its old model script).
