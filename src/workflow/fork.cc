@@ -112,7 +112,12 @@ namespace loom::workflow {
 
 RunResult WorkflowRuntime::fork(const std::string& sourceId, const ForkOptions& options) {
   if (!store_.info(sourceId)) throw NotFoundError("no execution '" + sourceId + "' (see `loom ls`)");
-  std::vector<kernel::Event> source = store_.read(sourceId);
+  return forkOf(sourceId, store_.read(sourceId), options);
+}
+
+RunResult WorkflowRuntime::forkOf(const std::string& sourceId,
+                                  const std::vector<kernel::Event>& source,
+                                  const ForkOptions& options) {
   ForkOptions admitted = options;
   if (admitted.input) {
     content::admitFromOutside(*admitted.input, "the input of the fork of '" + sourceId + "'");
@@ -140,9 +145,10 @@ RunResult WorkflowRuntime::fork(const std::string& sourceId, const ForkOptions& 
 
 RunResult WorkflowRuntime::rerun(const std::string& failedId, const std::string& newId) {
   if (!store_.info(failedId)) throw NotFoundError("no execution '" + failedId + "' (see `loom ls`)");
-  ForkOptions options = rerunPoint(failedId, store_.read(failedId));
+  std::vector<kernel::Event> source = store_.read(failedId);
+  ForkOptions options = rerunPoint(failedId, source);
   options.id = newId;
-  return fork(failedId, options);
+  return forkOf(failedId, source, options);
 }
 
 }  // namespace loom::workflow

@@ -184,6 +184,9 @@ class WorkflowRuntime {
 
  private:
   const RuntimeOptions& options() const;
+  // fork() of `sourceId` whose whole log is `source` (read once by fork and rerun).
+  RunResult forkOf(const std::string& sourceId, const std::vector<kernel::Event>& source,
+                   const ForkOptions& options);
 
   class Impl;
   kernel::EventStore& store_;
