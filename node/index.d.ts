@@ -1,6 +1,17 @@
 // Type declarations of @loomwork/loom (docs/typescript.md).
 
 /** `loom replay-check --json`: each run "matched", "diverged" (stepId, recorded, asked) or "unchecked" (why). */
+/** What `app.upgrade` did to one run. */
+export interface UpgradeReport {
+  id: string;
+  outcome: "upgraded" | "current";
+  /** The version it ran on; null when it recorded none. */
+  from: string | null;
+  to: string;
+  /** Recorded steps the code asked for as recorded (upgraded only). */
+  replayedSteps?: number;
+}
+
 export interface ReplayCheckReport {
   checked: number;
   matched: number;
@@ -151,6 +162,12 @@ export class App {
   fork(id: string, at: string | number, options?: { input?: Json; id?: string }): Promise<Run>;
   /** Failed run `id` again from its failed step, as a new run on this code (`loom rerun`). */
   rerun(id: string, options?: { id?: string }): Promise<Run>;
+  /**
+   * Moves run `id` (not ended) to this app's code version when its log replays on this code
+   * (`loom upgrade ID --to-current`); nothing runs. Rejects with FailedPreconditionError naming
+   * the step when it does not replay here, LeaseHeldError when another process runs it.
+   */
+  upgrade(id: string): Promise<UpgradeReport>;
   cancel(id: string, reason?: string): Promise<Run>;
   /** The home's recorded runs replayed against this app's code, in memory (`loom replay-check --json`). */
   replayCheck(filters?: { workflow?: string; since?: string; last?: number }): Promise<ReplayCheckReport>;

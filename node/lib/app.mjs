@@ -182,6 +182,12 @@ export class App {
   async cancel(id, reason) {
     return new Run(await this.#json("cancel", "--json", ...(reason ? ["--reason", reason] : []), "--", id));
   }
+  /**
+   * Moves run `id` (not ended) to this app's code version when its log replays on this code
+   * (`loom upgrade ID --to-current`): {id, outcome: "upgraded" | "current", from, to, replayedSteps}.
+   * Rejects with FailedPreconditionError naming the step when it does not replay here.
+   */
+  async upgrade(id) { return (await this.#json("upgrade", "--to-current", "--json", "--", id)).runs[0]; }
   /** The home's recorded runs replayed against this app's code, in memory (`loom replay-check --json`). */
   replayCheck({ workflow, since, last } = {}) {
     const args = ["replay-check", "--json"];

@@ -267,6 +267,30 @@ test("a run continues only on an App of its own version", async () => {
   assert.throws(() => new loom.App({ execution: "x" }, { home, version: "v3" }), /must be an object/);
 });
 
+test("upgrade moves a run to code that replays it and refuses code that does not", async () => {
+  const home = path.join(tempDir(), "home");
+  const appOf = (version, first = "pick") => {
+    const app = new loom.App({}, { home, version });
+    app.workflow("greet", async (ctx) => {
+      await ctx.step(first, async () => "ada");
+      return ctx.waitForSignal("go");
+    });
+    return app;
+  };
+  const [v1, v2, renamed] = [appOf("v1"), appOf("v2"), appOf("v3", "choose")];
+  const run = await v1.run("greet", null);
+  await assert.rejects(renamed.upgrade(run.id), (e) =>
+    e instanceof loom.FailedPreconditionError && e.message.includes("at step 'pick'"));
+  const up = await v2.upgrade(run.id);
+  assert.deepEqual([up.outcome, up.from, up.to, up.replayedSteps], ["upgraded", "v1", "v2", 1]);
+  assert.equal((await v2.upgrade(run.id)).outcome, "current");
+  await assert.rejects(v1.signal(run.id, "go", 1), (e) =>
+    e instanceof loom.FailedPreconditionError && e.message.includes("started on code version v2"));
+  assert.equal((await v2.resume(run.id)).output, 1);
+  await assert.rejects(v2.upgrade(run.id), (e) => e instanceof loom.FailedPreconditionError && /has ended/.test(e.message));
+  await assert.rejects(v2.upgrade("nope"), (e) => e instanceof loom.NotFoundError);
+});
+
 test("fork and rerun make new runs on the code at hand", async () => {
   const home = path.join(tempDir(), "home");
   const appOf = (version, broken) => {

@@ -266,6 +266,15 @@ class App:
         return Run._of(self._json("rerun", "--json", *(["--id", new_id] if new_id else []),
                                   "--", id))
 
+    def upgrade(self, id: str) -> Dict[str, Any]:
+        """Moves run ``id`` (not ended) to this app's code version when its log replays on
+        this code (``loom upgrade ID --to-current``): ``{"id", "outcome": "upgraded" or
+        "current", "from", "to", "replayedSteps"}``. Nothing runs; a worker of this version
+        continues it. Raises FailedPreconditionError naming the step when the log does not
+        replay here (fork it instead), and when the run has ended; LeaseHeldError when another
+        process runs it; NotFoundError for an unknown id."""
+        return self._json("upgrade", "--to-current", "--json", "--", id)["runs"][0]
+
     def replay_check(self, *, workflow: Optional[str] = None, since: Optional[str] = None,
                      last: Optional[int] = None) -> Dict[str, Any]:
         """Replays the home's recorded runs against this app's code, in memory (``loom

@@ -337,6 +337,34 @@ def test_a_run_continues_only_on_an_app_of_its_own_version(home):
         loom.App({"execution": "x"}, home=home, version="v3")
 
 
+def test_upgrade_moves_a_run_to_code_that_replays_it_and_refuses_code_that_does_not(home):
+    def app_of(version, first="pick"):
+        app = loom.App(home=home, version=version)
+
+        @app.workflow("greet")
+        def greet(ctx, input):
+            ctx.step(first, lambda: "ada")
+            return ctx.wait_for_signal("go")
+
+        return app
+
+    v1, v2, renamed = app_of("v1"), app_of("v2"), app_of("v3", first="choose")
+    run = v1.run("greet", None)
+    with pytest.raises(loom.FailedPreconditionError, match="at step 'pick'"):
+        renamed.upgrade(run.id)
+    up = v2.upgrade(run.id)
+    assert (up["outcome"], up["from"], up["to"], up["replayedSteps"]) == ("upgraded", "v1", "v2", 1)
+    assert v2.upgrade(run.id)["outcome"] == "current"
+    assert [e["type"] for e in v2.log(run.id)][-2:] == ["CODE_UPGRADED", "EXECUTION_PARKED"]
+    with pytest.raises(loom.FailedPreconditionError, match="started on code version v2"):
+        v1.signal(run.id, "go", 1)
+    assert v2.resume(run.id).output == 1
+    with pytest.raises(loom.FailedPreconditionError, match="has ended"):
+        v2.upgrade(run.id)
+    with pytest.raises(loom.NotFoundError):
+        v2.upgrade("nope")
+
+
 def test_fork_and_rerun_make_new_runs_on_the_code_at_hand(home):
     def app_of(version, broken):
         app = loom.App(home=home, version=version)

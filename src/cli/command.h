@@ -67,6 +67,7 @@ Action setupRetry(CLI::App& command, HomeSession& session);   // run_commands.cc
 Action setupFork(CLI::App& command, HomeSession& session);    // run_commands.cc
 Action setupRerun(CLI::App& command, HomeSession& session);   // run_commands.cc
 Action setupReplayCheck(CLI::App& command, HomeSession& session);  // replay_check_command.cc
+Action setupUpgrade(CLI::App& command, HomeSession& session);  // upgrade_command.cc
 // --config FILE for a command that reads runs: sealed logs are unsealed with its keys
 // (inspect_commands.cc).
 void addConfigOption(CLI::App& command, HomeSession& session);

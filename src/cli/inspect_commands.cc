@@ -133,7 +133,7 @@ std::vector<std::string> lsRow(const inspect::RunStatus& run, int64_t now) {
           fit(info.subject.value_or("-"), 8),
           run.erased ? "-" : std::to_string(info.steps),
           sizes,
-          fit(info.codeVersion.value_or("-"), 14),
+          run.unserved ? fit(*info.codeVersion, 13) + "*" : fit(info.codeVersion.value_or("-"), 14),
           inspect::shortTime(time, now)};
 }
 
@@ -183,7 +183,8 @@ Action setupLs(CLI::App& command, HomeSession& session) {
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended; a run that recorded its code version adds "
-                   "\"codeVersion\"; an erased run adds \"erased\": true, with "
+                   "\"codeVersion\", and \"unserved\": true when live workers left it to a "
+                   "worker of that version and none runs it; an erased run adds \"erased\": true, with "
                    "steps and stateBytes null; a run whose log retention archived adds "
                    "\"archived\": true). status is running, orphaned (nobody runs it: "
                    "resume it), submitted (`loom run --submit`, not run yet), parked, completed, "
@@ -208,7 +209,8 @@ Action setupLs(CLI::App& command, HomeSession& session) {
       "a retry's next attempt) and which process holds a running run (--json: its heartbeat).\n"
       "SIZE is log/state bytes (k = 1000). VERSION is the code version the run started on\n"
       "(`loom state ID` shows it whole; a worker runs only runs of its own code: docs/\n"
-      "operations.md, \"Deploying new code\"). TIME is when the run ended, or started while it\n"
+      "operations.md, \"Deploying new code\"); VERSION* marks a run whose version live workers\n"
+      "left to a worker of their own and none of them runs. TIME is when the run ended, or started while it\n"
       "has not; times are UTC, hh:mm:ss today, else MM-DD hh:mm:ss. Long cells end in ~.\n"
       "Runs whose logs `loom retention run` archived are listed too, marked (archived);\n"
       "`loom log` and `loom state` read them from the archive.\n"
@@ -235,6 +237,14 @@ Action setupLs(CLI::App& command, HomeSession& session) {
     };
     for (const auto& info : infos) keep(inspect::runStatusOf(store, info, shreds));
     for (auto& run : archivedRuns(session, filter, shreds)) keep(std::move(run));
+    std::size_t unserved = 0;
+    try {
+      unserved = inspect::markUnserved(store, runs);
+    } catch (const Error& e) {
+      std::cerr << "loom: cannot read the workers' presence (" << e.what()
+                << "); runs that no worker of their code version serves are not marked"
+                << std::endl;
+    }
     if (args->json) {
       json::array all;
       for (const auto& run : runs) all.push_back(inspect::toJson(run));
@@ -264,6 +274,13 @@ Action setupLs(CLI::App& command, HomeSession& session) {
                 << " due (a timer, an approval deadline or a retry) and no process has taken "
                    "it: due work runs only while a worker runs (`loom worker`), or with `loom "
                    "resume ID`"
+                << std::endl;
+    }
+    if (unserved > 0) {
+      std::cerr << "note: " << unserved << (unserved == 1 ? " run" : " runs")
+                << " (VERSION*) of a code version that live workers left and none runs: start "
+                   "a worker of that code, or move them to the code at hand (`loom upgrade ID "
+                   "--to-current`; docs/operations.md, \"Deploying new code\")"
                 << std::endl;
     }
     return kExitOk;

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "code_at_hand.h"
 #include "command.h"
 #include "loom/workflow/replay_check.h"
 
@@ -16,14 +17,6 @@ struct ReplayCheckArgs {
   std::string since;
   int64_t last = 0;
   bool json = false;
-};
-
-// The code an agent app's runs are checked against: the app file as it is now, booted once.
-struct BootedApp {
-  std::unique_ptr<workflow::WorkflowRegistry> workflows =
-      std::make_unique<workflow::WorkflowRegistry>();
-  std::unique_ptr<effects::TaskRegistry> tasks = std::make_unique<effects::TaskRegistry>();
-  std::unique_ptr<HomeSession> session;
 };
 
 // "2026-12-01T00:00:00.000Z", or a duration back from now ("24h", "7d").
@@ -51,12 +44,12 @@ std::vector<kernel::ExecutionInfo> selected(kernel::EventStore& store, const Rep
 
 class Checker {
  public:
-  explicit Checker(HomeSession& session) : session_(session) {}
+  explicit Checker(HomeSession& session) : session_(session), code_(session) {}
 
   workflow::ReplayCheckResult check(const kernel::ExecutionInfo& info) {
     kernel::EventStore& store = session_.store(false);
     try {
-      const HomeSession* code = codeOf(info);
+      const HomeSession* code = code_.sessionFor(info);
       if (code == nullptr) {
         return {.executionId = info.id, .outcome = "unchecked",
                 .recorded = "its workflow '" + info.workflow +
@@ -70,24 +63,8 @@ class Checker {
   }
 
  private:
-  // The session whose registries hold the run's workflow: this program's, or its agent app's.
-  const HomeSession* codeOf(const kernel::ExecutionInfo& info) {
-    if (session_.workflows().find(info.workflow) != nullptr) return &session_;
-    json::object started = startedDataOf(session_.store(false), info.id);
-    const auto* input = started.if_contains("input");
-    auto file = agent_app::agentAppFileOf(input != nullptr ? *input : json::value());
-    if (!file) return nullptr;
-    auto& app = apps_[file->string()];
-    if (!app.session) {
-      auto session = session_.sibling(app.workflows.get(), app.tasks.get());
-      session->loadWhatExecutionRan(info.id);
-      app.session = std::move(session);
-    }
-    return app.session.get();
-  }
-
   HomeSession& session_;
-  std::map<std::string, BootedApp> apps_;
+  CodeAtHand code_;
 };
 
 json::object resultJson(const workflow::ReplayCheckResult& r) {

@@ -14,11 +14,16 @@ constexpr std::string_view kEventDomain = "loom.event.v1";
 // Execution id, seq and type; for EXECUTION_STARTED also its clear workflow, subject and code
 // version (when it has one: a payload sealed before EVENT_SCHEMA 3 kept none clear), so the
 // metadata kept in clear cannot be changed, added or removed without the payload failing to
-// open.
+// open. For CODE_UPGRADED, its clear code version (EVENT_SCHEMA 4).
 std::string eventAd(const std::string& executionId, const kernel::Event& event,
                     const json::object& clear) {
   std::string seq = std::to_string(event.seq);
   std::string_view type = kernel::eventTypeName(event.type);
+  if (event.type == kernel::EventType::kCodeUpgraded) {
+    const auto* v = clear.if_contains("codeVersion");
+    std::string version = v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+    return detail::associatedData(kEventDomain, {executionId, seq, type, "v" + version});
+  }
   if (event.type != kernel::EventType::kExecutionStarted) {
     return detail::associatedData(kEventDomain, {executionId, seq, type});
   }
@@ -77,7 +82,11 @@ kernel::Event sealEvent(const std::string& executionId, kernel::Event event,
   if (event.type == kernel::EventType::kExecutionStarted) {
     if (const auto* w = event.data.if_contains("workflow")) clear["workflow"] = *w;
     if (const auto* s = event.data.if_contains("subject")) clear["subject"] = *s;
-    // Kept clear so a worker claims only runs of its own code without keys (EVENT_SCHEMA 3).
+  }
+  // Kept clear so a worker claims only runs of its own code without keys (EVENT_SCHEMA 3; an
+  // upgrade's, EVENT_SCHEMA 4).
+  if (event.type == kernel::EventType::kExecutionStarted ||
+      event.type == kernel::EventType::kCodeUpgraded) {
     if (const auto* v = event.data.if_contains("codeVersion"); v && v->is_string()) {
       clear["codeVersion"] = *v;
     }

@@ -243,6 +243,35 @@ TEST_F(SealingEventStoreTest, TheCodeVersionOfAStartStaysClearAndCannotBeChanged
   }
 }
 
+// An upgrade's version stays clear too (EVENT_SCHEMA 4), bound likewise; after a shred the
+// upgrade reads as erased and still names the version the run is on.
+TEST_F(SealingEventStoreTest, AnUpgradesCodeVersionStaysClearBoundAndSurvivesAShred) {
+  std::vector<Event> run = secretRun("alice", "W", 0, false);
+  run[0].data["codeVersion"] = "v1";
+  sealed_->append("e1", 1, run);
+  const int64_t seq = sealed_->info("e1")->nextSeq;
+  sealed_->append("e1", seq, {kernel::codeUpgraded("v2", std::string("v1"), 5)});
+  EXPECT_EQ(inner_.info("e1")->codeVersion, "v2");
+  Event read = sealed_->read("e1").back();
+  EXPECT_EQ(read.data.at("codeVersion"), "v2");
+  EXPECT_EQ(read.data.at("from"), "v1") << "the rest is sealed and opens";
+  const std::string body = rawBody("e1", seq);
+  ASSERT_NE(body.find("\"codeVersion\":\"v2\""), std::string::npos) << body;
+  EXPECT_EQ(body.find("\"from\""), std::string::npos) << "only the version is clear: " << body;
+  std::string altered = body;
+  altered.replace(altered.find("\"codeVersion\":\"v2\""), 18, "\"codeVersion\":\"v9\"");
+  exec("UPDATE events SET body = '" + altered + "', checksum = NULL WHERE execution_id = 'e1' "
+       "AND seq = " + std::to_string(seq));
+  EXPECT_THROW(sealed_->read("e1"), CorruptEventError) << altered;
+  exec("UPDATE events SET body = '" + body + "', checksum = NULL WHERE execution_id = 'e1' "
+       "AND seq = " + std::to_string(seq));
+  ASSERT_TRUE(keys_.shred("alice"));
+  Event erased = sealed_->read("e1").back();
+  EXPECT_TRUE(kernel::isErased(erased.data));
+  EXPECT_EQ(erased.data.at("codeVersion"), "v2");
+  EXPECT_NO_THROW(kernel::validateEventData(erased.type, erased.data));
+}
+
 TEST_F(SealingEventStoreTest, AfterAShredEventsReadAsErasedNamingTheSubject) {
   sealed_->append("a1", 1, secretRun("alice", "ALICE", 2));
   sealed_->append("b1", 1, secretRun("bob", "BOB", 2));

@@ -1,6 +1,7 @@
 #include "inspect/run_status.h"
 
 #include <cstdio>
+#include <set>
 
 #include "loom/util/clock.h"
 
@@ -72,6 +73,22 @@ RunStatus runStatusOf(const kernel::EventStore& store, const kernel::ExecutionIn
   return run;
 }
 
+std::size_t markUnserved(const kernel::EventStore& store, std::vector<RunStatus>& runs) {
+  std::set<std::string> served, left;
+  for (const auto& w : store.liveWorkers()) {
+    served.insert(w.runs.begin(), w.runs.end());
+    left.insert(w.leaves.begin(), w.leaves.end());
+  }
+  std::size_t marked = 0;
+  for (auto& run : runs) {
+    const auto& version = run.info.codeVersion;
+    run.unserved = !kernel::isEnded(run.info.status) && !run.archived && version &&
+                   left.contains(*version) && !served.contains(*version);
+    marked += run.unserved;
+  }
+  return marked;
+}
+
 json::object toJson(const RunStatus& run) {
   const kernel::ExecutionInfo& info = run.info;
   bool erased = run.erased;
@@ -87,6 +104,7 @@ json::object toJson(const RunStatus& run) {
       {"endedAt", timestampOrNull(info.endedAtMillis)},
   };
   if (info.codeVersion) o["codeVersion"] = *info.codeVersion;
+  if (run.unserved) o["unserved"] = true;
   if (erased) o["erased"] = true;
   if (run.archived) o["archived"] = true;
   if (run.live) o["owner"] = ownerJson(run.live);

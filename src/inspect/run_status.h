@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loom/json/json.h"
 #include "loom/kernel/event_store.h"
@@ -38,6 +39,9 @@ struct RunStatus {
   // waiting out a short retry wait inline)
   std::optional<Liveness> live;
   std::optional<kernel::ParkState> park;  // parked runs whose last park is readable here
+  // Live workers left it to a worker of its code version, and none of them runs that version
+  // (markUnserved).
+  bool unserved = false;
   // running, orphaned, submitted, parked, retrying, completed, failed, cancelled
   std::string status() const;
 };
@@ -47,6 +51,11 @@ bool isErased(const kernel::ExecutionInfo& info, const ShredTimes& shreds);
 
 RunStatus runStatusOf(const kernel::EventStore& store, const kernel::ExecutionInfo& info,
                       const ShredTimes& shreds);
+
+// Marks `runs` that have not ended and whose code version live workers left to workers of
+// their own and none of them runs (EventStore::liveWorkers, docs/spec/leases.md "Workers");
+// returns how many. Throws what liveWorkers throws.
+std::size_t markUnserved(const kernel::EventStore& store, std::vector<RunStatus>& runs);
 
 // The object `loom ls --json` prints for one execution (docs/cli.md).
 json::object toJson(const RunStatus& run);

@@ -11,7 +11,7 @@
 namespace loom::kernel {
 namespace {
 
-constexpr std::array<std::pair<EventType, std::string_view>, 8> kTypeNames{{
+constexpr std::array<std::pair<EventType, std::string_view>, 9> kTypeNames{{
     {EventType::kExecutionStarted, "EXECUTION_STARTED"},
     {EventType::kStepCompleted, "STEP_COMPLETED"},
     {EventType::kStepFailed, "STEP_FAILED"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<EventType, std::string_view>, 8> kTypeNames{{
     {EventType::kExecutionCompleted, "EXECUTION_COMPLETED"},
     {EventType::kExecutionFailed, "EXECUTION_FAILED"},
     {EventType::kExecutionCancelled, "EXECUTION_CANCELLED"},
+    {EventType::kCodeUpgraded, "CODE_UPGRADED"},
 }};
 
 constexpr std::array<std::string_view, 7> kControlEventTypes{
@@ -102,7 +103,7 @@ std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq, j
 }
 
 // True when `data` is {marker: {...}} plus, at most, the clear "workflow", "subject" and
-// "codeVersion" (EVENT_SCHEMA 3).
+// "codeVersion" (EVENT_SCHEMA 3; CODE_UPGRADED keeps only "codeVersion", EVENT_SCHEMA 4).
 bool hasOpaqueShape(const json::object& data, std::string_view marker) {
   const auto* m = data.if_contains(marker);
   if (m == nullptr || !m->is_object()) return false;
@@ -116,12 +117,19 @@ bool hasOpaqueShape(const json::object& data, std::string_view marker) {
 }
 
 // A sealed or erased payload: its marker's own fields, and the clear fields only where
-// EXECUTION_STARTED keeps them.
+// EXECUTION_STARTED and CODE_UPGRADED keep them.
 void validateOpaque(EventType type, const json::object& data, std::string_view marker) {
   if (type == EventType::kExecutionStarted) {
     requireString(data, "workflow");
     json::optionalString(data, "subject");
     json::optionalString(data, "codeVersion");
+  } else if (type == EventType::kCodeUpgraded) {
+    requireString(data, "codeVersion");
+    if (data.size() != 2) {
+      throw InvalidArgumentError("a " + std::string(marker) +
+                                 " CODE_UPGRADED holds only '" + std::string(marker) +
+                                 "' and 'codeVersion'");
+    }
   } else if (data.size() != 1) {
     throw InvalidArgumentError("a " + std::string(marker) + " " + std::string(eventTypeName(type)) +
                                " holds only '" + std::string(marker) + "'");
@@ -229,6 +237,10 @@ void validateEventData(EventType type, const json::object& data) {
       return;
     case EventType::kExecutionCancelled:
       requireString(data, "reason");
+      return;
+    case EventType::kCodeUpgraded:
+      requireString(data, "codeVersion");
+      json::optionalString(data, "from");
       return;
   }
 }
@@ -383,6 +395,13 @@ Event executionFailed(std::string_view code, std::string_view message, int64_t a
 
 Event executionCancelled(std::string_view reason, int64_t atMillis) {
   return make(EventType::kExecutionCancelled, atMillis, {{"reason", reason}});
+}
+
+Event codeUpgraded(std::string_view codeVersion, const std::optional<std::string>& from,
+                   int64_t atMillis) {
+  json::object data{{"codeVersion", codeVersion}};
+  if (from) data["from"] = *from;
+  return make(EventType::kCodeUpgraded, atMillis, std::move(data));
 }
 
 std::vector<std::string> knownControlEventTypes() {

@@ -124,6 +124,9 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
       info.sizes.resultBytes =
           opaque >= 0 ? opaque : static_cast<int64_t>(json::textBytes(d.at("error")));
       break;
+    case EventType::kCodeUpgraded:  // "codeVersion" is clear in a sealed one too
+      info.codeVersion = std::string(d.at("codeVersion").get_string());
+      break;
     case EventType::kExecutionCancelled:
       info.status = ExecutionStatus::kCancelled;
       info.endedAtMillis = event.atMillis;

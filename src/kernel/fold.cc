@@ -71,6 +71,8 @@ void Fold::apply(const Event& event) {
       state_["status"] = "cancelled";
       state_["result"] = cancelledResult(d);
       break;
+    case EventType::kCodeUpgraded:  // the version is metadata (ExecutionInfo), not state
+      break;
   }
 }
 

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "loom/kernel/lease.h"
 
@@ -22,6 +25,15 @@ bool isCurrentLease(const std::optional<Lease>& current, const Lease& lease);
 // released).
 void requireCurrentLease(const std::optional<Lease>& current, const Lease& lease,
                          const char* doing);
+
+// Worker presence rows (EventStore::announceWorker): the checks every store makes first, and a
+// version list as stored (a JSON array of strings). A stored list that is not one is a
+// DataLossError naming the worker.
+void validatePresence(const WorkerPresence& presence, int64_t ttlMillis);
+std::string versionsText(const std::vector<std::string>& versions);
+std::vector<std::string> versionsFromText(std::string_view text, const std::string& ownerId);
+// How long a word that expired is kept before a store forgets it.
+inline constexpr int64_t kForgetWorkersAfterMillis = 24 * 3600 * 1000;
 
 // `current` renewed until now + ttlMillis (after requireCurrentLease).
 Lease renewedLease(const std::optional<Lease>& current, const Lease& lease, int64_t ttlMillis,

@@ -142,4 +142,26 @@ int64_t MemoryEventStore::appendLeased(const Lease& lease, int64_t expectedNextS
   return appendLocked(lease.executionId, expectedNextSeq, std::move(events));
 }
 
+void MemoryEventStore::announceWorker(const WorkerPresence& presence, int64_t ttlMillis) {
+  validatePresence(presence, ttlMillis);
+  std::unique_lock lock(mu_);
+  const int64_t now = clock_->nowMillis();
+  std::erase_if(workers_, [&](const auto& w) {
+    return w.second.expiresAtMillis + kForgetWorkersAfterMillis <= now;
+  });
+  WorkerPresence& stored = workers_[presence.owner.id] = presence;
+  stored.seenAtMillis = now;
+  stored.expiresAtMillis = now + ttlMillis;
+}
+
+std::vector<WorkerPresence> MemoryEventStore::liveWorkers() const {
+  std::shared_lock lock(mu_);
+  const int64_t now = clock_->nowMillis();
+  std::vector<WorkerPresence> out;
+  for (const auto& [id, w] : workers_) {
+    if (w.expiresAtMillis > now) out.push_back(w);
+  }
+  return out;
+}
+
 }  // namespace loom::kernel

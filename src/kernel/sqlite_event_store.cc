@@ -63,17 +63,6 @@ constexpr std::size_t kMaxIdleReaders = 4;
 
 }  // namespace
 
-Durability durabilityFromName(std::string_view name) {
-  if (name == "full") return Durability::kFull;
-  if (name == "normal") return Durability::kNormal;
-  throw InvalidArgumentError("unknown durability '" + std::string(name) +
-                             "': expected \"full\" or \"normal\"");
-}
-
-std::string_view durabilityName(Durability durability) {
-  return durability == Durability::kFull ? "full" : "normal";
-}
-
 struct SqliteEventStore::Impl {
   explicit Impl(SqliteEventStoreOptions o)
       : options(std::move(o)),
@@ -543,6 +532,19 @@ void SqliteEventStore::releaseLease(const Lease& lease) {
 std::optional<Lease> SqliteEventStore::currentLease(const std::string& executionId) const {
   auto db = impl_->reader();
   return schema::readLease(*db, executionId);
+}
+
+void SqliteEventStore::announceWorker(const WorkerPresence& presence, int64_t ttlMillis) {
+  validatePresence(presence, ttlMillis);
+  WriteRequest r;
+  r.kind = WriteRequest::Kind::kLease;  // no execution's: every fence is proven again
+  r.leaseWrite = [&](Db& writer, int64_t now) { writeWorker(writer, presence, ttlMillis, now); };
+  impl_->submit(r);
+}
+
+std::vector<WorkerPresence> SqliteEventStore::liveWorkers() const {
+  auto db = impl_->reader();
+  return readLiveWorkers(*db, impl_->options.clock->nowMillis());
 }
 
 int64_t SqliteEventStore::appendLeased(const Lease& lease, int64_t expectedNextSeq,

@@ -54,6 +54,14 @@ CREATE TABLE IF NOT EXISTS leases (
   renewed_at INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
   released INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS workers (
+  owner_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  runs TEXT NOT NULL,
+  leaves TEXT NOT NULL,
+  seen_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL);
 )sql";
 
 // Databases written before rows carried a checksum get the column; their old rows keep NULL
@@ -180,14 +188,16 @@ void writeInfo(Db& db, const ExecutionInfo& info) {
       "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
       "signals_bytes, signals_count, input_bytes, result_bytes, code_version) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
-      // workflow, subject, started_at and code_version are fixed by EXECUTION_STARTED: leaving
-      // them out of the update leaves their indexes untouched on every append.
+      // workflow, subject and started_at are fixed by EXECUTION_STARTED: leaving them out of
+      // the update leaves their indexes untouched on every append. code_version (no index)
+      // moves with CODE_UPGRADED.
       "ON CONFLICT (id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at, "
       "next_seq = excluded.next_seq, steps = excluded.steps, log_bytes = excluded.log_bytes, "
       "state_bytes = excluded.state_bytes, header_bytes = excluded.header_bytes, "
       "steps_bytes = excluded.steps_bytes, steps_count = excluded.steps_count, "
       "signals_bytes = excluded.signals_bytes, signals_count = excluded.signals_count, "
-      "input_bytes = excluded.input_bytes, result_bytes = excluded.result_bytes"));
+      "input_bytes = excluded.input_bytes, result_bytes = excluded.result_bytes, "
+      "code_version = excluded.code_version"));
   upsert->bind(1, std::string_view(info.id));
   upsert->bind(2, std::string_view(info.workflow));
   upsert->bind(3, info.subject);

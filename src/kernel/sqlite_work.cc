@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <chrono>
 
+#include "lease_rules.h"
 #include "loom/kernel/lease.h"
 
 namespace loom::kernel {
@@ -34,6 +35,44 @@ std::vector<std::string> unheldRunningExecutions(sqlite::Db& db, int64_t nowMill
   std::vector<std::string> ids;
   while (select->step("list the runnable executions")) ids.emplace_back(select->text(0));
   return ids;
+}
+
+void writeWorker(sqlite::Db& writer, const WorkerPresence& presence, int64_t ttlMillis,
+                 int64_t nowMillis) {
+  StatementUse forget(writer.prepare("DELETE FROM workers WHERE expires_at <= ?1"));
+  forget->bind(1, nowMillis - kForgetWorkersAfterMillis);
+  forget->step("forget the workers gone a day ago");
+  StatementUse upsert(writer.prepare(
+      "INSERT OR REPLACE INTO workers (owner_id, host, pid, runs, leaves, seen_at, expires_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+  upsert->bind(1, std::string_view(presence.owner.id));
+  upsert->bind(2, std::string_view(presence.owner.host));
+  upsert->bind(3, presence.owner.pid);
+  upsert->bind(4, std::string_view(versionsText(presence.runs)));
+  upsert->bind(5, std::string_view(versionsText(presence.leaves)));
+  upsert->bind(6, nowMillis);
+  upsert->bind(7, nowMillis + ttlMillis);
+  upsert->step("record a worker's presence");
+}
+
+std::vector<WorkerPresence> readLiveWorkers(sqlite::Db& db, int64_t nowMillis) {
+  std::vector<WorkerPresence> out;
+  if (!db.hasColumn("workers", "owner_id")) return out;
+  StatementUse select(db.prepare(
+      "SELECT owner_id, host, pid, runs, leaves, seen_at, expires_at FROM workers "
+      "WHERE expires_at > ?1 ORDER BY owner_id"));
+  select->bind(1, nowMillis);
+  while (select->step("read the workers' presence")) {
+    WorkerPresence& w = out.emplace_back();
+    w.owner.id = std::string(select->text(0));
+    w.owner.host = std::string(select->text(1));
+    w.owner.pid = select->int64(2);
+    w.runs = versionsFromText(select->text(3), w.owner.id);
+    w.leaves = versionsFromText(select->text(4), w.owner.id);
+    w.seenAtMillis = select->int64(5);
+    w.expiresAtMillis = select->int64(6);
+  }
+  return out;
 }
 
 WorkWatch::WorkWatch(const std::string& path, int busyTimeoutMillis)

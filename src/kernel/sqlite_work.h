@@ -32,6 +32,13 @@ std::vector<std::string> unheldRunningExecutions(sqlite::Db& db, int64_t nowMill
                                                  std::size_t limit,
                                                  const std::optional<std::string>& codeVersion);
 
+// Worker presence (EventStore::announceWorker, liveWorkers) in table `workers`, at the
+// store's time `nowMillis`: written in the writer's open transaction; read with no row when
+// the home predates the table.
+void writeWorker(sqlite::Db& writer, const WorkerPresence& presence, int64_t ttlMillis,
+                 int64_t nowMillis);
+std::vector<WorkerPresence> readLiveWorkers(sqlite::Db& db, int64_t nowMillis);
+
 // A connection of its own that tells whether news of work was written since its last look.
 // Not thread-safe: one caller at a time.
 class WorkWatch {

@@ -91,6 +91,14 @@ CREATE TABLE IF NOT EXISTS archive_chunks (
   chunk bigint NOT NULL,
   bytes bytea NOT NULL,
   PRIMARY KEY (segment, chunk));
+CREATE TABLE IF NOT EXISTS workers (
+  owner_id text COLLATE "C" PRIMARY KEY,
+  host text NOT NULL,
+  pid bigint NOT NULL,
+  runs text NOT NULL,
+  leaves text NOT NULL,
+  seen_at bigint NOT NULL,
+  expires_at bigint NOT NULL);
 DO $$ BEGIN  -- zstd blocks: never compressed again (and no lock taken once it is so)
   IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'archive_chunks'::regclass
              AND attname = 'bytes' AND attstorage <> 'e') THEN
@@ -232,6 +240,29 @@ std::optional<kernel::ExecutionInfo> readInfo(Connection& conn, const std::strin
   return infoFromRow(r, 0);
 }
 
+std::vector<kernel::ExecutionInfo> listInfos(Connection& conn,
+                                             const kernel::ExecutionFilter& filter) {
+  // One statement for every filter: an absent field binds NULL and matches everything.
+  Result r = conn.exec("SELECT " LOOM_PG_EXECUTION_COLUMNS
+                     " FROM executions WHERE id > $1 AND ($2::text IS NULL OR workflow = $2)"
+                     " AND ($3::text IS NULL OR subject = $3) AND ($4::text IS NULL OR status = $4)"
+                     " AND ($5::bigint IS NULL OR (ended_at IS NOT NULL AND ended_at < $5))"
+                     " ORDER BY id LIMIT $6",
+                     {Param::text(filter.afterId), Param::optionalText(filter.workflow),
+                      Param::optionalText(filter.subject),
+                      Param::optionalText(filter.status ? std::optional<std::string>(std::string(
+                                                              kernel::statusName(*filter.status)))
+                                                        : std::nullopt),
+                      Param::optionalInt64(filter.endedBeforeMillis),
+                      Param::optionalInt64(
+                          filter.limit == 0 ? std::nullopt : std::optional<int64_t>(filter.limit))},
+                     "list executions");
+  std::vector<kernel::ExecutionInfo> out;
+  out.reserve(static_cast<std::size_t>(r.rows()));
+  for (int row = 0; row < r.rows(); ++row) out.push_back(infoFromRow(r, row));
+  return out;
+}
+
 std::vector<Param> infoParams(const kernel::ExecutionInfo& info) {
   return {Param::text(info.id),
           Param::text(info.workflow),
@@ -258,13 +289,14 @@ void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew) 
       "INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
       ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
       "$18)";
-  // workflow, subject, started_at and code_version are fixed by EXECUTION_STARTED.
+  // workflow, subject and started_at are fixed by EXECUTION_STARTED; code_version moves with
+  // CODE_UPGRADED.
   static const char* kUpdate =
       "UPDATE executions SET status = $4, ended_at = $6, next_seq = $7, steps = $8, "
       "log_bytes = $9, state_bytes = $10, header_bytes = $11, steps_bytes = $12, "
       "steps_count = $13, signals_bytes = $14, signals_count = $15, input_bytes = $16, "
-      "result_bytes = $17 WHERE id = $1 AND workflow = $2 AND subject IS NOT DISTINCT FROM $3 "
-      "AND started_at = $5 AND code_version IS NOT DISTINCT FROM $18";
+      "result_bytes = $17, code_version = $18 WHERE id = $1 AND workflow = $2 "
+      "AND subject IS NOT DISTINCT FROM $3 AND started_at = $5";
   Result r = conn.exec(isNew ? kInsert : kUpdate, infoParams(info), "write execution metadata");
   if (!isNew && r.changed() != 1) {
     throw DataLossError("execution '" + info.id +

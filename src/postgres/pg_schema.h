@@ -20,7 +20,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "loom/kernel/event_store.h"
 #include "loom/kernel/execution_info.h"
 #include "loom/kernel/lease.h"
 #include "pg_connection.h"
@@ -47,6 +49,9 @@ void check(Connection& conn);
 
 // The ExecutionInfo of row `row`, whose columns start at `col` with the executions columns.
 kernel::ExecutionInfo infoFromRow(const Result& r, int row);
+// The executions `filter` selects, by id (one statement: an absent field matches everything).
+std::vector<kernel::ExecutionInfo> listInfos(Connection& conn,
+                                             const kernel::ExecutionFilter& filter);
 std::optional<kernel::ExecutionInfo> readInfo(Connection& conn, const std::string& executionId,
                                               bool forUpdate);
 // The values of `info`'s executions row, in LOOM_PG_EXECUTION_COLUMNS order ($1..$18).

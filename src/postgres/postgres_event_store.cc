@@ -13,6 +13,7 @@
 #include "pg_append_group.h"
 #include "pg_control_reads.h"
 #include "pg_pool.h"
+#include "pg_workers.h"
 #include "pg_schema.h"
 
 namespace loom::postgres {
@@ -178,7 +179,8 @@ struct PostgresEventStore::Impl {
       } catch (const RetryTransaction&) {
         // A serialization failure or deadlock wrote nothing: the transaction below retries.
       }
-    } else if (events.size() == 1) {
+    } else if (events.size() == 1 && events[0].type != kernel::EventType::kCodeUpgraded) {
+      // (An upgrade moves code_version, which the one statement leaves as it is.)
       if (auto known = knownInfo(executionId); known && known->nextSeq == expectedNextSeq) {
         if (auto after = appendInOneStatement(*known, events[0], fence)) {
           remember(*after);
@@ -332,27 +334,8 @@ std::optional<ExecutionInfo> PostgresEventStore::info(const std::string& executi
 }
 
 std::vector<ExecutionInfo> PostgresEventStore::list(const kernel::ExecutionFilter& filter) const {
-  // One statement for every filter: an absent field binds NULL and matches everything.
-  Result r = withConnection(impl_->pool, [&](Connection& conn) {
-    return conn.exec("SELECT " LOOM_PG_EXECUTION_COLUMNS
-                     " FROM executions WHERE id > $1 AND ($2::text IS NULL OR workflow = $2)"
-                     " AND ($3::text IS NULL OR subject = $3) AND ($4::text IS NULL OR status = $4)"
-                     " AND ($5::bigint IS NULL OR (ended_at IS NOT NULL AND ended_at < $5))"
-                     " ORDER BY id LIMIT $6",
-                     {Param::text(filter.afterId), Param::optionalText(filter.workflow),
-                      Param::optionalText(filter.subject),
-                      Param::optionalText(filter.status ? std::optional<std::string>(std::string(
-                                                              kernel::statusName(*filter.status)))
-                                                        : std::nullopt),
-                      Param::optionalInt64(filter.endedBeforeMillis),
-                      Param::optionalInt64(
-                          filter.limit == 0 ? std::nullopt : std::optional<int64_t>(filter.limit))},
-                     "list executions");
-  });
-  std::vector<ExecutionInfo> out;
-  out.reserve(static_cast<std::size_t>(r.rows()));
-  for (int row = 0; row < r.rows(); ++row) out.push_back(schema::infoFromRow(r, row));
-  return out;
+  return withConnection(impl_->pool,
+                        [&](Connection& conn) { return schema::listInfos(conn, filter); });
 }
 
 bool PostgresEventStore::remove(const std::string& executionId) {
@@ -586,6 +569,14 @@ bool PostgresEventStore::awaitWork(int64_t timeoutMillis) const {
     listener.reset();  // lost (a restart): listen again on the next call
     return EventStore::awaitWork(left());
   }
+}
+
+void PostgresEventStore::announceWorker(const kernel::WorkerPresence& w, int64_t ttlMillis) {
+  writeWorker(impl_->pool, impl_->options.clock, w, ttlMillis);
+}
+
+std::vector<kernel::WorkerPresence> PostgresEventStore::liveWorkers() const {
+  return readLiveWorkers(impl_->pool, impl_->options.clock);
 }
 
 std::optional<Lease> PostgresEventStore::currentLease(const std::string& executionId) const {

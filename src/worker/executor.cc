@@ -12,6 +12,7 @@
 
 #include "loom/util/error.h"
 #include "loom/workflow/code_version.h"
+#include "presence.h"
 #include "run_outcome.h"
 #include "runnable.h"
 
@@ -31,7 +32,9 @@ class Executor::Impl {
       : store_(store), launcher_(launcher), options_(std::move(options)),
         owner_(options_.owner.id.empty() ? kernel::processLeaseOwner() : options_.owner),
         finder_(store, owner_, options_.claimTtlMillis, options_.clock, options_.pollMillis,
-                options_.codeVersion) {
+                options_.codeVersion),
+        presence_(store, owner_, options_.codeVersion,
+                  [this](const std::string& m) { warn(m); }) {
     if (options_.concurrency == 0 || options_.pollMillis <= 0 || options_.claimTtlMillis <= 0) {
       throw InvalidArgumentError(
           "an executor needs concurrency >= 1, pollMillis > 0 and claimTtlMillis > 0");
@@ -48,6 +51,7 @@ class Executor::Impl {
     once_ = once;
     int failedLooks = 0;
     while (!stopping()) {
+      presence_.sayIfDue();
       std::vector<kernel::Lease> claimed;
       try {
         claimed = finder_.claim(freeSlots(), skipped());
@@ -70,6 +74,7 @@ class Executor::Impl {
       waitForNews(untilNextLook());
     }
     drain();
+    presence_.goodbye();
     std::lock_guard lock(mu_);
     tally.startFailed = startFailed_;
     return tally;
@@ -212,7 +217,12 @@ class Executor::Impl {
     }
     if (!returned || !launcher_.takesOverClaims()) releaseIfStillClaimed(claim);
     settle(report, info, result, error);
-    if (foreign) leaveToItsVersion(report, *foreign);
+    if (foreign) {
+      leaveToItsVersion(report, *foreign);
+      presence_.left(foreign->recorded(), foreign->current());
+    } else if (returned) {
+      presence_.ran(info.codeVersion);
+    }
     std::lock_guard lock(mu_);
     running_.erase(claim.executionId);
     capped_.clear();  // a slot came free: the runs waiting for one may be claimed again
@@ -396,6 +406,7 @@ class Executor::Impl {
   const ExecutorOptions options_;
   const kernel::LeaseOwner owner_;
   RunnableFinder finder_;  // the claiming thread's
+  Presence presence_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, std::string> running_;  // GUARDED_BY(mu_): id -> workflow

@@ -72,7 +72,8 @@ std::vector<Event> forkedLog(const std::string& sourceId, const std::vector<Even
   std::vector<Event> out;
   for (const auto& e : source) {
     if (e.seq >= cut) break;
-    if (isEnd(e.type) || isCancelSignal(e)) continue;
+    // A fork starts on the code at hand: its source's upgrades are the source's.
+    if (isEnd(e.type) || isCancelSignal(e) || e.type == EventType::kCodeUpgraded) continue;
     Event copy = e;
     copy.seq = static_cast<int64_t>(out.size()) + 1;
     copy.atMillis = nowMillis;

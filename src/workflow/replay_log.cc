@@ -62,6 +62,9 @@ void applyEvent(ReplayLog& log, E&& e) {
     case EventType::kSignalReceived:
       log.signals[std::string(d.at("name").get_string())].push_back(d.at("payload"));
       break;
+    case EventType::kCodeUpgraded:  // `loom upgrade`: the run goes on on this version
+      log.codeVersion = std::string(d.at("codeVersion").get_string());
+      break;
     default:
       break;
   }

@@ -5,11 +5,13 @@
 
 #include "active_set.h"
 #include "content/claim_check_envelope.h"
+#include "ended_result.h"
 #include "execution_context.h"
 #include "lease_keeper.h"
 #include "loom/util/error.h"
 #include "loom/workflow/code_version.h"
 #include "replay_snapshot.h"
+#include "upgrade_run.h"
 #include "util/worker_pool.h"
 
 namespace loom::workflow {
@@ -18,25 +20,6 @@ using kernel::EventType;
 using kernel::ExecutionStatus;
 
 namespace {
-
-// The RunResult error of a cancelled run: {"code": "cancelled", "message": reason}.
-json::value cancelledError(const json::value& reason) {
-  return json::object{{"code", "cancelled"}, {"message", reason}};
-}
-
-RunResult endedResult(const kernel::ExecutionInfo& info, const kernel::EventStore& store) {
-  RunResult r;
-  r.id = info.id;
-  r.status = info.status;
-  // Read whole (not only the last event): a corrupt row is refused as `loom log` refuses it.
-  store.scan(info.id, 1, [&](const kernel::Event& e) {
-    refuseErased(info.id, e);
-    if (e.type == EventType::kExecutionCompleted) r.output = e.data.at("output");
-    if (e.type == EventType::kExecutionFailed) r.error = e.data.at("error");
-    if (e.type == EventType::kExecutionCancelled) r.error = cancelledError(e.data.at("reason"));
-  });
-  return r;
-}
 
 // True when the log ends in this very park already (a resume that parks again where it was):
 // nothing to append. A park with another wake time (a new retry's) is a new one.
@@ -475,6 +458,12 @@ class WorkflowRuntime::Impl {
     return r;
   }
 
+  UpgradeResult upgrade(const std::string& id) {
+    auto guard = active_.enter(id);
+    RunLease lease(leases_, id);
+    return upgradeLeased(store_, workflows_, tasks_, options_, lease.lease(), id);
+  }
+
   kernel::ExecutionInfo requireCancellable(const std::string& id) const {
     auto info = store_.info(id);
     if (!info) throw NotFoundError("no execution '" + id + "' (see `loom ls`)");
@@ -540,6 +529,8 @@ RunResult WorkflowRuntime::submit(std::string_view name, json::value input,
 RunResult WorkflowRuntime::cancel(const std::string& executionId, const std::string& reason) {
   return impl_->cancel(executionId, reason);
 }
+
+UpgradeResult WorkflowRuntime::upgrade(const std::string& id) { return impl_->upgrade(id); }
 
 const RuntimeOptions& WorkflowRuntime::options() const { return impl_->options(); }
 

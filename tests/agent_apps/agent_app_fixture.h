@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <string>
@@ -47,6 +48,16 @@ class AgentAppTest : public ::testing::Test {
                  "maxTurns = 50\n\n[model]\nkind = \"scripted\"\n"
                  "script = \"script.json\"\n\n" +
                      tools + extra);
+  }
+
+  // writeApp with a fetch_report tool (approval required) that is a copy at `tool`, inside the
+  // folder: part of the app's code version, so editing it makes a new one.
+  std::string writeAppWithItsOwnTool(const std::filesystem::path& tool) {
+    std::filesystem::create_directories(tool.parent_path());
+    std::filesystem::copy_file(exampleTool("fetch_report"), tool);
+    return writeApp(fetchPagesScript(2),
+                    "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
+                    "command = [\"tools/fetch_report\"]\n");
   }
 
   static std::string fetchReportTool(const std::string& options = "") {

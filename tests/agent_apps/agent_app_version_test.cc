@@ -21,18 +21,7 @@ std::string readAll(const fs::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// An app whose fetch_report tool (approval required) is a copy at `tool`, inside its folder:
-// part of its code version.
-class AgentAppVersionTest : public AgentAppTest {
- protected:
-  std::string writeAppWithItsOwnTool(const fs::path& tool) {
-    fs::create_directories(tool.parent_path());
-    fs::copy_file(exampleTool("fetch_report"), tool);
-    return writeApp(fetchPagesScript(2),
-                    "[[tools]]\nname = \"fetch_report\"\nrequiresApproval = true\n"
-                    "command = [\"tools/fetch_report\"]\n");
-  }
-};
+using AgentAppVersionTest = AgentAppTest;
 
 TEST_F(AgentAppVersionTest, AnEditedAppDoesNotContinueARunStartedOnTheOldOne) {
   const fs::path folder = dir_.path();

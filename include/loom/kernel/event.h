@@ -1,4 +1,4 @@
-// The events of an execution log and of the control log (EVENT_SCHEMA 2,
+// The events of an execution log and of the control log (EVENT_SCHEMA 4,
 // docs/spec/events.md). An Event is plain data; its JSON text is what stores keep and what
 // log size measures. Parsing validates every field a type requires, so a corrupt or unknown
 // row is a CorruptEventError naming the execution and seq, never silently skipped.
@@ -23,6 +23,7 @@ enum class EventType {
   kExecutionCompleted,  // output
   kExecutionFailed,     // error{code,message}
   kExecutionCancelled,  // reason (`loom cancel`; EVENT_SCHEMA 2)
+  kCodeUpgraded,        // codeVersion, from? (`loom upgrade`; EVENT_SCHEMA 4)
 };
 
 // "EXECUTION_STARTED", "STEP_COMPLETED", ...
@@ -110,6 +111,10 @@ Event signalReceived(std::string_view name, json::value payload, int64_t atMilli
 Event executionCompleted(json::value output, int64_t atMillis);
 Event executionFailed(std::string_view code, std::string_view message, int64_t atMillis);
 Event executionCancelled(std::string_view reason, int64_t atMillis);
+// `loom upgrade`: the run continues on `codeVersion` from here on (`from`: the version it had;
+// nullopt when it recorded none).
+Event codeUpgraded(std::string_view codeVersion, const std::optional<std::string>& from,
+                   int64_t atMillis);
 
 // The control log holds system events that belong to no execution (erasure intents and
 // results, subject shreds, retention runs; kill-switch changes live in their own store). Same

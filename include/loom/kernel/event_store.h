@@ -144,6 +144,15 @@ class EventStore {
   // table), sending back ids instead of every log.
   using AddressSet = std::set<std::string, std::less<>>;
   virtual std::optional<AddressSet> executionsThatMayCite(const AddressSet& addresses) const;
+
+  // Worker presence (lease.h, docs/spec/leases.md "Workers"): records `presence` under its
+  // owner id (replacing that owner's earlier word) until now + ttlMillis by the store's clock
+  // (0: gone now), and forgets words that expired a day or more ago. InvalidArgumentError for
+  // an empty owner id or a negative ttl.
+  virtual void announceWorker(const WorkerPresence& presence, int64_t ttlMillis) = 0;
+  // The workers whose word has not expired by the store's clock, by owner id. DataLossError
+  // for a row that does not read.
+  virtual std::vector<WorkerPresence> liveWorkers() const = 0;
 };
 
 // Appends `event` at the end of the control log, whatever other writers append meanwhile: on a

@@ -62,6 +62,10 @@ class ForwardingEventStore : public EventStore {
                        std::vector<Event> events) override {
     return target_.appendLeased(lease, expectedNextSeq, std::move(events));
   }
+  void announceWorker(const WorkerPresence& presence, int64_t ttlMillis) override {
+    target_.announceWorker(presence, ttlMillis);
+  }
+  std::vector<WorkerPresence> liveWorkers() const override { return target_.liveWorkers(); }
 
  protected:
   EventStore& target() const { return target_; }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loom/util/error.h"
 
@@ -50,6 +51,18 @@ struct LeaseRequest {
   LeaseOwner owner;
   int64_t ttlMillis = 0;
   std::optional<int64_t> breakToken;
+};
+
+// A worker's word on the code it runs (docs/spec/leases.md, "Workers"), so `loom ls` can
+// show the runs that no worker of their code version serves. Said again every few seconds
+// while the worker runs; it counts until it expires (a worker that stops says it with a ttl of
+// 0).
+struct WorkerPresence {
+  LeaseOwner owner;
+  std::vector<std::string> runs;    // code versions of the runs it ran, sorted
+  std::vector<std::string> leaves;  // code versions of the runs it left to their own, sorted
+  int64_t seenAtMillis = 0;         // the store's clock, set by announceWorker
+  int64_t expiresAtMillis = 0;
 };
 
 // A lease a claimer (`loom worker`) took for the runner it starts: that runner's acquisition

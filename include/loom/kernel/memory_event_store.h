@@ -38,6 +38,8 @@ class MemoryEventStore : public EventStore {
   Lease renewLease(const Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const Lease& lease) override;
   std::optional<Lease> currentLease(const std::string& executionId) const override;
+  void announceWorker(const WorkerPresence& presence, int64_t ttlMillis) override;
+  std::vector<WorkerPresence> liveWorkers() const override;
   int64_t appendLeased(const Lease& lease, int64_t expectedNextSeq,
                        std::vector<Event> events) override;
 
@@ -57,6 +59,7 @@ class MemoryEventStore : public EventStore {
   std::map<std::string, Log> logs_;       // GUARDED_BY(mu_)
   std::vector<ControlEvent> control_;     // GUARDED_BY(mu_)
   std::map<std::string, Lease> leases_;   // GUARDED_BY(mu_)
+  std::map<std::string, WorkerPresence> workers_;  // GUARDED_BY(mu_); by owner id
 };
 
 }  // namespace loom::kernel

@@ -90,6 +90,8 @@ class SqliteEventStore : public EventStore {
   Lease renewLease(const Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const Lease& lease) override;
   std::optional<Lease> currentLease(const std::string& executionId) const override;
+  void announceWorker(const WorkerPresence& presence, int64_t ttlMillis) override;
+  std::vector<WorkerPresence> liveWorkers() const override;
   // Claims with one indexed read of the candidates (running, no live lease), then one write
   // that takes the lease of each candidate nobody took meanwhile.
   std::vector<Lease> claimRunnable(const ClaimRequest& request) override;

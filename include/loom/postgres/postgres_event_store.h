@@ -32,8 +32,8 @@ struct PostgresOptions {
 };
 
 // The layout version of Loom's tables in a schema (meta 'schema_version').
-// 3: the archive tables; 4: executions.code_version.
-inline constexpr int kPostgresSchemaVersion = 4;
+// 3: the archive tables; 4: executions.code_version; 5: workers (their presence).
+inline constexpr int kPostgresSchemaVersion = 5;
 
 // Creates Loom's tables in options.schema (creating the schema too), or upgrades older ones to
 // kPostgresSchemaVersion (`loom db migrate`). Idempotent; concurrent calls are serialized by
@@ -65,6 +65,8 @@ class PostgresEventStore : public kernel::EventStore {
   kernel::Lease renewLease(const kernel::Lease& lease, int64_t ttlMillis) override;
   void releaseLease(const kernel::Lease& lease) override;
   std::optional<kernel::Lease> currentLease(const std::string& executionId) const override;
+  void announceWorker(const kernel::WorkerPresence& presence, int64_t ttlMillis) override;
+  std::vector<kernel::WorkerPresence> liveWorkers() const override;
   int64_t appendLeased(const kernel::Lease& lease, int64_t expectedNextSeq,
                        std::vector<kernel::Event> events) override;
   // One transaction: the runnable executions' rows locked FOR UPDATE SKIP LOCKED (expiry by

@@ -35,6 +35,7 @@
 #include "loom/util/clock.h"
 #include "loom/workflow/fork.h"
 #include "loom/workflow/retry_policy.h"
+#include "loom/workflow/upgrade.h"
 #include "loom/workflow/workflow.h"
 
 namespace loom::workflow {
@@ -175,6 +176,11 @@ class WorkflowRuntime {
   // `loom rerun`: a fork of failed run `failedId` at its failed step (rerunPoint), with id
   // `newId` (empty: a fresh one). Throws as fork; FailedPreconditionError when it did not fail.
   RunResult rerun(const std::string& failedId, const std::string& newId);
+  // `loom upgrade` (upgrade.h): moves run `executionId` to this runtime's code version when
+  // its log replays on this code, under its lease; runs nothing. Throws NotFoundError,
+  // kernel::LeaseHeldError (it is running elsewhere), and FailedPreconditionError when it has
+  // ended, this runtime declares no version, or its log does not replay here (naming the step).
+  UpgradeResult upgrade(const std::string& executionId);
 
   std::future<RunResult> startAsync(std::string name, json::value input, RunOptions options);
   std::future<RunResult> resumeAsync(std::string executionId);
