@@ -1,6 +1,24 @@
 // Type declarations of @loomwork/loom (docs/typescript.md).
 
 /** `loom replay-check --json`: each run "matched", "diverged" (stepId, recorded, asked) or "unchecked" (why). */
+/** Model tokens and their cost (docs/observability.md). */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  tokens: number;
+  /** At observability.prices when each step was recorded; 0 without a price. */
+  costUsd: number;
+  modelTurns: number;
+}
+
+/** `app.usage()`: the runs' usage added up by subject, workflow or model. */
+export interface UsageReport {
+  by: "subject" | "workflow" | "model";
+  groups: Array<Usage & { key: string; runs: number }>;
+  total: Usage & { runs: number };
+}
+
 /** What `app.upgrade` did to one run. */
 export interface UpgradeReport {
   id: string;
@@ -128,6 +146,8 @@ export class Run {
   readonly replayedSteps: number;
   readonly effectsRun: number;
   readonly replayContentStoreCalls: number | null;
+  /** The run's model tokens and cost so far; null before any model step reported usage. */
+  readonly usage: Usage | null;
   readonly raw: Record<string, Json>;
 }
 
@@ -168,6 +188,8 @@ export class App {
    * the step when it does not replay here, LeaseHeldError when another process runs it.
    */
   upgrade(id: string): Promise<UpgradeReport>;
+  /** The model tokens and cost the home's runs recorded, added up (`loom usage --json`); `since`: RFC 3339 or "24h". */
+  usage(options?: { by?: "subject" | "workflow" | "model"; since?: string }): Promise<UsageReport>;
   cancel(id: string, reason?: string): Promise<Run>;
   /** The home's recorded runs replayed against this app's code, in memory (`loom replay-check --json`). */
   replayCheck(filters?: { workflow?: string; since?: string; last?: number }): Promise<ReplayCheckReport>;

@@ -18,6 +18,7 @@ export class Run {
     this.replayedSteps = raw.replayedSteps ?? 0;
     this.effectsRun = raw.effectsRun ?? 0;
     this.replayContentStoreCalls = raw.replayContentStoreCalls ?? null;
+    this.usage = raw.usage ?? null; // model tokens and cost so far (`loom run --json`'s "usage")
     Object.defineProperty(this, "raw", { value: raw });
   }
 }
@@ -188,6 +189,10 @@ export class App {
    * Rejects with FailedPreconditionError naming the step when it does not replay here.
    */
   async upgrade(id) { return (await this.#json("upgrade", "--to-current", "--json", "--", id)).runs[0]; }
+  /** The model tokens and cost the home's runs recorded, added up by "subject", "workflow" or "model" (`loom usage --json`). */
+  usage({ by = "workflow", since } = {}) {
+    return this.#json("usage", "--json", "--by", by, ...(since !== undefined ? ["--since", since] : []));
+  }
   /** The home's recorded runs replayed against this app's code, in memory (`loom replay-check --json`). */
   replayCheck({ workflow, since, last } = {}) {
     const args = ["replay-check", "--json"];

@@ -185,3 +185,16 @@ test("an MCP server's tools are offered and their results recorded tainted", { s
   assert.match(log, /EMEA led with 18%/);
   assert.match(log, /"origin":"mcp:files"/);
 });
+
+test("usage and cost add up per run and across runs in JavaScript", async () => {
+  const home = path.join(tempDir(), "home");
+  const app = new loom.App({ observability: { prices: { scripted: { input: 3, output: 15 } } } }, { home });
+  app.agent("a", { model: loom.ScriptedModel({ turns: [{ answer: "ok", usage: { inputTokens: 100, outputTokens: 10 } }] }) });
+  const run = await app.run("a", "go");
+  assert.deepEqual([run.usage.tokens, run.usage.modelTurns], [110, 1]);
+  assert.ok(Math.abs(run.usage.costUsd - (100 * 3 + 10 * 15) / 1e6) < 1e-12, JSON.stringify(run.usage));
+  const report = await app.usage({ by: "model" });
+  assert.deepEqual(report.groups.map((g) => [g.key, g.runs, g.tokens]), [["scripted", 1, 110]]);
+  assert.equal(report.total.runs, 1);
+  assert.equal((await app.state(run.id)).usage.tokens, 110);
+});

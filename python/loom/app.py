@@ -32,6 +32,9 @@ class Run:
     replayed_steps: int = 0  #: recorded steps this call returned from the log
     effects_run: int = 0  #: steps this call ran
     replay_content_store_calls: Optional[int] = None  #: content-store calls while replaying
+    #: the run's model tokens and cost so far: {"inputTokens", "outputTokens",
+    #: "cachedInputTokens", "tokens", "costUsd", "modelTurns"}; None before any model step
+    usage: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -40,7 +43,8 @@ class Run:
                    error=d.get("error"), waiting_for=d.get("waitingFor"),
                    park_reason=d.get("parkReason"), replayed_steps=d.get("replayedSteps", 0),
                    effects_run=d.get("effectsRun", 0),
-                   replay_content_store_calls=d.get("replayContentStoreCalls"), raw=d)
+                   replay_content_store_calls=d.get("replayContentStoreCalls"),
+                   usage=d.get("usage"), raw=d)
 
 
 def _json_text(value: Any, what: str) -> str:
@@ -274,6 +278,16 @@ class App:
         replay here (fork it instead), and when the run has ended; LeaseHeldError when another
         process runs it; NotFoundError for an unknown id."""
         return self._json("upgrade", "--to-current", "--json", "--", id)["runs"][0]
+
+    def usage(self, *, by: str = "workflow", since: Optional[str] = None) -> Dict[str, Any]:
+        """The model tokens and cost the home's runs recorded, added up by "subject",
+        "workflow" or "model" (``loom usage --json``): ``{"by", "groups": [{"key", "runs",
+        "inputTokens", "outputTokens", "cachedInputTokens", "tokens", "costUsd",
+        "modelTurns"}], "total"}``. ``since``: an RFC 3339 time or a duration ("24h")."""
+        args = ["usage", "--json", "--by", by]
+        if since is not None:
+            args += ["--since", since]
+        return self._json(*args)
 
     def replay_check(self, *, workflow: Optional[str] = None, since: Optional[str] = None,
                      last: Optional[int] = None) -> Dict[str, Any]:

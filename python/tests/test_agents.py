@@ -369,3 +369,20 @@ def test_async_models_and_tools_are_awaited_in_a_worker(home):
     app.worker(concurrency=20).run_until_idle()
     assert {app.resume(i).output["answer"] for i in ids} == {"async answer"}
     assert len(calls) == 20
+
+
+def test_usage_and_cost_add_up_per_run_and_across_runs_in_python(home):
+    prices = {"observability": {"prices": {"echo": {"input": 1, "output": 2}}}}
+    app = research_app(home, calls := [], model=EchoModel(), config=prices)
+    run = app.run("research", "ask", subject="ada")
+    assert run.usage["inputTokens"] == 10 and run.usage["outputTokens"] == 2
+    assert run.usage["modelTurns"] == 1  # the second turn reported none
+    assert run.usage["costUsd"] == pytest.approx((10 * 1 + 2 * 2) / 1e6)
+    assert app.state(run.id)["usage"]["tokens"] == 12
+    assert [r.get("usage", {}).get("tokens") for r in app.runs()] == [12]
+    report = app.usage(by="model")
+    assert [(g["key"], g["runs"], g["tokens"]) for g in report["groups"]] == [("echo", 1, 12)]
+    assert app.usage(by="subject")["groups"][0]["key"] == "ada"
+    assert app.usage(since="2999-01-01T00:00:00.000Z")["groups"] == []
+    with pytest.raises(loom.ConfigValidationError, match="observability.prices"):
+        loom.App({"observability": {"prices": {"echo": {"input": -1, "output": 2}}}}, home=home)

@@ -232,6 +232,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.workers = options.workers;
   runtimeOptions.retry = config->execution.retry;
   runtimeOptions.leaseTtlMillis = config->execution.leaseTtlMillis;
+  runtimeOptions.prices = config->observability.prices;
   runtimeOptions.snapshots = app->snapshots_.get();
   runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;

@@ -19,4 +19,10 @@ inline OptionRow& addOptionRow(std::vector<OptionRow>& rows, std::string path, O
   return r;
 }
 
+// A number option's value (an integer or a float) as a double.
+inline double numberOf(const OptionValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  return std::get<double>(v);
+}
+
 }  // namespace loom::app

@@ -16,6 +16,7 @@
 #include "loom/middleware/retry_config.h"
 #include "loom/middleware/timeout_config.h"
 #include "postgres/pg_connection.h"
+#include "observability_option_rows.h"
 #include "run_ownership_option_rows.h"
 
 namespace loom::app {
@@ -252,7 +253,8 @@ std::vector<OptionRow> buildTable() {
   addContentStorageRows(rows);
 
   // observability -----------------------------------------------------------------------
-  row("observability", OptionType::kGroup, "Warnings. (`logLevel` was removed: nothing read it.)");
+  row("observability", OptionType::kGroup,
+      "Warnings and what models cost. (`logLevel` was removed: nothing read it.)");
   {
     OptionRow& r = row("observability.onWarn", OptionType::kCallback,
                        "Receives report-only warnings; must be thread-safe. Without it "
@@ -263,6 +265,7 @@ std::vector<OptionRow> buildTable() {
       return std::string(c.observability.onWarn ? "<C++ callback>" : "<stderr>");
     };
   }
+  addObservabilityRows(rows);
 
   for (OptionRow& r : rows) {
     if (!r.show && r.get) {

@@ -57,11 +57,6 @@ const std::vector<RetryField>& retryFields() {
   return kFields;
 }
 
-double numberOf(const OptionValue& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-  return std::get<double>(v);
-}
-
 OptionValue valueOf(const RetryField& f, double v) {
   if (f.type == OptionType::kInteger) return OptionValue(static_cast<int64_t>(v));
   return OptionValue(v);

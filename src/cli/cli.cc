@@ -50,6 +50,8 @@ constexpr Subcommand kSubcommands[] = {
      "`loom run --submit`",
      setupWorker},
     {"ls", "List the executions in the home folder", setupLs},
+    {"usage", "Add up the model tokens and cost the runs recorded, by subject, workflow or model",
+     setupUsage},
     {"serve", "Serve the inspector: a web page and an HTTP API to see and steer runs",
      setupServe},
     {"log", "Print the events of one execution's log", setupLog},

@@ -15,6 +15,7 @@
 #include "compliance/event_sealing.h"
 #include "inspect/run_state.h"
 #include "inspect/run_status.h"
+#include "inspect/usage_text.h"
 #include "loom/sweep/archive.h"
 #include "loom/sweep/retention.h"
 #include "loom/util/clock.h"
@@ -106,26 +107,12 @@ std::string fit(const std::string& text, std::size_t width) {
   return text.size() <= width ? text : truncateUtf8(text, width - 1, "~");
 }
 
-// "812", "4.1k", "12M": a size in a few characters (k = 1000 bytes).
-std::string shortBytes(int64_t bytes) {
-  if (bytes < 1000) return std::to_string(bytes);
-  const char* units = "kMGT";
-  double value = static_cast<double>(bytes);
-  int unit = -1;
-  while (value >= 1000 && unit < 3) {
-    value /= 1000;
-    ++unit;
-  }
-  char text[16];
-  std::snprintf(text, sizeof text, value < 10 ? "%.1f%c" : "%.0f%c", value, units[unit]);
-  return text;
-}
 
 // One row of `loom ls`, each cell cut so that a row fits 120 columns.
 std::vector<std::string> lsRow(const inspect::RunStatus& run, int64_t now) {
   const kernel::ExecutionInfo& info = run.info;
-  std::string sizes = shortBytes(info.logBytes) + "/" +
-                      (run.erased ? std::string("-") : shortBytes(info.stateBytes));
+  std::string sizes = inspect::shortNumber(info.logBytes) + "/" +
+                      (run.erased ? std::string("-") : inspect::shortNumber(info.stateBytes));
   int64_t time = info.endedAtMillis.value_or(info.startedAtMillis);
   return {info.id,
           fit(info.workflow, 16),
@@ -133,7 +120,8 @@ std::vector<std::string> lsRow(const inspect::RunStatus& run, int64_t now) {
           fit(info.subject.value_or("-"), 8),
           run.erased ? "-" : std::to_string(info.steps),
           sizes,
-          run.unserved ? fit(*info.codeVersion, 13) + "*" : fit(info.codeVersion.value_or("-"), 14),
+          fit(run.erased ? std::string("-") : inspect::shortUsage(info.usage), 11),
+          run.unserved ? fit(*info.codeVersion, 11) + "*" : fit(info.codeVersion.value_or("-"), 12),
           inspect::shortTime(time, now)};
 }
 
@@ -183,7 +171,9 @@ Action setupLs(CLI::App& command, HomeSession& session) {
                    "Print one JSON array of {\"id\",\"workflow\",\"status\",\"subject\",\"steps\","
                    "\"logBytes\",\"stateBytes\",\"startedAt\",\"endedAt\"} (RFC 3339 times; "
                    "endedAt null while not ended; a run that recorded its code version adds "
-                   "\"codeVersion\", and \"unserved\": true when live workers left it to a "
+                   "\"codeVersion\", one whose model steps reported usage adds \"usage\": "
+                   "{\"inputTokens\",\"outputTokens\",\"cachedInputTokens\",\"tokens\","
+                   "\"costUsd\",\"modelTurns\"}, and \"unserved\": true when live workers left it to a "
                    "worker of that version and none runs it; an erased run adds \"erased\": true, with "
                    "steps and stateBytes null; a run whose log retention archived adds "
                    "\"archived\": true). status is running, orphaned (nobody runs it: "
@@ -207,7 +197,8 @@ Action setupLs(CLI::App& command, HomeSession& session) {
   command.footer(
       "STATUS says why a parked run waits (a signal, an approval with its deadline, a timer,\n"
       "a retry's next attempt) and which process holds a running run (--json: its heartbeat).\n"
-      "SIZE is log/state bytes (k = 1000). VERSION is the code version the run started on\n"
+      "SIZE is log/state bytes (k = 1000). USAGE is the model tokens the run's steps recorded\n"
+      "and their cost at observability.prices (`loom usage` adds them up). VERSION is the code version the run started on\n"
       "(`loom state ID` shows it whole; a worker runs only runs of its own code: docs/\n"
       "operations.md, \"Deploying new code\"); VERSION* marks a run whose version live workers\n"
       "left to a worker of their own and none of them runs. TIME is when the run ended, or started while it\n"
@@ -261,7 +252,7 @@ Action setupLs(CLI::App& command, HomeSession& session) {
       return kExitOk;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS", "SIZE", "VERSION", "TIME"}};
+        {"ID", "WORKFLOW", "STATUS", "SUBJECT", "STEPS", "SIZE", "USAGE", "VERSION", "TIME"}};
     int64_t now = systemClock()->nowMillis();
     std::size_t due = 0;
     for (const auto& run : runs) {
@@ -341,8 +332,9 @@ Action setupState(CLI::App& command, HomeSession& session) {
       "For an agent run (its steps are <loop>#turn:<i>:...), each agent loop's folded state\n"
       "instead, with its size in bytes: {\"loop\", \"frames\", \"turnOutputs\", \"_decisions\",\n"
       "\"transcriptBytes\", \"sawTaintFrom\"} (docs/spec/agent-state.md). `loom ls` shows the\n"
-      "kernel's sizes. Either adds \"codeVersion\": the code the run started on, the only code\n"
-      "it continues on (docs/operations.md, \"Deploying new code\"). Without --json the same\n"
+      "kernel's sizes. Either adds \"codeVersion\": the code the run goes on on (its start's,\n"
+      "or `loom upgrade`'s; docs/operations.md, \"Deploying new code\"), and \"usage\": the\n"
+      "tokens and cost its model steps recorded (docs/observability.md). Without --json the same\n"
       "JSON is printed indented, so stdout is always JSON.");
   return [&session, args, kernelState] {
     std::optional<sweep::ArchivedExecution> archived = archivedUnlessLive(session, args->id);

@@ -19,18 +19,12 @@ struct ReplayCheckArgs {
   bool json = false;
 };
 
-// "2026-12-01T00:00:00.000Z", or a duration back from now ("24h", "7d").
-int64_t sinceMillis(const std::string& text) {
-  if (text.find('T') != std::string::npos) return parseTimestamp(text);
-  return systemClock()->nowMillis() - parseDurationMillis(text);
-}
-
 // The runs to check, newest first: of --workflow, started at or after --since, the --last N.
 std::vector<kernel::ExecutionInfo> selected(kernel::EventStore& store, const ReplayCheckArgs& a) {
   kernel::ExecutionFilter filter;
   if (!a.workflow.empty()) filter.workflow = a.workflow;
   std::optional<int64_t> since;
-  if (!a.since.empty()) since = sinceMillis(a.since);
+  if (!a.since.empty()) since = parseSinceMillis(a.since, systemClock()->nowMillis());
   std::vector<kernel::ExecutionInfo> runs;
   kernel::forEachExecution(store, filter, [&](const kernel::ExecutionInfo& info) {
     if (!since || info.startedAtMillis >= *since) runs.push_back(info);

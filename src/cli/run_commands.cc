@@ -8,6 +8,7 @@
 #include <string>
 
 #include "command.h"
+#include "inspect/usage_text.h"
 #include "loom/agent/approval.h"
 #include "loom/workflow/code_version.h"
 
@@ -124,12 +125,18 @@ void printHuman(std::ostream& out, const workflow::RunResult& r, bool withCounts
 // Prints `r` and returns the exit code: 1 for a failed run (with its stderr line), else 0.
 int report(HomeSession& session, const workflow::RunResult& r, bool asJson, bool withCounts) {
   const agent_app::AgentApp* app = session.agentApp();
+  // The run's model usage so far, from its metadata (what its steps recorded, replays not
+  // counted again).
+  std::optional<kernel::ExecutionInfo> info = session.store(false).info(r.id);
+  const kernel::TokenUsage usage = info ? info->usage : kernel::TokenUsage{};
   if (asJson) {
     json::object o = resultJson(r, withCounts, app);
     if (withCounts) o["replayContentStoreCalls"] = session.replayContentStoreCalls();
+    if (usage.modelTurns > 0) o["usage"] = kernel::toJson(usage);
     session.out() << json::toText(o) << std::endl;
   } else {
     printHuman(session.out(), r, withCounts, app);
+    if (usage.modelTurns > 0) session.out() << "usage:    " << inspect::usageText(usage) << "\n";
     if (withCounts) {
       session.out() << "content:  " << session.replayContentStoreCalls()
                     << " content-store calls while replaying\n";

@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "aead.h"
+#include "loom/kernel/usage.h"
 #include "loom/util/error.h"
 
 namespace loom::compliance {
@@ -14,7 +15,8 @@ constexpr std::string_view kEventDomain = "loom.event.v1";
 // Execution id, seq and type; for EXECUTION_STARTED also its clear workflow, subject and code
 // version (when it has one: a payload sealed before EVENT_SCHEMA 3 kept none clear), so the
 // metadata kept in clear cannot be changed, added or removed without the payload failing to
-// open. For CODE_UPGRADED, its clear code version (EVENT_SCHEMA 4).
+// open. For CODE_UPGRADED, its clear code version (EVENT_SCHEMA 4); for a model step, its
+// clear usage (EVENT_SCHEMA 5).
 std::string eventAd(const std::string& executionId, const kernel::Event& event,
                     const json::object& clear) {
   std::string seq = std::to_string(event.seq);
@@ -23,6 +25,10 @@ std::string eventAd(const std::string& executionId, const kernel::Event& event,
     const auto* v = clear.if_contains("codeVersion");
     std::string version = v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
     return detail::associatedData(kEventDomain, {executionId, seq, type, "v" + version});
+  }
+  if (const auto* u = clear.if_contains("usage"); u && u->is_object()) {  // EVENT_SCHEMA 5
+    return detail::associatedData(
+        kEventDomain, {executionId, seq, type, "u" + kernel::stepUsageText(u->get_object())});
   }
   if (event.type != kernel::EventType::kExecutionStarted) {
     return detail::associatedData(kEventDomain, {executionId, seq, type});
@@ -90,6 +96,10 @@ kernel::Event sealEvent(const std::string& executionId, kernel::Event event,
     if (const auto* v = event.data.if_contains("codeVersion"); v && v->is_string()) {
       clear["codeVersion"] = *v;
     }
+  }
+  // A model step's tokens and cost: totals and budgets without keys (EVENT_SCHEMA 5).
+  if (event.type == kernel::EventType::kStepCompleted) {
+    if (const auto* u = event.data.if_contains("usage")) clear["usage"] = *u;
   }
   std::string ad = eventAd(executionId, event, clear);
   std::string plaintext = boost::json::serialize(event.data);

@@ -272,6 +272,27 @@ TEST_F(SealingEventStoreTest, AnUpgradesCodeVersionStaysClearBoundAndSurvivesASh
   EXPECT_NO_THROW(kernel::validateEventData(erased.type, erased.data));
 }
 
+// A model step's usage stays clear (totals and budgets need no keys, EVENT_SCHEMA 5) and is
+// bound to the payload: changed, the step no longer opens.
+TEST_F(SealingEventStoreTest, AModelStepsUsageStaysClearAndCannotBeChanged) {
+  sealed_->append("e1", 1, secretRun("alice", "W", 0, false));
+  Event model = kernel::stepCompleted("a#turn:1:model", "llm", "m", json::value("SECRET"), 2);
+  model.data["usage"] =
+      json::object{{"model", "m"}, {"inputTokens", 10}, {"outputTokens", 4}, {"costUsd", 0.5}};
+  const int64_t seq = sealed_->info("e1")->nextSeq;
+  sealed_->append("e1", seq, {model});
+  EXPECT_EQ(inner_.info("e1")->usage, (kernel::TokenUsage{10, 4, 0, 500'000'000, 1}));
+  const std::string body = rawBody("e1", seq);
+  EXPECT_EQ(body.find("SECRET"), std::string::npos) << body;
+  ASSERT_NE(body.find("\"inputTokens\":10"), std::string::npos) << body;
+  EXPECT_EQ(sealed_->read("e1").back().data.at("output"), "SECRET");
+  std::string altered = body;
+  altered.replace(altered.find("\"inputTokens\":10"), 16, "\"inputTokens\":1");
+  exec("UPDATE events SET body = '" + altered + "', checksum = NULL WHERE execution_id = 'e1' "
+       "AND seq = " + std::to_string(seq));
+  EXPECT_THROW(sealed_->read("e1"), CorruptEventError) << altered;
+}
+
 TEST_F(SealingEventStoreTest, AfterAShredEventsReadAsErasedNamingTheSubject) {
   sealed_->append("a1", 1, secretRun("alice", "ALICE", 2));
   sealed_->append("b1", 1, secretRun("bob", "BOB", 2));

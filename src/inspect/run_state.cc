@@ -15,10 +15,14 @@ class RunFolder {
   explicit RunFolder(bool kernelOnly) : kernelOnly_(kernelOnly) {}
 
   void apply(const kernel::Event& e) {
-    if (e.type == kernel::EventType::kExecutionStarted) {
+    if (e.type == kernel::EventType::kExecutionStarted ||
+        e.type == kernel::EventType::kCodeUpgraded) {  // the version it goes on on now
       if (const auto* v = e.data.if_contains("codeVersion"); v && v->is_string()) {
         codeVersion_ = std::string(v->get_string());
       }
+    }
+    if (e.type == kernel::EventType::kStepCompleted) {
+      if (auto u = kernel::stepUsage(e.data)) usage_.add(*u);
     }
     if (kernelOnly_) return fold_->apply(e);
     if (auto loop = agent::agentLoopOf(e)) {
@@ -35,6 +39,7 @@ class RunFolder {
   FoldedRun finish() {
     FoldedRun run;
     run.codeVersion = codeVersion_;
+    run.usage = usage_;
     if (fold_) {
       run.kernelState = fold_->state();
       return run;
@@ -46,6 +51,7 @@ class RunFolder {
  private:
   bool kernelOnly_;
   std::optional<std::string> codeVersion_;
+  kernel::TokenUsage usage_;
   std::optional<kernel::Fold> fold_{std::in_place};
   std::vector<std::pair<std::string, agent::AgentStateFolder>> loops_;
 };
@@ -69,6 +75,9 @@ json::value toJson(FoldedRun&& run, const std::string& id) {
     if (run.codeVersion && run.kernelState->is_object()) {
       run.kernelState->as_object()["codeVersion"] = *run.codeVersion;
     }
+    if (run.usage.modelTurns > 0 && run.kernelState->is_object()) {
+      run.kernelState->as_object()["usage"] = kernel::toJson(run.usage);
+    }
     return std::move(*run.kernelState);
   }
   // Built by moves (a json::object passed as a json::value, or put in an initializer list,
@@ -76,6 +85,7 @@ json::value toJson(FoldedRun&& run, const std::string& id) {
   json::value doc = json::object{};
   doc.as_object()["id"] = id;
   if (run.codeVersion) doc.as_object()["codeVersion"] = *run.codeVersion;
+  if (run.usage.modelTurns > 0) doc.as_object()["usage"] = kernel::toJson(run.usage);
   json::array& folded = doc.as_object()["loops"].emplace_array();
   for (auto& [loop, state] : run.loops) {
     json::object& entry = folded.emplace_back(json::object{}).as_object();

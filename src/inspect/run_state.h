@@ -16,7 +16,8 @@ namespace loom::inspect {
 struct FoldedRun {
   std::optional<json::value> kernelState;  // set for a run with no agent step (or kernelOnly)
   std::vector<std::pair<std::string, json::value>> loops;  // agent loop name, folded state
-  std::optional<std::string> codeVersion;  // the code it started on (EXECUTION_STARTED's)
+  std::optional<std::string> codeVersion;  // the code it goes on on (its start's, or upgrade's)
+  kernel::TokenUsage usage;                // its model steps' (STEP_COMPLETED "usage")
 };
 
 // Folds execution `id`: each agent loop's state from its first step on; the kernel's fold is
@@ -26,7 +27,8 @@ FoldedRun foldRun(const kernel::EventStore& store, const std::string& id, bool k
 FoldedRun foldRun(const std::vector<kernel::Event>& events, bool kernelOnly);
 
 // What `loom state --json` prints: the kernel's state, or {"id", "loops": [{"loop",
-// "stateBytes", "state"}]}; either with "codeVersion" when the run recorded one. Built by
+// "stateBytes", "state"}]}; either with "codeVersion" when the run recorded one and "usage"
+// (kernel::toJson of TokenUsage) when its model steps reported some. Built by
 // moves (the states are taken from `run`).
 json::value toJson(FoldedRun&& run, const std::string& id);
 

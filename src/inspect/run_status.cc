@@ -105,6 +105,7 @@ json::object toJson(const RunStatus& run) {
   };
   if (info.codeVersion) o["codeVersion"] = *info.codeVersion;
   if (run.unserved) o["unserved"] = true;
+  if (info.usage.modelTurns > 0 && !erased) o["usage"] = kernel::toJson(info.usage);
   if (erased) o["erased"] = true;
   if (run.archived) o["archived"] = true;
   if (run.live) o["owner"] = ownerJson(run.live);

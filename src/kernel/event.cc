@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "control_types.h"
+#include "loom/kernel/usage.h"
 #include "loom/util/clock.h"
 #include "loom/util/error.h"
 
@@ -103,13 +104,14 @@ std::pair<std::string, int64_t> readHeader(const json::object& o, int64_t seq, j
 }
 
 // True when `data` is {marker: {...}} plus, at most, the clear "workflow", "subject" and
-// "codeVersion" (EVENT_SCHEMA 3; CODE_UPGRADED keeps only "codeVersion", EVENT_SCHEMA 4).
+// "codeVersion" (EVENT_SCHEMA 3; CODE_UPGRADED keeps only "codeVersion", EVENT_SCHEMA 4) or a
+// model step's "usage" (EVENT_SCHEMA 5).
 bool hasOpaqueShape(const json::object& data, std::string_view marker) {
   const auto* m = data.if_contains(marker);
   if (m == nullptr || !m->is_object()) return false;
   for (const auto& kv : data) {
     if (kv.key() != marker && kv.key() != "workflow" && kv.key() != "subject" &&
-        kv.key() != "codeVersion") {
+        kv.key() != "codeVersion" && kv.key() != "usage") {
       return false;
     }
   }
@@ -129,6 +131,12 @@ void validateOpaque(EventType type, const json::object& data, std::string_view m
       throw InvalidArgumentError("a " + std::string(marker) +
                                  " CODE_UPGRADED holds only '" + std::string(marker) +
                                  "' and 'codeVersion'");
+    }
+  } else if (type == EventType::kStepCompleted && data.contains("usage")) {
+    validateStepUsage(data.at("usage"));
+    if (data.size() != 2) {
+      throw InvalidArgumentError("a " + std::string(marker) + " STEP_COMPLETED holds only '" +
+                                 std::string(marker) + "' and 'usage'");
     }
   } else if (data.size() != 1) {
     throw InvalidArgumentError("a " + std::string(marker) + " " + std::string(eventTypeName(type)) +
@@ -213,6 +221,7 @@ void validateEventData(EventType type, const json::object& data) {
       requireString(data, "effectId");
       json::require(data, "output");
       requireStepNumbers(data);
+      if (const auto* usage = data.if_contains("usage")) validateStepUsage(*usage);
       return;
     case EventType::kStepFailed:
       requireString(data, "stepId");

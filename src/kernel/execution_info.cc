@@ -82,6 +82,7 @@ void applyEvent(ExecutionInfo& info, const Event& event, int64_t textBytes,
     case EventType::kStepCompleted: {
       info.steps += 1;
       info.sizes.stepsCount += 1;
+      if (auto usage = stepUsage(d)) info.usage.add(*usage);
       if (opaque >= 0) {
         info.sizes.stepsBytes += opaque;
         progress(info);

@@ -30,7 +30,12 @@ CREATE TABLE IF NOT EXISTS executions (
   signals_count INTEGER NOT NULL,
   input_bytes INTEGER NOT NULL,
   result_bytes INTEGER NOT NULL,
-  code_version TEXT);
+  code_version TEXT,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_nano_usd INTEGER NOT NULL DEFAULT 0,
+  model_turns INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS executions_by_workflow ON executions (workflow);
 CREATE INDEX IF NOT EXISTS executions_by_subject ON executions (subject);
 CREATE TABLE IF NOT EXISTS events (
@@ -84,6 +89,17 @@ void addCodeVersionColumn(Db& db) {
   }
 }
 
+// Databases written before EVENT_SCHEMA 5 get the usage columns (their runs recorded none).
+void addUsageColumns(Db& db) {
+  for (const char* column :
+       {"input_tokens", "output_tokens", "cached_input_tokens", "cost_nano_usd", "model_turns"}) {
+    if (db.hasColumn("executions", column)) continue;
+    std::string sql =
+        "ALTER TABLE executions ADD COLUMN " + std::string(column) + " INTEGER NOT NULL DEFAULT 0";
+    db.exec(sql.c_str(), "add a usage column to executions");
+  }
+}
+
 // Checks the recorded EVENT_SCHEMA, recording ours in a new database (and in one of an older
 // schema this build reads).
 void checkEventSchema(Db& db) {
@@ -126,7 +142,8 @@ const char* const kControlTypeExpression =
 const char* const kExecutionColumns =
     "id, workflow, subject, status, started_at, ended_at, next_seq, steps, log_bytes, "
     "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, "
-    "input_bytes, result_bytes, code_version";
+    "input_bytes, result_bytes, code_version, input_tokens, output_tokens, cached_input_tokens, "
+    "cost_nano_usd, model_turns";
 
 void prepareSchema(Db& db) {
   // journal_mode is persistent in the file and cannot change inside a transaction.
@@ -138,6 +155,7 @@ void prepareSchema(Db& db) {
     db.exec(kCreateTables, "create tables");
     addChecksumColumns(db);
     addCodeVersionColumn(db);
+    addUsageColumns(db);
     // Built once over an older home's control log, in this transaction.
     db.exec((std::string("CREATE INDEX IF NOT EXISTS control_by_type ON control ((") +
              kControlTypeExpression + "), seq)")
@@ -179,6 +197,7 @@ ExecutionInfo infoFromRow(const Statement& row) {
   info.sizes.inputBytes = row.int64(15);
   info.sizes.resultBytes = row.int64(16);
   if (!row.isNull(17)) info.codeVersion = std::string(row.text(17));
+  info.usage = {row.int64(18), row.int64(19), row.int64(20), row.int64(21), row.int64(22)};
   return info;
 }
 
@@ -186,8 +205,10 @@ void writeInfo(Db& db, const ExecutionInfo& info) {
   StatementUse upsert(db.prepare(
       "INSERT INTO executions (id, workflow, subject, status, started_at, ended_at, "
       "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
-      "signals_bytes, signals_count, input_bytes, result_bytes, code_version) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+      "signals_bytes, signals_count, input_bytes, result_bytes, code_version, input_tokens, "
+      "output_tokens, cached_input_tokens, cost_nano_usd, model_turns) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, ?20, ?21, ?22, ?23) "
       // workflow, subject and started_at are fixed by EXECUTION_STARTED: leaving them out of
       // the update leaves their indexes untouched on every append. code_version (no index)
       // moves with CODE_UPGRADED.
@@ -197,7 +218,10 @@ void writeInfo(Db& db, const ExecutionInfo& info) {
       "steps_bytes = excluded.steps_bytes, steps_count = excluded.steps_count, "
       "signals_bytes = excluded.signals_bytes, signals_count = excluded.signals_count, "
       "input_bytes = excluded.input_bytes, result_bytes = excluded.result_bytes, "
-      "code_version = excluded.code_version"));
+      "code_version = excluded.code_version, input_tokens = excluded.input_tokens, "
+      "output_tokens = excluded.output_tokens, cached_input_tokens = "
+      "excluded.cached_input_tokens, cost_nano_usd = excluded.cost_nano_usd, "
+      "model_turns = excluded.model_turns"));
   upsert->bind(1, std::string_view(info.id));
   upsert->bind(2, std::string_view(info.workflow));
   upsert->bind(3, info.subject);
@@ -216,6 +240,11 @@ void writeInfo(Db& db, const ExecutionInfo& info) {
   upsert->bind(16, info.sizes.inputBytes);
   upsert->bind(17, info.sizes.resultBytes);
   upsert->bind(18, info.codeVersion);
+  upsert->bind(19, info.usage.inputTokens);
+  upsert->bind(20, info.usage.outputTokens);
+  upsert->bind(21, info.usage.cachedInputTokens);
+  upsert->bind(22, info.usage.costNanoUsd);
+  upsert->bind(23, info.usage.modelTurns);
   upsert->step("write execution metadata");
 }
 

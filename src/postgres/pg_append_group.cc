@@ -11,14 +11,16 @@ namespace {
 using kernel::ExecutionInfo;
 
 // The same rule for one append, its values as scalars in the same order ($20: the lease's
-// token, NULL when unfenced).
+// token, NULL when unfenced; $37..$41: the usage after it).
 constexpr const char* kOneSql =
     "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $20 "
     "AND owner_id = $21 AND NOT released FOR SHARE), "
     "upd AS (UPDATE executions SET status = $2, ended_at = $3, next_seq = $4, steps = $5, "
     "log_bytes = $6, state_bytes = $7, header_bytes = $8, steps_bytes = $9, "
     "steps_count = $10, signals_bytes = $11, signals_count = $12, input_bytes = $13, "
-    "result_bytes = $14 WHERE id = $1 AND (workflow, subject, status, started_at, ended_at, "
+    "result_bytes = $14, input_tokens = $37, output_tokens = $38, cached_input_tokens = $39, "
+    "cost_nano_usd = $40, model_turns = $41 "
+    "WHERE id = $1 AND (workflow, subject, status, started_at, ended_at, "
     "next_seq, steps, log_bytes, state_bytes, header_bytes, steps_bytes, steps_count, "
     "signals_bytes, signals_count, input_bytes, result_bytes) IS NOT DISTINCT FROM "
     "($22, $23, $24, $25, $26, $15, $27, $16, $28, $29, $30, $31, $32, $33, $34, $35) "
@@ -29,7 +31,7 @@ constexpr const char* kOneSql =
     "INSERT INTO events (execution_id, seq, body, checksum) "
     "SELECT id, $17, $18, $19 FROM upd RETURNING execution_id";
 
-// The appends arrive as one array per column ($1..$36, one element per append), in the order
+// The appends arrive as one array per column ($1..$41, one element per append), in the order
 // appendRow gives them.
 constexpr const char* kAppendSql =
     "WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], "
@@ -37,12 +39,14 @@ constexpr const char* kAppendSql =
     "$13::int8[], $14::int8[], $15::int8[], $16::int8[], $17::int8[], $18::bytea[], $19::int8[], "
     "$20::int8[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int8[], $26::int8[], "
     "$27::int8[], $28::int8[], $29::int8[], $30::int8[], $31::int8[], $32::int8[], $33::int8[], "
-    "$34::int8[], $35::int8[], $36::bool[]) AS t(id, status, ended_at, next_seq, steps, log_bytes, "
+    "$34::int8[], $35::int8[], $36::bool[], $37::int8[], $38::int8[], $39::int8[], $40::int8[], "
+    "$41::int8[]) AS t(id, status, ended_at, next_seq, steps, log_bytes, "
     "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, "
     "input_bytes, result_bytes, was_next_seq, was_log_bytes, seq, body, checksum, token, "
     "owner_id, was_workflow, was_subject, was_status, was_started_at, was_ended_at, was_steps, "
     "was_state_bytes, was_header_bytes, was_steps_bytes, was_steps_count, was_signals_bytes, "
-    "was_signals_count, was_input_bytes, was_result_bytes, release)), "
+    "was_signals_count, was_input_bytes, was_result_bytes, release, input_tokens, output_tokens, "
+    "cached_input_tokens, cost_nano_usd, model_turns)), "
     // The current leases of the fenced appends, locked against a takeover until the commit.
     "fence AS (SELECT l.execution_id FROM leases l JOIN i ON l.execution_id = i.id "
     "AND l.token = i.token AND l.owner_id = i.owner_id WHERE NOT l.released FOR SHARE OF l), "
@@ -51,7 +55,10 @@ constexpr const char* kAppendSql =
     "state_bytes = i.state_bytes, header_bytes = i.header_bytes, steps_bytes = i.steps_bytes, "
     "steps_count = i.steps_count, signals_bytes = i.signals_bytes, "
     "signals_count = i.signals_count, input_bytes = i.input_bytes, "
-    "result_bytes = i.result_bytes FROM i WHERE e.id = i.id AND (e.workflow, e.subject, "
+    "result_bytes = i.result_bytes, input_tokens = i.input_tokens, "
+    "output_tokens = i.output_tokens, cached_input_tokens = i.cached_input_tokens, "
+    "cost_nano_usd = i.cost_nano_usd, model_turns = i.model_turns "
+    "FROM i WHERE e.id = i.id AND (e.workflow, e.subject, "
     "e.status, e.started_at, e.ended_at, e.next_seq, e.steps, e.log_bytes, e.state_bytes, "
     "e.header_bytes, e.steps_bytes, e.steps_count, e.signals_bytes, e.signals_count, "
     "e.input_bytes, e.result_bytes) IS NOT DISTINCT FROM (i.was_workflow, i.was_subject, "
@@ -66,7 +73,7 @@ constexpr const char* kAppendSql =
     "INSERT INTO events (execution_id, seq, body, checksum) "
     "SELECT id, seq, body, checksum FROM upd RETURNING execution_id";
 
-constexpr std::size_t kColumns = 36;
+constexpr std::size_t kColumns = 41;
 
 // One append's values, in the order of kOneSql's parameters and kAppendSql's columns.
 std::vector<Param> appendRow(const OneStatementAppend& r) {
@@ -93,7 +100,9 @@ std::vector<Param> appendRow(const OneStatementAppend& r) {
       Param::int64(known.sizes.stepsBytes), Param::int64(known.sizes.stepsCount),
       Param::int64(known.sizes.signalsBytes), Param::int64(known.sizes.signalsCount),
       Param::int64(known.sizes.inputBytes), Param::int64(known.sizes.resultBytes),
-      Param::boolean(r.releaseLease)};
+      Param::boolean(r.releaseLease), Param::int64(a.usage.inputTokens),
+      Param::int64(a.usage.outputTokens), Param::int64(a.usage.cachedInputTokens),
+      Param::int64(a.usage.costNanoUsd), Param::int64(a.usage.modelTurns)};
 }
 
 // The appends of `round` (one per execution) as kAppendSql's arrays.

@@ -29,7 +29,12 @@ CREATE TABLE IF NOT EXISTS executions (
   signals_count bigint NOT NULL,
   input_bytes bigint NOT NULL,
   result_bytes bigint NOT NULL,
-  code_version text COLLATE "C");
+  code_version text COLLATE "C",
+  input_tokens bigint NOT NULL DEFAULT 0,
+  output_tokens bigint NOT NULL DEFAULT 0,
+  cached_input_tokens bigint NOT NULL DEFAULT 0,
+  cost_nano_usd bigint NOT NULL DEFAULT 0,
+  model_turns bigint NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS executions_by_workflow ON executions (workflow);
 CREATE INDEX IF NOT EXISTS executions_by_subject ON executions (subject);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status);
@@ -158,6 +163,14 @@ void migrate(const PostgresOptions& options) {
   // Version 4: a schema of 3 gets the column; its rows keep NULL (none recorded).
   conn->run("ALTER TABLE executions ADD COLUMN IF NOT EXISTS code_version text COLLATE \"C\"",
             "add executions.code_version");
+  // Version 6: the usage columns; the runs of a schema of 5 recorded none.
+  conn->run(
+      "ALTER TABLE executions ADD COLUMN IF NOT EXISTS input_tokens bigint NOT NULL DEFAULT 0, "
+      "ADD COLUMN IF NOT EXISTS output_tokens bigint NOT NULL DEFAULT 0, "
+      "ADD COLUMN IF NOT EXISTS cached_input_tokens bigint NOT NULL DEFAULT 0, "
+      "ADD COLUMN IF NOT EXISTS cost_nano_usd bigint NOT NULL DEFAULT 0, "
+      "ADD COLUMN IF NOT EXISTS model_turns bigint NOT NULL DEFAULT 0",
+      "add the executions' usage columns");
   conn->run("CREATE INDEX IF NOT EXISTS control_by_type ON control (" LOOM_PG_CONTROL_TYPE ", seq)",
             "index the control log by type");
   conn->execDynamic(
@@ -226,6 +239,8 @@ kernel::ExecutionInfo infoFromRow(const Result& r, int row) {
   info.sizes.inputBytes = r.int64(row, 15);
   info.sizes.resultBytes = r.int64(row, 16);
   info.codeVersion = r.optionalText(row, 17);
+  info.usage = {r.int64(row, 18), r.int64(row, 19), r.int64(row, 20), r.int64(row, 21),
+                r.int64(row, 22)};
   return info;
 }
 
@@ -281,21 +296,28 @@ std::vector<Param> infoParams(const kernel::ExecutionInfo& info) {
           Param::int64(info.sizes.signalsCount),
           Param::int64(info.sizes.inputBytes),
           Param::int64(info.sizes.resultBytes),
-          Param::optionalText(info.codeVersion)};
+          Param::optionalText(info.codeVersion),
+          Param::int64(info.usage.inputTokens),
+          Param::int64(info.usage.outputTokens),
+          Param::int64(info.usage.cachedInputTokens),
+          Param::int64(info.usage.costNanoUsd),
+          Param::int64(info.usage.modelTurns)};
 }
 
 void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew) {
   static const char* kInsert =
       "INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
       ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-      "$18)";
+      "$18, $19, $20, $21, $22, $23)";
   // workflow, subject and started_at are fixed by EXECUTION_STARTED; code_version moves with
   // CODE_UPGRADED.
   static const char* kUpdate =
       "UPDATE executions SET status = $4, ended_at = $6, next_seq = $7, steps = $8, "
       "log_bytes = $9, state_bytes = $10, header_bytes = $11, steps_bytes = $12, "
       "steps_count = $13, signals_bytes = $14, signals_count = $15, input_bytes = $16, "
-      "result_bytes = $17, code_version = $18 WHERE id = $1 AND workflow = $2 "
+      "result_bytes = $17, code_version = $18, input_tokens = $19, output_tokens = $20, "
+      "cached_input_tokens = $21, cost_nano_usd = $22, model_turns = $23 WHERE id = $1 "
+      "AND workflow = $2 "
       "AND subject IS NOT DISTINCT FROM $3 AND started_at = $5";
   Result r = conn.exec(isNew ? kInsert : kUpdate, infoParams(info), "write execution metadata");
   if (!isNew && r.changed() != 1) {

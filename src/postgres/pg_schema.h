@@ -45,7 +45,8 @@ void check(Connection& conn);
 #define LOOM_PG_EXECUTION_COLUMNS                                                       \
   "id, workflow, subject, status, started_at, ended_at, next_seq, steps, log_bytes, "   \
   "state_bytes, header_bytes, steps_bytes, steps_count, signals_bytes, signals_count, " \
-  "input_bytes, result_bytes, code_version"
+  "input_bytes, result_bytes, code_version, input_tokens, output_tokens, "               \
+  "cached_input_tokens, cost_nano_usd, model_turns"
 
 // The ExecutionInfo of row `row`, whose columns start at `col` with the executions columns.
 kernel::ExecutionInfo infoFromRow(const Result& r, int row);
@@ -54,7 +55,7 @@ std::vector<kernel::ExecutionInfo> listInfos(Connection& conn,
                                              const kernel::ExecutionFilter& filter);
 std::optional<kernel::ExecutionInfo> readInfo(Connection& conn, const std::string& executionId,
                                               bool forUpdate);
-// The values of `info`'s executions row, in LOOM_PG_EXECUTION_COLUMNS order ($1..$18).
+// The values of `info`'s executions row, in LOOM_PG_EXECUTION_COLUMNS order ($1..$23).
 std::vector<Param> infoParams(const kernel::ExecutionInfo& info);
 void writeInfo(Connection& conn, const kernel::ExecutionInfo& info, bool isNew);
 

@@ -145,14 +145,15 @@ struct PostgresEventStore::Impl {
     one.push_back(event);
     kernel::AppendPlan plan = kernel::planAppend(executionId, std::nullopt, 1, std::move(one));
     static const char* kSql =
-        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $19 "
-        "AND owner_id = $20 AND NOT released FOR SHARE), "
+        "WITH fence AS (SELECT 1 FROM leases WHERE execution_id = $1 AND token = $24 "
+        "AND owner_id = $25 AND NOT released FOR SHARE), "
         "created AS (INSERT INTO executions (" LOOM_PG_EXECUTION_COLUMNS
         ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-        "$18 WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (id) DO NOTHING RETURNING id) "
+        "$18, $19, $20, $21, $22, $23 WHERE EXISTS (SELECT 1 FROM fence) "
+        "ON CONFLICT (id) DO NOTHING RETURNING id) "
         "INSERT INTO events (execution_id, seq, body, checksum) "
-        "SELECT id, 1, $21, $22 FROM created RETURNING execution_id";
-    std::vector<Param> params = schema::infoParams(plan.after);  // $1..$18
+        "SELECT id, 1, $26, $27 FROM created RETURNING execution_id";
+    std::vector<Param> params = schema::infoParams(plan.after);  // $1..$23
     params.push_back(Param::int64(fence.token));
     params.push_back(Param::text(fence.owner.id));
     params.push_back(Param::bytes(plan.texts[0]));

@@ -296,6 +296,13 @@ json::value fromChatCompletionsBody(const json::value& body, std::string_view en
     if (const auto* outT = u.if_contains("completion_tokens"); outT && outT->is_number()) {
       tokens["outputTokens"] = *outT;
     }
+    if (const auto* details = u.if_contains("prompt_tokens_details");
+        details && details->is_object()) {
+      if (const auto* cached = details->get_object().if_contains("cached_tokens");
+          cached && cached->is_number()) {
+        tokens["cachedInputTokens"] = *cached;
+      }
+    }
     if (!tokens.empty()) out["usage"] = std::move(tokens);
   }
   return out;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "effects/step_ids.h"
+#include "loom/kernel/usage.h"
 #include "loom/util/error.h"
 #include "toml_json.h"
 
@@ -79,6 +80,31 @@ void checkCalls(const json::value& calls, const std::string& where) {
   }
 }
 
+// A turn's "usage": {"inputTokens", "outputTokens", "cachedInputTokens"?}, whole numbers, what
+// the OpenAI model records from its server (docs/agent-apps.md, "Scripted models").
+void checkUsage(const json::object& turn, const std::string& where) {
+  const auto* usage = turn.if_contains("usage");
+  if (usage == nullptr) return;
+  if (!usage->is_object()) throw InvalidArgumentError(where + ".usage must be an object");
+  checkKeys(usage->get_object(), where + ".usage",
+            {"inputTokens", "outputTokens", "cachedInputTokens"});
+  for (std::string_view key : {"inputTokens", "outputTokens", "cachedInputTokens"}) {
+    const auto* n = usage->get_object().if_contains(key);
+    if (n == nullptr && key == "cachedInputTokens") continue;
+    if (n == nullptr || !n->is_int64() || n->get_int64() < 0 ||
+        n->get_int64() > kernel::kMaxStepTokens) {
+      throw InvalidArgumentError(where + ".usage." + std::string(key) +
+                                 " must be a whole number from 0 to " +
+                                 std::to_string(kernel::kMaxStepTokens));
+    }
+  }
+}
+
+json::value withUsage(json::value message, const json::object& turn) {
+  if (const auto* usage = turn.if_contains("usage")) message.get_object()["usage"] = *usage;
+  return message;
+}
+
 }  // namespace
 
 ScriptedModel::ScriptedModel(std::string id, json::value script, std::string origin)
@@ -99,7 +125,8 @@ ScriptedModel::ScriptedModel(std::string id, json::value script, std::string ori
       const auto& t = turns->get_array()[i];
       std::string where = "script.turns[" + std::to_string(i) + "]";
       if (!t.is_object()) throw InvalidArgumentError(where + " must be an object");
-      checkKeys(t.get_object(), where, {"toolCalls", "answer"});
+      checkKeys(t.get_object(), where, {"toolCalls", "answer", "usage"});
+      checkUsage(t.get_object(), where);
       if (const auto* c = t.get_object().if_contains("toolCalls")) checkCalls(*c, where);
       else if (!t.get_object().contains("answer")) {
         throw InvalidArgumentError(where + " needs \"toolCalls\" or \"answer\"");
@@ -111,7 +138,9 @@ ScriptedModel::ScriptedModel(std::string id, json::value script, std::string ori
     if (!g->is_object() || !g->get_object().contains("turns") || !g->at("turns").is_int64()) {
       throw InvalidArgumentError("script.generate needs an integer \"turns\"");
     }
-    checkKeys(g->get_object(), "script.generate", {"turns", "toolCalls", "then", "answer"});
+    checkKeys(g->get_object(), "script.generate",
+              {"turns", "toolCalls", "then", "answer", "usage"});
+    checkUsage(g->get_object(), "script.generate");
     checkCalls(g->get_object().contains("toolCalls") ? g->at("toolCalls") : json::array{},
                "script.generate");
     if (const auto* then = g->get_object().if_contains("then")) {
@@ -136,21 +165,26 @@ json::value ScriptedModel::turnMessage(int64_t turn) const {
   const auto& o = script_.get_object();
   if (turn <= explicitTurns_) {
     const auto& t = o.at("turns").get_array()[static_cast<std::size_t>(turn - 1)].get_object();
-    if (const auto* c = t.if_contains("toolCalls")) return toolCallsMessage(c->get_array(), turn);
-    return answerMessage(t.at("answer"));
+    if (const auto* c = t.if_contains("toolCalls")) {
+      return withUsage(toolCallsMessage(c->get_array(), turn), t);
+    }
+    return withUsage(answerMessage(t.at("answer")), t);
   }
   if (const auto* g = o.if_contains("generate")) {
     const auto& gen = g->get_object();
     int64_t last = gen.at("turns").as_int64();
     if (turn <= last && gen.contains("toolCalls")) {
-      return toolCallsMessage(gen.at("toolCalls").get_array(), turn);
+      return withUsage(toolCallsMessage(gen.at("toolCalls").get_array(), turn), gen);
     }
     if (const auto* then = gen.if_contains("then")) {
       const auto& after = then->get_array();
       auto i = static_cast<std::size_t>(turn - std::max(last, explicitTurns_) - 1);
-      if (i < after.size()) return toolCallsMessage(after[i].at("toolCalls").get_array(), turn);
+      if (i < after.size()) {
+        return withUsage(toolCallsMessage(after[i].at("toolCalls").get_array(), turn), gen);
+      }
     }
-    return answerMessage(gen.contains("answer") ? gen.at("answer") : json::value("Done."));
+    return withUsage(answerMessage(gen.contains("answer") ? gen.at("answer") : json::value("Done.")),
+                     gen);
   }
   throw InvalidArgumentError(origin_ + " has " + std::to_string(explicitTurns_) +
                              " turns and the run asked for turn " + std::to_string(turn) +

@@ -109,4 +109,9 @@ int64_t parseDurationMillis(std::string_view text) {
   return std::stoll(std::string(text.substr(0, digits))) * scale;
 }
 
+int64_t parseSinceMillis(const std::string& text, int64_t nowMillis) {
+  if (text.find('T') != std::string::npos) return parseTimestamp(text);
+  return nowMillis - parseDurationMillis(text);
+}
+
 }  // namespace loom

@@ -9,6 +9,7 @@
 #include "loom/workflow/errors.h"
 #include "loom/workflow/retry_policy.h"
 #include "replay_snapshot.h"
+#include "step_usage.h"
 
 namespace loom::workflow {
 
@@ -298,6 +299,11 @@ json::value ExecutionContext::finishStep(const StepCall& call, int attempt, json
   }
   if (attempt > 1) event.data["attempt"] = attempt;
   event.data["durationMs"] = std::max<int64_t>(0, endedAt - startedAt);  // the clock may step back
+  if (call.taskKind == "llm") {
+    if (auto usage = recordedUsage(call.effectId, output, env_.options.prices)) {
+      event.data["usage"] = std::move(*usage);
+    }
+  }
   append(std::move(event));
   ++effectsRun_;
   return output;

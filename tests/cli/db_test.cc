@@ -30,7 +30,7 @@ TEST(DbMigrate, CreatesTheTablesTwiceAndNeverPrintsThePassword) {
   ASSERT_EQ(0, second.exitCode) << second.err;
   json::value v = second.json();
   EXPECT_EQ(v.at("schema").as_string(), "cli_migrate");
-  EXPECT_EQ(v.at("schemaVersion").as_int64(), 5);  // 5: workers
+  EXPECT_EQ(v.at("schemaVersion").as_int64(), 6);  // 6: the usage columns
   std::string password = passwordOf(url);
   ASSERT_FALSE(password.empty()) << "the test cluster's url has a password";
   for (const auto& o : {first, second}) {

@@ -215,3 +215,44 @@ TEST_P(EventStoreConformance, LogAndStateSizesMatchTheLogExactly) {
 
 }  // namespace
 }  // namespace loom::kernel::conformance
+
+namespace loom::kernel::conformance {
+namespace {
+
+Event modelStep(const std::string& stepId, json::object usage, int64_t at) {
+  Event e = step(stepId, json::object{{"role", "assistant"}, {"content", "ok"}}, at);
+  e.data["taskKind"] = "llm";
+  e.data["usage"] = std::move(usage);
+  return e;
+}
+
+// A model step's usage adds up in the metadata (a sealed step keeps it clear), list() too; a
+// step without usage adds nothing; a malformed one is refused with nothing written.
+TEST_P(EventStoreConformance, ModelStepsUsageAddsUpInTheMetadata) {
+  store().append("e1", 1, {started()});
+  store().append("e1", 2,
+                 {modelStep("m1",
+                            {{"model", "openai:gpt-4o"}, {"inputTokens", 1000},
+                             {"outputTokens", 200}, {"cachedInputTokens", 400},
+                             {"costUsd", 0.004}},
+                            kT0 + 1),
+                  step("tool"),
+                  modelStep("m2", {{"model", "scripted"}, {"inputTokens", 30}, {"outputTokens", 5}},
+                            kT0 + 2)});
+  TokenUsage expected{1030, 205, 400, 4'000'000, 2};
+  EXPECT_EQ(store().info("e1")->usage, expected);
+  for (const auto& info : store().list({})) EXPECT_EQ(info.usage, expected) << "list()";
+
+  for (json::object bad : {json::object{{"model", "m"}, {"inputTokens", -1}, {"outputTokens", 0}},
+                           json::object{{"inputTokens", 1}, {"outputTokens", 1}},
+                           json::object{{"model", "m"}, {"inputTokens", 1}, {"outputTokens", 1},
+                                        {"cachedInputTokens", 2}}}) {
+    EXPECT_THROW(store().append("e1", 5, {modelStep("bad", bad, kT0 + 3)}), InvalidArgumentError)
+        << json::toText(bad);
+  }
+  EXPECT_EQ(store().info("e1")->nextSeq, 5) << "a refused usage wrote something";
+  EXPECT_EQ(store().info("e1")->usage, expected);
+}
+
+}  // namespace
+}  // namespace loom::kernel::conformance

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "loom/content/content_store.h"
 #include "loom/effects/middleware.h"
 #include "loom/json/json.h"
+#include "loom/kernel/usage.h"
 #include "loom/middleware/claim_check/claim_check_config.h"
 #include "loom/middleware/config_issue.h"
 #include "loom/middleware/redaction_config.h"
@@ -122,6 +124,9 @@ struct ObservabilityConfig {
   // Receives warnings (report-only). Empty: "loom: warning: ..." on stderr. Must be
   // thread-safe. C++ only (a loom.toml cannot hold a function).
   std::function<void(std::string_view)> onWarn;
+  // observability.prices: USD per million tokens, by model id ("openai:gpt-4o", "scripted");
+  // a model step's cost is recorded at its model's price (docs/observability.md).
+  std::map<std::string, kernel::ModelPrice> prices;
 };
 
 // An agent app (`loom run app.toml`, examples/agents/): the [agent], [model] and [[tools]]

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "loom/kernel/event.h"
+#include "loom/kernel/usage.h"
 
 namespace loom::kernel {
 
@@ -48,6 +49,8 @@ struct ExecutionInfo {
   int64_t logBytes = 0;   // sum of the UTF-8 bytes of the events' JSON texts
   int64_t stateBytes = 0; // UTF-8 bytes of the folded state's JSON text
   FoldSizes sizes;
+  // The sum of its model steps' "usage" (usage.h; clear in a sealed step too).
+  TokenUsage usage;
 };
 
 // Updates `info` for one event about to be appended, whose stored text is `textBytes` long.

@@ -32,8 +32,9 @@ struct PostgresOptions {
 };
 
 // The layout version of Loom's tables in a schema (meta 'schema_version').
-// 3: the archive tables; 4: executions.code_version; 5: workers (their presence).
-inline constexpr int kPostgresSchemaVersion = 5;
+// 3: the archive tables; 4: executions.code_version; 5: workers (their presence); 6: the
+// executions' usage columns (tokens, cost).
+inline constexpr int kPostgresSchemaVersion = 6;
 
 // Creates Loom's tables in options.schema (creating the schema too), or upgrades older ones to
 // kPostgresSchemaVersion (`loom db migrate`). Idempotent; concurrent calls are serialized by

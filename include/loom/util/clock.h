@@ -44,5 +44,8 @@ int64_t parseTimestamp(const std::string& text);
 // A duration as configuration spells it: a whole number and a unit, "500ms", "30s", "15m",
 // "24h" or "7d", in milliseconds. Throws InvalidArgumentError naming the accepted forms.
 int64_t parseDurationMillis(std::string_view text);
+// A `--since` value: an RFC 3339 time ("2026-12-01T00:00:00.000Z") or a duration back from
+// `nowMillis` ("24h", "7d"). Throws as parseTimestamp and parseDurationMillis.
+int64_t parseSinceMillis(const std::string& text, int64_t nowMillis);
 
 }  // namespace loom

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include "loom/json/json.h"
 #include "loom/kernel/event_store.h"
 #include "loom/kernel/snapshot_store.h"
+#include "loom/kernel/usage.h"
 #include "loom/util/clock.h"
 #include "loom/workflow/fork.h"
 #include "loom/workflow/retry_policy.h"
@@ -93,6 +95,9 @@ struct RuntimeOptions {
   // (VersionMismatchError; execution.versioning "pinned"). Empty: nothing recorded or checked
   // (app::boot sets the program's build unless told otherwise).
   std::string codeVersion;
+  // observability.prices, by model id (a model step's effect id): a model step that reports
+  // usage records its cost at this price (STEP_COMPLETED "usage".costUsd; none without one).
+  std::map<std::string, kernel::ModelPrice> prices;
 };
 
 struct RunOptions {

@@ -1,0 +1,107 @@
+// Token and cost totals as a user meets them (docs/observability.md): a scripted model that
+// reports usage per turn and a price in the app; `loom run`, `loom ls`, `loom state` and
+// `loom usage` show the totals, which a SIGKILL and a resume neither double nor lose.
+#include <signal.h>
+
+#include "agent_app_fixture.h"
+
+namespace loom::testing {
+namespace {
+
+constexpr int kPages = 4;  // tool turns; the answer is one more model turn
+
+// Each turn reports 1000 tokens in (400 of them cached) and 50 out; the price makes a turn
+// 600 x $2/M + 400 x $1/M + 50 x $8/M = $0.0016 + $0.0004 = $0.002.
+std::string usageScript() {
+  return R"({"generate": {"turns": )" + std::to_string(kPages) +
+         R"(, "toolCalls": [{"name": "fetch_report", "arguments": {"page": "{turn}"}}],
+             "answer": "Read every page.",
+             "usage": {"inputTokens": 1000, "outputTokens": 50, "cachedInputTokens": 400}}})";
+}
+const std::string kPrices =
+    "\n[observability.prices.scripted]\ninput = 2\noutput = 8\ncachedInput = 1\n";
+
+class AgentAppUsageTest : public AgentAppTest {
+ protected:
+  static void expectTotals(const json::value& usage, int turns) {
+    EXPECT_EQ(usage.at("inputTokens").as_int64(), 1000 * turns) << json::toText(usage);
+    EXPECT_EQ(usage.at("outputTokens").as_int64(), 50 * turns) << json::toText(usage);
+    EXPECT_EQ(usage.at("cachedInputTokens").as_int64(), 400 * turns) << json::toText(usage);
+    EXPECT_EQ(usage.at("modelTurns").as_int64(), turns) << json::toText(usage);
+    EXPECT_NEAR(usage.at("costUsd").as_double(), 0.002 * turns, 1e-9) << json::toText(usage);
+  }
+};
+
+TEST_F(AgentAppUsageTest, RunLsStateAndUsageShowTheTotalsTheStepsRecorded) {
+  std::string app = writeApp(usageScript(), fetchReportTool(), kPrices);
+  Outcome run = loom({"run", app, "--id", "u", "--subject", "ada", "--json"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  expectTotals(run.json().at("usage"), kPages + 1);
+  Outcome text = loom({"resume", "u"});
+  EXPECT_NE(text.out.find("usage:    5250 tokens (5000 in, 250 out, 2000 cached) in 5 model "
+                          "turns, $0.0100"),
+            std::string::npos)
+      << text.out;
+
+  json::array events = this->events("u");
+  int withUsage = 0;
+  for (const auto& e : events) {
+    if (e.at("type") != "STEP_COMPLETED" || !e.as_object().contains("usage")) continue;
+    ++withUsage;
+    EXPECT_EQ(e.at("usage").at("model"), "scripted");
+    EXPECT_NEAR(e.at("usage").at("costUsd").as_double(), 0.002, 1e-12) << "priced when recorded";
+  }
+  EXPECT_EQ(withUsage, kPages + 1) << "only model steps record usage";
+
+  Outcome ls = loom({"ls", "--json"});
+  ASSERT_EQ(ls.exitCode, 0) << ls.err;
+  expectTotals(ls.json().at(0).at("usage"), kPages + 1);
+  Outcome table = loom({"ls"});
+  EXPECT_NE(table.out.find("USAGE"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("5.2k $0.010"), std::string::npos) << table.out;
+  Outcome state = loom({"state", "u", "--json"});
+  ASSERT_EQ(state.exitCode, 0) << state.err;
+  expectTotals(state.json().at("usage"), kPages + 1);
+
+  ASSERT_EQ(loom({"run", app, "--id", "v", "--subject", "bob"}).exitCode, 0);
+  for (const std::string by : {"workflow", "subject", "model"}) {
+    Outcome usage = loom({"usage", "--by", by, "--json"});
+    ASSERT_EQ(usage.exitCode, 0) << usage.err;
+    json::value report = usage.json();
+    expectTotals(report.at("total"), 2 * (kPages + 1));
+    EXPECT_EQ(report.at("total").at("runs"), 2) << usage.out;
+    EXPECT_EQ(report.at("groups").as_array().size(), by == "subject" ? 2U : 1U) << usage.out;
+  }
+  Outcome bySubject = loom({"usage", "--by", "subject"});
+  EXPECT_NE(bySubject.out.find("SUBJECT"), std::string::npos) << bySubject.out;
+  EXPECT_NE(bySubject.out.find("ada"), std::string::npos) << bySubject.out;
+  EXPECT_NE(bySubject.out.find("total"), std::string::npos) << bySubject.out;
+  Outcome none = loom({"usage", "--since", "2999-01-01T00:00:00.000Z"});
+  EXPECT_NE(none.out.find("no run recorded model usage"), std::string::npos) << none.out;
+}
+
+TEST_F(AgentAppUsageTest, ASigkilledRunResumedCountsEachTurnOnce) {
+  std::string app = writeApp(usageScript(), fetchReportTool(", \"--delay\", \"0.1\""), kPrices);
+  runAndKillAfter(app, "c", 2);
+  if (HasFatalFailure()) return;
+  Outcome resumed = loom({"resume", "c", "--json"});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(resumed.json().at("status"), "completed");
+  expectTotals(resumed.json().at("usage"), kPages + 1);
+  Outcome again = loom({"resume", "c", "--json"});  // an ended run replays nothing new
+  expectTotals(again.json().at("usage"), kPages + 1);
+}
+
+TEST_F(AgentAppUsageTest, AScriptWithMalformedUsageIsRefusedNamingTheField) {
+  std::string app = writeApp(
+      R"({"turns": [{"answer": "hi", "usage": {"inputTokens": -3, "outputTokens": 1}}]})",
+      fetchReportTool());
+  Outcome run = loom({"run", app, "--id", "bad"});
+  EXPECT_NE(run.exitCode, 0);
+  EXPECT_NE(run.err.find("script.turns[0].usage.inputTokens must be a whole number"),
+            std::string::npos)
+      << run.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
