@@ -143,6 +143,7 @@ TEST(ConfigToml, GroupedOptionsWrittenFlatNameTheirGroupedSpelling) {
       {"snapshotEveryEvents = 10", "execution.snapshotEveryEvents"},
       {"codeVersion = \"v2\"", "execution.codeVersion"},
       {"versioning = \"latest\"", "execution.versioning"},
+      {"prices = {}", "observability.prices"},
   };
   for (const auto& [toml, grouped] : flat) {
     ConfigIssue issue = onlyIssue(toml);
