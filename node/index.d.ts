@@ -105,7 +105,9 @@ export class Context {
   sleep(stepId: string, ms: number): Promise<null>;
   agentLoop(name: string, options: AgentLoopOptions, prompt: Json): Promise<{ outcome: string; answer: Json; turns: number }>;
 }
-export interface AgentLoopOptions { model: Model | string; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number }
+/** agent.budget (docs/observability.md, "Budgets"): over a limit the run parks budgetExceeded, or fails. */
+export interface AgentBudget { maxTokens?: number; maxCostUsd?: number; maxToolCalls?: number; onExceeded?: "park" | "fail" }
+export interface AgentLoopOptions { model: Model | string; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number; budget?: AgentBudget }
 /** The record's agentLoop$: the agent loop inside a workflow, with the app's registered model and tools. */
 export function agentLoop$(ctx: Context, name: string, options: AgentLoopOptions, prompt: Json): Promise<{ outcome: string; answer: Json; turns: number }>;
 
@@ -172,7 +174,7 @@ export class App {
   tool(name: string, fn: (args: any, ctx: EffectContext) => Json | Promise<Json>): typeof fn;
   model(model: Model | ModelObject, options?: { id?: string }): string;
   mcpServer(name: string, command: string, args?: string[], options?: { env?: Record<string, string>; inheritEnv?: boolean; workingDirectory?: string; timeoutMs?: number }): string[];
-  agent(name: string, options: { model: Model | ModelObject; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number }): void;
+  agent(name: string, options: { model: Model | ModelObject; tools?: string[]; system?: string; maxTurns?: number; parallelToolCalls?: number; budget?: AgentBudget }): void;
   run(workflow: string, input?: Json, options?: RunOptions): Promise<Run>;
   submit(workflow: string, input?: Json, options?: RunOptions): Promise<Run>;
   resume(id: string): Promise<Run>;

@@ -139,11 +139,11 @@ export class App {
   /**
    * The record's agent loop as workflow `name`: input {prompt} or a string; output {outcome,
    * answer, turns}. Options: model, tools (names or registered functions' names), system,
-   * maxTurns, parallelToolCalls.
+   * maxTurns, parallelToolCalls, budget ({maxTokens, maxCostUsd, maxToolCalls, onExceeded}).
    */
-  agent(name, { model, tools = [], system, maxTurns, parallelToolCalls } = {}) {
+  agent(name, { model, tools = [], system, maxTurns, parallelToolCalls, budget } = {}) {
     const modelId = this.model(model);
-    this.#native.agent(name, { model: modelId, tools, system, maxTurns, parallelToolCalls });
+    this.#native.agent(name, { model: modelId, tools, system, maxTurns, parallelToolCalls, budget });
   }
 
   async #json(...args) {

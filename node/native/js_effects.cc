@@ -234,6 +234,10 @@ agent::AgentOptions agentOptionsOf(const Core& core, const std::string& name, Na
   }
   options.modelInput = agent::modelInputModeFromName(core.config->execution.journal.modelInput);
   options.onWarn = core.config->observability.onWarn;
+  if (o.Has("budget") && !o.Get("budget").IsUndefined()) {
+    options.budget =
+        agent::budgetFromJson(toJson(o.Get("budget"), "the budget"), "agent '" + name + "': budget");
+  }
   return options;
 }
 

@@ -198,3 +198,16 @@ test("usage and cost add up per run and across runs in JavaScript", async () => 
   assert.equal(report.total.runs, 1);
   assert.equal((await app.state(run.id)).usage.tokens, 110);
 });
+
+test("an agent over its budget parks until a raise in JavaScript", async () => {
+  const home = path.join(tempDir(), "home");
+  const app = new loom.App({}, { home });
+  app.tool("search", {}, async () => "hit");
+  const script = { generate: { turns: 3, toolCalls: [{ name: "search", arguments: {} }], answer: "done", usage: { inputTokens: 100, outputTokens: 10 } } };
+  app.agent("capped", { model: loom.ScriptedModel(script), tools: ["search"], budget: { maxToolCalls: 1 } });
+  const run = await app.run("capped", "go");
+  assert.deepEqual([run.status, run.parkReason, run.waitingFor], ["parked", "budgetExceeded", "budget:capped#turn:2:model"]);
+  const done = await app.signal(run.id, "budget:capped#turn:2:model", { maxToolCalls: 10 });
+  assert.equal(done.status, "completed");
+  assert.equal(done.usage.modelTurns, 4);
+});

@@ -184,19 +184,21 @@ class App:
     def agent(self, name: str, *, model: Any, tools: Sequence[Union[str, Callable]] = (),
               system: str = "", max_turns: int = 50, parallel_tool_calls: int = 4,
               compaction: Optional[Mapping[str, Any]] = None,
-              warn_transcript_bytes: int = 0) -> None:
+              warn_transcript_bytes: int = 0,
+              budget: Optional[Mapping[str, Any]] = None) -> None:
         """Registers the record's agent loop as workflow ``name``: input ``{"prompt": ...}``
         or a string; output ``{"outcome", "answer", "turns"}``. ``model`` is a
         :class:`loom.Model` or your own model object; ``tools`` are tool names or functions
         registered with :meth:`tool`. ``compaction``: ``{"trigger_bytes", "keep_last_turns",
-        "model"}``."""
+        "model"}``. ``budget``: ``{"maxTokens", "maxCostUsd", "maxToolCalls", "onExceeded"}``
+        (docs/observability.md, "Budgets")."""
         m = self._model_of(model)
         _native.add_model(self._native, m._native)
         names = [t if isinstance(t, str) else getattr(t, "loom_tool_name", t.__name__)
                  for t in tools]
         _native.add_agent(self._native, name, m.id, names, system, max_turns,
                           parallel_tool_calls, dict(compaction) if compaction else None,
-                          warn_transcript_bytes)
+                          warn_transcript_bytes, dict(budget) if budget else None)
 
     def mcp_server(self, name: str, command: str, args: Sequence[str] = (), *,
                    env: Optional[Mapping[str, str]] = None, inherit_env: bool = True,

@@ -197,7 +197,8 @@ agent::CompactionOptions compactionOf(const std::string& agent, const json::valu
 
 void addAgent(NativeApp& app, std::string name, std::string modelId,
               std::vector<std::string> toolNames, std::string system, int64_t maxTurns,
-              int64_t parallelToolCalls, py::object compaction, int64_t warnTranscriptBytes) {
+              int64_t parallelToolCalls, py::object compaction, int64_t warnTranscriptBytes,
+              py::object budget) {
   guarded([&] {
     app.beforeRegistering("agent '" + name + "'");
     agent::AgentOptions o;
@@ -217,6 +218,9 @@ void addAgent(NativeApp& app, std::string name, std::string modelId,
     if (!compaction.is_none()) o.compaction = compactionOf(name, toJson(compaction, "compaction"));
     o.warnTranscriptBytes = warnTranscriptBytes;
     o.onWarn = app.config()->observability.onWarn;
+    if (!budget.is_none()) {
+      o.budget = agent::budgetFromJson(toJson(budget, "budget"), "agent '" + name + "': budget");
+    }
     if (maxTurns < 1) throw InvalidArgumentError("agent '" + name + "': max_turns must be >= 1");
     if (parallelToolCalls < 1 || parallelToolCalls > 64) {
       throw InvalidArgumentError("agent '" + name + "': parallel_tool_calls must be 1 to 64");

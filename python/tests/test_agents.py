@@ -386,3 +386,21 @@ def test_usage_and_cost_add_up_per_run_and_across_runs_in_python(home):
     assert app.usage(since="2999-01-01T00:00:00.000Z")["groups"] == []
     with pytest.raises(loom.ConfigValidationError, match="observability.prices"):
         loom.App({"observability": {"prices": {"echo": {"input": -1, "output": 2}}}}, home=home)
+
+
+def test_an_agent_over_its_budget_parks_until_a_raise_in_python(home):
+    script = {"generate": {"turns": 3, "toolCalls": [{"name": "search", "arguments": {}}],
+                           "answer": "done", "usage": {"inputTokens": 100, "outputTokens": 10}}}
+    app = research_app(home, calls := [], model=loom.ScriptedModel(script))
+    app.agent("capped", model=loom.ScriptedModel(script, id="capped-model"), tools=["search"],
+              budget={"maxTokens": 200})
+    run = app.run("capped", "go")
+    assert (run.status, run.park_reason, run.waiting_for) == (
+        "parked", "budgetExceeded", "budget:capped#turn:3:model")
+    assert run.usage["tokens"] == 220
+    with pytest.raises(loom.InvalidArgumentError, match="maxTokens"):
+        app.signal(run.id, "budget:capped#turn:3:model", {"maxTokens": "lots"})
+    done = app.signal(run.id, "budget:capped#turn:3:model", {"maxTokens": 10_000})
+    assert done.status == "completed" and done.usage["modelTurns"] == 4
+    with pytest.raises(loom.InvalidArgumentError, match="budget has the unknown key"):
+        loom.App(home=home).agent("bad", model=loom.ScriptedModel(script), budget={"tokens": 5})

@@ -43,7 +43,8 @@ class Loop {
         name_(name),
         options_(options),
         journal_(options.modelInput),
-        tools_(toolSpecs(options.tools)) {}
+        tools_(toolSpecs(options.tools)),
+        budget_(options.budget) {}
 
   json::value run(const json::value& prompt) {
     json::value answer;
@@ -56,6 +57,7 @@ class Loop {
     }
     for (int64_t turn = first; turn <= options_.maxTurns; ++turn) {
       checkpoint(turn, answer);
+      enforceBudget(turn);
       maybeCompact(turn);
       maybeWarn();
       json::value message = callModel(turn);
@@ -86,10 +88,14 @@ class Loop {
                        {"warned", warned_},
                        {"messages", static_cast<int64_t>(transcript_.size())},
                        {"bytes", transcript_.bytes()},
-                       {"pending", journal_.pending()}};
+                       {"pending", journal_.pending()},
+                       {"spent", kernel::toJson(spent_)},
+                       {"toolCalls", toolCalls_},
+                       {"budget", budget_.toJson()}};
     std::string previous = effects::turnStepPrefix(name_, turn - 1);
     ctx_.setCheckpoint(name_, std::move(state),
-                       {previous, std::string(kApprovalSignalPrefix) + previous});
+                       {previous, std::string(kApprovalSignalPrefix) + previous,
+                        std::string(kBudgetSignalPrefix) + previous});
   }
 
   // Goes on from checkpoint `saved`; returns its turn. UnusableCheckpoint when it does not
@@ -109,6 +115,10 @@ class Loop {
         throw InvalidArgumentError("turn, messages, bytes or warned out of range");
       }
       journal_.restore(json::require(o, "pending"));
+      // Written by builds before budgets: none kept, so the whole log is replayed instead.
+      spent_ = kernel::usageFromJson(json::requireObject(o, "spent"));
+      toolCalls_ = json::requireInt(o, "toolCalls");
+      budget_ = budgetFromJson(json::require(o, "budget"), "the checkpoint's budget");
       answer = json::require(o, "answer");
       warned_ = warned.get_bool();
       transcript_ = Transcript(messages, bytes, [this, turn, pending = o.at("pending")] {
@@ -190,6 +200,7 @@ class Loop {
         ctx_.effect(stepId, options_.model, std::move(request), {&journaled, messages});
     refuseEnvelope(out, stepId, options_.model);
     validateAssistantMessage(out, options_.model);
+    if (auto usage = ctx_.stepUsage(stepId)) spent_.add(*usage);
     journal_.noteAppended(json::object{{"fromStep", stepId}});
     transcript_.append(out);
     return out;
@@ -203,6 +214,7 @@ class Loop {
     std::vector<std::string> batchStepIds, batchCallIds;
     auto flush = [&] {
       if (batch.empty()) return;
+      toolCalls_ += static_cast<int64_t>(batch.size());
       int width = static_cast<int>(std::clamp<int64_t>(options_.parallelToolCalls, 1, 64));
       auto outcomes = ctx_.effects(std::move(batch), width);
       for (std::size_t k = 0; k < outcomes.size(); ++k) {
@@ -318,6 +330,7 @@ class Loop {
     json::value out = ctx_.effect(stepId, model, std::move(request), {&journaled, middle});
     refuseEnvelope(out, stepId, model);
     validateAssistantMessage(out, model);
+    if (auto usage = ctx_.stepUsage(stepId)) spent_.add(*usage);
     json::SharedArray next(messages.slice(0, head));
     next.push_back(summaryMessage(out, middle));
     for (int64_t i = n - tail; i < n; ++i) next.push_back(messages[i]);
@@ -335,6 +348,32 @@ class Loop {
       if (m[i].as_object().at("role").as_string() == "assistant") ++turns;
     }
     return static_cast<int64_t>(m.size()) - i;
+  }
+
+  // agent.budget, at the start of `turn`: over a limit, the run parks `budgetExceeded` until
+  // signal "budget:<loop>#turn:<turn>:model" raises it (each such park takes the next one), or fails
+  // with onExceeded = "fail". What was spent comes from the recorded steps: the same on every
+  // replay, so the parks and raises replay as they happened.
+  void enforceBudget(int64_t turn) {
+    for (;;) {
+      std::string over = budget_.exceededBy(spent_, toolCalls_);
+      if (over.empty()) return;
+      std::string why = "agent '" + name_ + "' is over its budget (agent.budget): " + over;
+      if (budget_.onExceeded == "fail") throw FailedPreconditionError(why);
+      std::string stepId = effects::modelStepId(name_, turn);
+      std::string signal = std::string(kBudgetSignalPrefix) + stepId;
+      json::value raise = ctx_.park("budgetExceeded", stepId, signal,
+                                    why + "; raise it with `loom signal " + ctx_.executionId() +
+                                        " " + signal +
+                                        " '{\"maxTokens\": N}'` (or maxCostUsd, "
+                                        "maxToolCalls), or cancel the run");
+      try {
+        budget_ = budgetFromJson(raise, "the payload of signal '" + signal + "'", budget_);
+      } catch (const InvalidArgumentError&) {
+        // Every door checks a raise before recording it; one recorded otherwise (a program
+        // calling the runtime) raises nothing, the same on every replay: it parks again.
+      }
+    }
   }
 
   void maybeWarn() {
@@ -358,6 +397,9 @@ class Loop {
   json::array tools_;
   Transcript transcript_;
   bool warned_ = false;
+  AgentBudget budget_;         // agent.budget, as raised by budget signals so far
+  kernel::TokenUsage spent_;   // by the model steps of the turns before this one
+  int64_t toolCalls_ = 0;      // tool calls run in those turns
 };
 
 }  // namespace

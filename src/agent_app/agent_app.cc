@@ -180,6 +180,10 @@ agent::AgentOptions loopOptions(const app::Config& config, const std::string& mo
     o.compaction = agent::CompactionOptions{a.compaction->triggerBytes, a.compaction->keepLastTurns,
                                             a.compaction->model};
   }
+  if (a.budget) {
+    o.budget = agent::AgentBudget{a.budget->maxTokens, a.budget->maxCostUsd,
+                                  a.budget->maxToolCalls, a.budget->onExceeded};
+  }
   o.warnTranscriptBytes = a.warnTranscriptBytes;
   o.onWarn = [sink = config.observability.onWarn](std::string_view message) {
     middleware::warn(sink, message);

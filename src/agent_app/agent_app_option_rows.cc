@@ -173,6 +173,7 @@ void addAgentRows(std::vector<OptionRow>& rows) {
     r.set = [](Config& c, const OptionValue& v) { compaction(c).model = std::get<std::string>(v); };
     bindAgentValue(r, hasCompaction, [](const Config& c) { return compactionOrDefault(c).model; });
   }
+  addBudgetRows(rows);
 }
 
 // model.maxRetries, model.initialBackoffMillis, model.maxBackoffMillis.

@@ -30,6 +30,7 @@ OptionRow& addAgentAppRow(std::vector<OptionRow>& rows, std::string path, Option
 // What is wrong with an agent's name (dots allowed) or a tool's (not); "" when nothing.
 std::string agentAppNameProblem(const std::string& name, bool dotAllowed);
 void addToolRows(std::vector<OptionRow>& rows);
+void addBudgetRows(std::vector<OptionRow>& rows);  // agent_budget_option_rows.cc
 // The tools' and MCP servers' part of validateAgentApp.
 void validateTools(const Config& config, ConfigIssues& issues);
 

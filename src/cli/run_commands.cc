@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "inspect/usage_text.h"
+#include "loom/agent/agent_loop.h"
 #include "loom/agent/approval.h"
 #include "loom/workflow/code_version.h"
 
@@ -540,12 +541,13 @@ Action setupSignal(CLI::App& command, HomeSession& session) {
           args->id + "`");
     }
     json::value payload = parseFlagJson(args->payload, "PAYLOAD");
-    if (agent::isApprovalSignal(args->name)) {
-      try {
-        agent::readApprovalDecision(payload);
-      } catch (const InvalidArgumentError& e) {
-        throw UsageError(std::string(e.what()) + "; nothing was recorded");
+    try {
+      if (agent::isApprovalSignal(args->name)) agent::readApprovalDecision(payload);
+      if (args->name.rfind(agent::kBudgetSignalPrefix, 0) == 0) {
+        agent::budgetFromJson(payload, "a budget raise");  // the limits it names, or refused
       }
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string(e.what()) + "; nothing was recorded");
     }
     if (config->count() > 0) session.loadConfig(args->config, true);
     session.loadWhatExecutionRan(args->id);

@@ -115,4 +115,18 @@ json::object toJson(const TokenUsage& u) {
                       {"modelTurns", u.modelTurns}};
 }
 
+TokenUsage usageFromJson(const json::object& o) {
+  auto count = [&](std::string_view key) {
+    int64_t n = json::requireInt(o, key);
+    if (n < 0) throw InvalidArgumentError("usage '" + std::string(key) + "' is negative");
+    return n;
+  };
+  const auto& cost = json::require(o, "costUsd");
+  if (!cost.is_number() || cost.to_number<double>() < 0) {
+    throw InvalidArgumentError("usage 'costUsd' must be a number >= 0");
+  }
+  return TokenUsage{count("inputTokens"), count("outputTokens"), count("cachedInputTokens"),
+                    nanoUsdOf(cost.to_number<double>()), count("modelTurns")};
+}
+
 }  // namespace loom::kernel

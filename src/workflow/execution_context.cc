@@ -282,6 +282,15 @@ json::value ExecutionContext::runWorkflow(
   return output;
 }
 
+std::optional<kernel::TokenUsage> ExecutionContext::stepUsage(std::string_view stepId) const {
+  {
+    std::lock_guard lock(ranUsageMu_);
+    if (auto it = ranUsage_.find(stepId); it != ranUsage_.end()) return it->second;
+  }
+  auto it = log_.steps.find(stepId);
+  return it != log_.steps.end() && it->second.completed ? it->second.usage : std::nullopt;
+}
+
 std::optional<std::string> ExecutionContext::firstUnasked() const {
   for (const auto& [id, recorded] : log_.steps) {
     if (!usedStepIds_.contains(id)) return id;
@@ -301,6 +310,9 @@ json::value ExecutionContext::finishStep(const StepCall& call, int attempt, json
   event.data["durationMs"] = std::max<int64_t>(0, endedAt - startedAt);  // the clock may step back
   if (call.taskKind == "llm") {
     if (auto usage = recordedUsage(call.effectId, output, env_.options.prices)) {
+      json::object data{{"usage", *usage}};
+      std::lock_guard lock(ranUsageMu_);
+      ranUsage_[std::string(call.stepId)] = *kernel::stepUsage(data);
       event.data["usage"] = std::move(*usage);
     }
   }
@@ -507,13 +519,14 @@ json::value ExecutionContext::awaitSignal(std::string_view name) {
 }
 
 json::value ExecutionContext::park(std::string_view reason, std::string_view stepId,
-                                   std::string_view signalName) {
+                                   std::string_view signalName, std::string_view detail) {
   auto& cursor = signalCursor_[std::string(signalName)];
   auto it = log_.signals.find(signalName);
   if (it != log_.signals.end() && cursor < it->second.size()) return it->second[cursor++];
   stopIfCancelled();
   endReplay();
-  throw ParkRequest{std::string(reason), std::string(signalName), std::string(stepId)};
+  throw ParkRequest{std::string(reason), std::string(signalName), std::string(stepId),
+                    std::string(detail)};
 }
 
 }  // namespace loom::workflow

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_set>
 
@@ -75,8 +76,8 @@ class ExecutionContext : public WorkflowContext {
   std::vector<EffectOutcome> effects(std::vector<EffectCall> calls, int maxConcurrent) override;
   json::value invokeTransient(std::string_view effectId, json::value input) override;
   json::value awaitSignal(std::string_view name) override;
-  json::value park(std::string_view reason, std::string_view stepId,
-                   std::string_view signalName) override;
+  json::value park(std::string_view reason, std::string_view stepId, std::string_view signalName,
+                   std::string_view detail = {}) override;
   std::optional<json::value> parkUntil(std::string_view reason, std::string_view stepId,
                                        std::string_view signalName, std::string_view deadlineStepId,
                                        std::chrono::milliseconds timeout) override;
@@ -88,6 +89,7 @@ class ExecutionContext : public WorkflowContext {
     auto it = log_.steps.find(stepId);
     return it != log_.steps.end() && it->second.completed;
   }
+  std::optional<kernel::TokenUsage> stepUsage(std::string_view stepId) const override;
   const json::value* checkpoint(std::string_view scope) const override {
     auto it = log_.checkpoints.find(scope);
     return it == log_.checkpoints.end() ? nullptr : &it->second;
@@ -193,6 +195,10 @@ class ExecutionContext : public WorkflowContext {
   // stopIfCancelled's last store read, by the runtime's clock (so a simulated stall past a
   // lease's ttl is one too); at first, when the log was loaded (just before the context).
   std::optional<int64_t> lastCancelPollMillis_;
+  // The usage of the model steps run in this pass, by step id (finishStep may run on the
+  // threads of an effects() batch).
+  mutable std::mutex ranUsageMu_;
+  std::map<std::string, kernel::TokenUsage, std::less<>> ranUsage_;  // GUARDED_BY(ranUsageMu_)
 };
 
 }  // namespace loom::workflow

@@ -30,6 +30,7 @@ void applyEvent(ReplayLog& log, E&& e) {
     case EventType::kStepCompleted: {
       auto& step = log.steps[std::string(d.at("stepId").get_string())];
       step.completed = true;
+      step.usage = kernel::stepUsage(d);
       step.effectId = d.at("effectId").get_string();
       if constexpr (kMove) {
         step.output = std::move(d.at("output"));

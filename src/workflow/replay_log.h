@@ -27,6 +27,7 @@ struct RecordedStep {
   // STEP_FAILED records with a nextAttemptAt: the attempts execution.retry counts (a
   // kill-switch stop is not one).
   int retriedFailures = 0;
+  std::optional<kernel::TokenUsage> usage;  // completed model steps: what they recorded
 };
 
 struct ReplayLog {

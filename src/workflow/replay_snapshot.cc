@@ -14,6 +14,7 @@ namespace {
 json::value stepToJson(const RecordedStep& step) {
   json::object o;
   if (step.completed) o["output"] = step.output;
+  if (step.usage) o["usage"] = kernel::toJson(*step.usage);
   if (step.failedAttempts > 0) {
     o["failures"] = step.failedAttempts;
     o["error"] = json::object{{"code", step.errorCode}, {"message", step.errorMessage}};
@@ -30,6 +31,7 @@ RecordedStep stepFromJson(const json::object& o) {
     step.completed = true;
     step.output = *output;
   }
+  if (o.contains("usage")) step.usage = kernel::usageFromJson(json::requireObject(o, "usage"));
   if (auto failures = json::optionalInt(o, "failures")) {
     if (*failures < 1) throw InvalidArgumentError("'failures' must be 1 or more");
     step.failedAttempts = static_cast<int>(*failures);

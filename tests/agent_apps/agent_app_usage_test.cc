@@ -105,3 +105,68 @@ TEST_F(AgentAppUsageTest, AScriptWithMalformedUsageIsRefusedNamingTheField) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// agent.budget: each turn spends 1050 tokens; 2000 allows two turns, and the third parks.
+class AgentAppBudgetTest : public AgentAppUsageTest {
+ protected:
+  std::string budgetApp(const std::string& budget, const std::string& toolOptions = "") {
+    return writeApp(usageScript(), fetchReportTool(toolOptions),
+                    kPrices + "\n[agent.budget]\n" + budget + "\n");
+  }
+};
+
+TEST_F(AgentAppBudgetTest, ARunOverItsTokenBudgetParksAcrossACrashUntilARaise) {
+  std::string app = budgetApp("maxTokens = 2000", ", \"--delay\", \"0.1\"");
+  runAndKillAfter(app, "b", 1);  // killed in turn 1's tool call
+  if (HasFatalFailure()) return;
+  Outcome resumed = loom({"resume", "b", "--json"});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  json::value r = resumed.json();
+  EXPECT_EQ(r.at("status"), "parked") << resumed.out;
+  EXPECT_EQ(r.at("parkReason"), "budgetExceeded") << resumed.out;
+  EXPECT_EQ(r.at("waitingFor"), "budget:research#turn:3:model") << resumed.out;
+  expectTotals(r.at("usage"), 2);
+  json::array log = events("b");
+  EXPECT_NE(json::toText(log.back()).find("maxTokens 2000: 2100 tokens spent"), std::string::npos)
+      << json::toText(log.back());
+
+  Outcome again = loom({"resume", "b", "--json"});  // a crash and a resume change nothing
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(again.json().at("parkReason"), "budgetExceeded");
+  EXPECT_EQ(again.json().at("modelCalls"), 0) << "a model call ran again";
+  expectTotals(again.json().at("usage"), 2);
+  EXPECT_EQ(events("b").size(), log.size()) << "the resume wrote to the log";
+
+  Outcome bad = loom({"signal", "b", "budget:research#turn:3:model", R"({"maxTokens": -1})"});
+  EXPECT_EQ(bad.exitCode, 2) << bad.err;
+  EXPECT_NE(bad.err.find("maxTokens must be a whole number"), std::string::npos) << bad.err;
+  EXPECT_EQ(events("b").size(), log.size()) << "a refused raise was recorded";
+
+  Outcome raised = loom({"signal", "b", "budget:research#turn:3:model", R"({"maxTokens": 100000})",
+                         "--json"});
+  ASSERT_EQ(raised.exitCode, 0) << raised.err;
+  EXPECT_EQ(raised.json().at("status"), "completed") << raised.out;
+  expectTotals(raised.json().at("usage"), kPages + 1);
+  Outcome replayed = loom({"resume", "b", "--json"});
+  EXPECT_EQ(replayed.json().at("status"), "completed");
+}
+
+TEST_F(AgentAppBudgetTest, OnExceededFailFailsTheRunNamingTheLimit) {
+  std::string app = budgetApp("maxToolCalls = 2\nonExceeded = \"fail\"");
+  Outcome run = loom({"run", app, "--id", "f", "--json"});
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.json().at("status"), "failed") << run.out;
+  EXPECT_NE(json::toText(run.json().at("error")).find("maxToolCalls 2: 2 tool calls run"),
+            std::string::npos)
+      << run.out;
+  Outcome check = loom({"config", "check", budgetApp("maxTokens = -5")});
+  EXPECT_NE(check.exitCode, 0);
+  EXPECT_NE((check.out + check.err).find("agent.budget.maxTokens"), std::string::npos)
+      << check.out << check.err;
+}
+
+}  // namespace
+}  // namespace loom::testing

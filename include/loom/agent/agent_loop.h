@@ -15,6 +15,7 @@
 
 #include "loom/agent/model_input.h"
 #include "loom/agent/tool.h"
+#include "loom/kernel/usage.h"
 #include "loom/workflow/workflow.h"
 
 namespace loom::agent {
@@ -24,6 +25,30 @@ struct CompactionOptions {
   int64_t keepLastTurns = 2; // turns kept verbatim after the summary
   std::string model;         // model id for the summary; empty = the loop's model
 };
+
+// agent.budget (docs/observability.md, "Budgets"): limits on what one run of the loop spends,
+// counted from what its steps recorded, so a replay neither counts a step twice nor forgets
+// one. Checked at the start of each turn: over a limit, the run parks `budgetExceeded` waiting
+// for signal "budget:<loop>#turn:<i>:model" (its payload raises limits: {"maxTokens": 20000}), or
+// fails with onExceeded = "fail".
+struct AgentBudget {
+  std::optional<int64_t> maxTokens;     // input + output tokens of its model steps
+  std::optional<double> maxCostUsd;     // their cost at observability.prices
+  std::optional<int64_t> maxToolCalls;  // tool calls run
+  std::string onExceeded = "park";      // or "fail"
+  bool any() const { return maxTokens || maxCostUsd || maxToolCalls; }
+  // The first limit `spent` and `toolCalls` reach, in words ("maxTokens 1000: 1250 spent");
+  // empty when within every limit.
+  std::string exceededBy(const kernel::TokenUsage& spent, int64_t toolCalls) const;
+  json::object toJson() const;
+};
+
+// {"maxTokens", "maxCostUsd", "maxToolCalls", "onExceeded"}, each optional, over `base` (a
+// raise keeps the limits it does not name). InvalidArgumentError naming the key and `where`.
+AgentBudget budgetFromJson(const json::value& v, std::string_view where, AgentBudget base = {});
+
+// The prefix of a budget raise's signal name: `budget:<loop>#turn:<i>:model`.
+inline constexpr std::string_view kBudgetSignalPrefix = "budget:";
 
 struct AgentOptions {
   std::string model;                  // effect id of the model
@@ -39,6 +64,7 @@ struct AgentOptions {
   // transcript passes this many bytes. 0 = off.
   int64_t warnTranscriptBytes = 0;
   std::function<void(std::string_view)> onWarn;
+  AgentBudget budget;  // none set: no limit
 };
 
 // Runs the loop named `name` with the user's `prompt`. Returns

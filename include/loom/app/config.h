@@ -140,6 +140,14 @@ struct AgentCompactionSection {
   std::string model;          // model id for the summary; empty: the app's model
 };
 
+// [agent.budget] (docs/observability.md, "Budgets"): each limit optional.
+struct AgentBudgetSection {
+  std::optional<int64_t> maxTokens;
+  std::optional<double> maxCostUsd;
+  std::optional<int64_t> maxToolCalls;
+  std::string onExceeded = "park";  // or "fail"
+};
+
 struct AgentSection {
   std::string name;    // the agent loop's name, also the name of its workflow
   std::string prompt;  // the prompt of a run given none
@@ -148,6 +156,7 @@ struct AgentSection {
   int64_t parallelToolCalls = 4;    // tool calls of one turn run at once, at most this many
   int64_t warnTranscriptBytes = 0;  // 0: no state-growth warning
   std::optional<AgentCompactionSection> compaction;
+  std::optional<AgentBudgetSection> budget;
 };
 
 struct ModelSection {

@@ -53,5 +53,8 @@ double usdOf(int64_t nanoUsd);
 
 // {"inputTokens", "outputTokens", "cachedInputTokens", "tokens", "costUsd", "modelTurns"}.
 json::object toJson(const TokenUsage& usage);
+// The inverse (what Loom wrote in a snapshot or checkpoint); InvalidArgumentError naming the
+// member that is missing or negative.
+TokenUsage usageFromJson(const json::object& o);
 
 }  // namespace loom::kernel

@@ -14,6 +14,7 @@
 #include "loom/json/json.h"
 #include "loom/json/shared_array.h"
 #include "loom/kernel/event.h"
+#include "loom/kernel/usage.h"
 #include "loom/util/error.h"
 #include "loom/util/function_ref.h"
 
@@ -85,8 +86,9 @@ class WorkflowContext {
 
   // Parks the run for `reason` (e.g. "approval") naming `stepId`, waiting for signal
   // `signalName`; returns the signal's payload once it has arrived. awaitSignal with a reason.
+  // `detail`: why, in words (EXECUTION_PARKED "detail", shown by `loom ls` and `loom run`).
   virtual json::value park(std::string_view reason, std::string_view stepId,
-                           std::string_view signalName) = 0;
+                           std::string_view signalName, std::string_view detail = {}) = 0;
 
   // park() with a deadline: the payload of signal `signalName` if it arrives before `timeout`
   // has passed (counted from the first call: step `deadlineStepId` records the time); nullopt
@@ -121,6 +123,10 @@ class WorkflowContext {
   // it return that output without running anything or reading their input, so a caller may
   // skip building an expensive input (the agent loop's transcript copy on replay).
   virtual bool recorded(std::string_view stepId) const = 0;
+  // What completed step `stepId` recorded of its model usage (STEP_COMPLETED "usage",
+  // kernel/usage.h): replayed or run in this pass alike, so a loop adding it up gets the same
+  // sums on every replay. nullopt: not completed, not a model step, or none reported.
+  virtual std::optional<kernel::TokenUsage> stepUsage(std::string_view stepId) const = 0;
 
   // Checkpoints of a long loop's own state (docs/spec/snapshots.md, "Checkpoints"). A loop
   // that replays thousands of recorded steps on every resume (the agent loop) records, at the
