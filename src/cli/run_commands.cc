@@ -61,6 +61,12 @@ void printParked(std::ostream& out, const workflow::RunResult& r) {
           << "; it passes only while a worker runs (loom worker), or at loom resume " << r.id
           << " once due\n";
     }
+  } else if (r.parkReason == "budgetExceeded") {
+    out << " (budgetExceeded: " << r.parkDetail.substr(0, r.parkDetail.find("; raise")) << ")\n";
+    out << "next:     loom signal " << r.id << " " << r.waitingFor
+        << " '{\"maxTokens\": N}'   (raise a limit: maxTokens, maxCostUsd, maxToolCalls), or "
+           "loom cancel "
+        << r.id << "\n";
   } else if (!r.waitingFor.empty()) {
     out << ", waiting for signal \"" << r.waitingFor << "\"";
     out << (r.parkReason == "signal" ? "" : " (" + r.parkReason + ")") << "\n";

@@ -28,9 +28,11 @@ void addConfigOption(CLI::App& command, std::string& file) {
       ->type_name("FILE");
 }
 
-// A one-line progress bar on a terminal (stderr), nothing otherwise.
+// A one-line progress bar on a terminal (stderr), nothing otherwise: stderr redirected to a
+// file or a pipe gets no carriage return and no padding, only the results and warnings.
+bool progressShown() { return isatty(STDERR_FILENO) != 0; }
 std::function<void(const sweep::SweepProgress&)> progressBar() {
-  if (!isatty(STDERR_FILENO)) return {};
+  if (!progressShown()) return {};
   return [](const sweep::SweepProgress& p) {
     std::cerr << "\rsweep: " << p.phase << ": " << p.executionsScanned << " executions, "
               << p.blobsSeen << " blobs   " << std::flush;
@@ -112,7 +114,7 @@ Action setupSweep(CLI::App& command, HomeSession& session) {
                                     "; this home's keys: " + *session.keysUnavailable());
     }
     lock.check();  // the report is the sweep's alone
-    if (!args->json) std::cerr << "\r" << std::string(60, ' ') << "\r";
+    if (!args->json && progressShown()) std::cerr << "\r" << std::string(60, ' ') << "\r";
     session.out() << (args->json ? json::toText(sweep::toJson(report)) + "\n"
                                  : sweep::describe(report));
     return kExitOk;

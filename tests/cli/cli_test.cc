@@ -274,3 +274,29 @@ TEST_F(CliTest, DocsCliMdIsUpToDate) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// What an operator's log file gets when stderr is not a terminal: the results and warnings,
+// with no carriage return, no escape and no progress padding (issue "See what agents do and
+// spend", point 5).
+TEST_F(CliTest, RedirectedOutputOfOperatorCommandsHoldsNoControlCharacters) {
+  const std::string app = std::string(LOOM_SOURCE_DIR) + "/examples/agents/claim-check.toml";
+  ASSERT_EQ(loom({"run", app, "--id", "c", "--subject", "ada"}).exitCode, 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"sweep"}, {"sweep", "--dry-run"}, {"export", "ada"},
+        {"ls"}, {"usage"}, {"upgrade", "--all", "--to-current"}, {"replay-check"}}) {
+    Outcome o = loom(args);
+    for (const std::string* text : {&o.out, &o.err}) {
+      for (char c : *text) {
+        EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 && c != '\n')
+            << "loom " << args[0] << " wrote control character " << int(c) << ":\n"
+            << *text;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing
