@@ -29,13 +29,19 @@ test("the TypeScript table: every State and Log at most the record's, and 4x / 6
   assert.ok(at200.off.stateBytes / at200.on.stateBytes >= 4.0, formatTable(rows));
   assert.ok(at200.off.stateBytes / at200["on-no-preview"].stateBytes >= 6.5, formatTable(rows));
 
-  // The same pages and the same bytes as the C++ harness, `loom bench claim-check`.
+  // The same pages and the same bytes as the C++ harness, `loom bench claim-check`, but for
+  // the digits of each step's durationMs (in the log and in a tool frame's meta: a step that
+  // took 10 ms on a loaded machine writes one byte more than one that took 9): at most 3 bytes
+  // a step apart.
   const cpp = spawnSync(loomBin, ["bench", "claim-check", "--turns", "50,200", "--stores", "sqlite", "--json"], { encoding: "utf8" });
   assert.equal(cpp.status, 0, cpp.stderr);
   const full = JSON.parse(cpp.stdout).filter((r) => r.journal === "full");
   for (const r of rows) {
     const twin = full.find((c) => c.turns === r.turns && c.claimCheck === r.claimCheck);
-    assert.deepEqual([r.stateBytes, r.logBytes], [twin.stateBytes, twin.logBytes], `${r.turns} ${r.claimCheck}`);
+    const steps = 2 * r.turns + 1;
+    for (const [ours, theirs, what] of [[r.stateBytes, twin.stateBytes, "state"], [r.logBytes, twin.logBytes, "log"]]) {
+      assert.ok(Math.abs(ours - theirs) <= 3 * steps, `${r.turns} ${r.claimCheck} ${what}: ${ours} here, ${theirs} in C++`);
+    }
   }
 });
 
