@@ -33,8 +33,8 @@ void addBudgetRows(std::vector<OptionRow>& rows) {
         "Limits on what one run spends, counted from what its steps recorded (a replay "
         "neither counts a step twice nor forgets one) and checked at the start of each turn. "
         "Over a limit the run parks `budgetExceeded`, naming it, until `loom signal ID "
-        "budget:<agent>#turn:<i>:model '{\"maxTokens\": N}'` raises it (or `loom cancel`). Unset: no "
-        "limit.");
+        "budget:<agent>#turn:<i>:model '{\"maxTokens\": N}'` raises it (or `loom cancel`). "
+        "Unset: no limit.");
     r.set = [](Config& c, const OptionValue&) { budget(c); };
   }
   {

@@ -393,7 +393,12 @@ void InspectorRoutes::install(httplib::Server& server) {
           tally = UsageTally{.startedAtMillis = info.startedAtMillis};  // a new run
         }
         store.scan(id, tally.nextSeq, [&tally](const kernel::Event& e) { tally.apply(e); });
-        o["usage"] = tally.toJson();
+        json::object usage = tally.toJson();
+        if (info.usage.modelTurns > 0) {  // what the steps recorded (metadata): their cost
+          usage["cachedInputTokens"] = info.usage.cachedInputTokens;
+          usage["costUsd"] = kernel::usdOf(info.usage.costNanoUsd);
+        }
+        o["usage"] = std::move(usage);
       } catch (const kernel::SealedEventError& e) {
         // Its metadata is clear, its events are not: the page says what the server needs.
         o["sealed"] = json::object{
