@@ -43,7 +43,9 @@ json::object AgentBudget::toJson() const {
 AgentBudget budgetFromJson(const json::value& v, std::string_view where, AgentBudget base) {
   const std::string at(where);
   if (!v.is_object()) throw InvalidArgumentError(at + " must be an object of budget limits");
-  for (const auto& [key, value] : v.get_object()) {
+  for (const auto& kv : v.get_object()) {
+    const std::string_view key = kv.key();
+    const json::value& value = kv.value();
     auto count = [&] {
       if (!value.is_int64() || value.get_int64() < 0) {
         throw InvalidArgumentError(at + "." + std::string(key) + " must be a whole number >= 0");
