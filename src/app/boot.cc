@@ -236,6 +236,7 @@ std::unique_ptr<App> boot(std::shared_ptr<const Config> config,
   runtimeOptions.snapshots = app->snapshots_.get();
   runtimeOptions.snapshotEveryEvents = config->execution.snapshotEveryEvents;
   runtimeOptions.onReplayEnd = options.onReplayEnd;
+  runtimeOptions.onRunEvent = options.onRunEvent;
   runtimeOptions.claimedLease = options.claimedLease;
   // What the config declares, else what the host passes (an agent app's digest), else the build.
   runtimeOptions.codeVersion = !config->execution.codeVersion.empty() ? config->execution.codeVersion

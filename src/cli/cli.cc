@@ -3,9 +3,13 @@
 #include "loom/cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "loom/kernel/version.h"
 #include "loom/util/error.h"
 #include "inspect/inspector_server.h"
+#include "progress_line.h"
 
 #ifndef LOOM_VERSION
 #error "LOOM_VERSION must be defined by the build (src/cli/CMakeLists.txt)"
@@ -87,6 +92,8 @@ struct Program {
   std::vector<std::pair<CLI::App*, Action>> actions;
   CLI::Option* home = nullptr;
   CLI::Option* durability = nullptr;
+  bool quiet = false;                     // --quiet: no progress line
+  std::unique_ptr<ProgressLine> progress;  // while a command that runs runs
 };
 
 // "`loom run --help`" when the parse got as far as a subcommand, "`loom --help`" otherwise.
@@ -113,6 +120,9 @@ void buildProgram(Program& program, HomeSession& session) {
       app.add_option("--durability", global.durability,
                      "full (default) or normal; see `loom run --help` for how to choose")
           ->type_name("MODE");
+  app.add_flag("--quiet", program.quiet,
+               "No live progress line on a terminal (stderr that is not a terminal never gets "
+               "one)");
   for (const Subcommand& row : kSubcommands) {
     CLI::App* command = app.add_subcommand(std::string(row.name), std::string(row.help));
     program.actions.emplace_back(command, row.setup(*command, session));
@@ -261,7 +271,17 @@ int runChosen(Program& program, HomeSession& session) {
   host::readDatabaseEnvironment(session.options());
   session.options().durabilityGiven = program.durability->count() > 0;
   for (auto& [command, action] : program.actions) {
-    if (command->parsed()) return action();
+    if (!command->parsed()) continue;
+    static const std::set<std::string> kRunning = {"run",  "resume", "signal",
+                                                   "retry", "fork",  "rerun"};
+    if (kRunning.contains(command->get_name())) {  // a live line while the run runs here
+      program.progress = std::make_unique<ProgressLine>(!program.quiet && isatty(STDERR_FILENO));
+      session.options().onRunEvent = [line = program.progress.get()](
+                                         const workflow::RunEvent& e) { line->onEvent(e); };
+    }
+    int code = action();
+    if (program.progress) program.progress->clear();
+    return code;
   }
   throw UsageError("no subcommand given; see `loom --help`");  // require_subcommand prevents it
 }

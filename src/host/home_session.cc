@@ -299,6 +299,7 @@ workflow::WorkflowRuntime& HomeSession::runtime(bool create) {
   boot.onReplayEnd = [this](const std::string&) {
     if (!callsAtReplayEnd_) callsAtReplayEnd_ = counting_->total();
   };
+  boot.onRunEvent = options_.onRunEvent;
   requireMasterKey(config);
   booted_ = app::boot(app::defineConfig(std::move(config)), workflows_, tasks_, std::move(boot));
   return booted_->runtime();

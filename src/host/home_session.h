@@ -54,6 +54,9 @@ struct HomeOptions {
   // The lease the `loom worker` that started this process claimed for the run it resumes
   // (LOOM_CLAIMED_LEASE): the runtime takes it over at once.
   std::optional<kernel::ClaimedLease> claimedLease;
+  // Told what the runs of this session do (RuntimeOptions::onRunEvent): `loom`'s progress line
+  // on a terminal. Empty: nobody.
+  std::function<void(const workflow::RunEvent&)> onRunEvent;
 };
 
 // Reads LOOM_DATABASE_URL and LOOM_DATABASE_SCHEMA into `options` (what every host applies

@@ -125,6 +125,8 @@ std::vector<WorkflowContext::EffectOutcome> ExecutionContext::effects(std::vecto
     const auto& c = calls[p.index];
     StepCall call{c.stepId, c.effectId, p.task->definition.kind, nullptr, nullptr};
     p.startedAt = env_.options.clock->nowMillis();
+    notify({RunEvent::Kind::kStepStarted, executionId_, std::string(call.stepId),
+            std::string(call.effectId), std::string(call.taskKind)});
     try {
       p.output = env_.chain.invoke(contextFor(call, p.attempt), std::move(p.input),
                                    [&p](const effects::EffectContext& ctx, json::value in) {

@@ -55,12 +55,14 @@ void ExecutionContext::append(Event event) {
                          ? env_.store.appendLeased(*env_.lease, log_.nextSeq, std::move(batch))
                          : env_.store.append(executionId_, log_.nextSeq, std::move(batch));
       if (!trackState_) {
+        notifyStop(event);
         log_.nextSeq = next;
         // How the log ends now (a park after this one compares with it, sameParking).
         if (event.type == EventType::kExecutionParked) log_.lastParked = event.data;
         log_.lastType = event.type;
         return;
       }
+      notifyStop(event);
       event.seq = next - 1;
       bool ended = event.type == EventType::kExecutionCompleted ||
                    event.type == EventType::kExecutionFailed ||
@@ -177,6 +179,8 @@ json::value ExecutionContext::runStep(const StepCall& call, json::value input,
   int attempt = 1;
   if (auto recorded = beginStep(call, attempt)) return std::move(*recorded);
   int64_t startedAt = env_.options.clock->nowMillis();
+  notify({RunEvent::Kind::kStepStarted, executionId_, std::string(call.stepId),
+          std::string(call.effectId), std::string(call.taskKind)});
   json::value output;
   try {
     output = env_.chain.invoke(contextFor(call, attempt), std::move(input), terminal);
@@ -318,7 +322,39 @@ json::value ExecutionContext::finishStep(const StepCall& call, int attempt, json
   }
   append(std::move(event));
   ++effectsRun_;
+  RunEvent finished{RunEvent::Kind::kStepFinished, executionId_, std::string(call.stepId),
+                    std::string(call.effectId), std::string(call.taskKind),
+                    std::max<int64_t>(0, endedAt - startedAt)};
+  if (call.taskKind == "llm") finished.usage = stepUsage(call.stepId);
+  notify(std::move(finished));
   return output;
+}
+
+void ExecutionContext::notifyStop(const Event& event) const {
+  if (!env_.options.onRunEvent) return;
+  if (event.type == EventType::kExecutionParked) {
+    const auto* reason = event.data.if_contains("reason");
+    const auto* step = event.data.if_contains("stepId");
+    notify({RunEvent::Kind::kParked, executionId_,
+            step && step->is_string() ? std::string(step->get_string()) : std::string(),
+            reason && reason->is_string() ? std::string(reason->get_string()) : std::string()});
+  } else if (event.type == EventType::kExecutionCompleted ||
+             event.type == EventType::kExecutionFailed ||
+             event.type == EventType::kExecutionCancelled) {
+    std::string status = event.type == EventType::kExecutionCompleted ? "completed"
+                         : event.type == EventType::kExecutionFailed  ? "failed"
+                                                                      : "cancelled";
+    notify({RunEvent::Kind::kEnded, executionId_, "", status});
+  }
+}
+
+void ExecutionContext::notify(RunEvent event) const {
+  if (!env_.options.onRunEvent) return;
+  try {
+    env_.options.onRunEvent(event);
+  } catch (...) {
+    // Report-only: a progress line or subscriber that fails stops nothing.
+  }
 }
 
 effects::EffectContext ExecutionContext::contextFor(const StepCall& call, int attempt) const {

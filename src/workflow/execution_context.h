@@ -195,6 +195,10 @@ class ExecutionContext : public WorkflowContext {
   // stopIfCancelled's last store read, by the runtime's clock (so a simulated stall past a
   // lease's ttl is one too); at first, when the log was loaded (just before the context).
   std::optional<int64_t> lastCancelPollMillis_;
+  // Tells RuntimeOptions::onRunEvent, if any; never throws. notifyStop: for a park or an end
+  // this runner just appended.
+  void notify(RunEvent event) const;
+  void notifyStop(const kernel::Event& event) const;
   // The usage of the model steps run in this pass, by step id (finishStep may run on the
   // threads of an effects() batch).
   mutable std::mutex ranUsageMu_;

@@ -170,3 +170,38 @@ TEST_F(AgentAppBudgetTest, OnExceededFailFailsTheRunNamingTheLimit) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// Runs `command` on a terminal of its own (util-linux `script` gives it a pty) and returns
+// everything the terminal showed.
+std::string onATerminal(const std::string& command) {
+  std::string line = "script -qec '" + command + "' /dev/null 2>&1";
+  FILE* pipe = popen(line.c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+TEST_F(AgentAppUsageTest, OnATerminalARunShowsALiveLineThatQuietTurnsOff) {
+  std::string script = usageScript();
+  script.insert(1, R"("latencyMs": 150, )");  // slow turns: the line is redrawn between them
+  std::string app = writeApp(script, fetchReportTool(), kPrices);
+  const std::string loom = loomBinary() + " --home " + home_;
+  std::string shown = onATerminal(loom + " run " + app + " --id t");
+  EXPECT_NE(shown.find("\rloom: t · turn 2"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("tokens · "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("status:   completed"), std::string::npos) << shown;
+  std::string quiet = onATerminal(loom + " --quiet run " + app + " --id q");
+  EXPECT_EQ(quiet.find("\rloom: q"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("status:   completed"), std::string::npos) << quiet;
+  Outcome redirected = this->loom({"run", app, "--id", "r"});  // stderr is a pipe here
+  EXPECT_EQ(redirected.err.find('\r'), std::string::npos) << redirected.err;
+}
+
+}  // namespace
+}  // namespace loom::testing

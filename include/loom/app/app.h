@@ -42,6 +42,8 @@ struct BootOptions {
       wrapContentStore;
   // Passed to the runtime (RuntimeOptions::onReplayEnd).
   std::function<void(const std::string& executionId)> onReplayEnd;
+  // Passed to the runtime (RuntimeOptions::onRunEvent).
+  std::function<void(const workflow::RunEvent&)> onRunEvent;
   // Passed to the runtime (RuntimeOptions::codeVersion): the code this app runs, recorded by
   // each run it starts and required of each run it continues (execution.versioning "pinned").
   // Empty: the program's build (workflow::programCodeVersion()); an agent app's host passes

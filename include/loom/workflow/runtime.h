@@ -44,6 +44,20 @@ namespace loom::workflow {
 
 enum class Versioning { kPinned, kLatest };
 
+// What a run does as it does it (docs/observability.md), for progress lines and subscribers
+// in this process: a step this runner starts or finishes (a replayed one is neither), a park,
+// an end.
+struct RunEvent {
+  enum class Kind { kStepStarted, kStepFinished, kParked, kEnded };
+  Kind kind = Kind::kStepStarted;
+  std::string executionId;
+  std::string stepId;    // a step's; a park's step (may be empty)
+  std::string effectId;  // a step's tool or model; a park's reason; an end's status
+  std::string taskKind;  // a step's: "tool", "llm", "flow", ...
+  int64_t durationMillis = 0;              // kStepFinished
+  std::optional<kernel::TokenUsage> usage;  // kStepFinished of a model step that reported some
+};
+
 struct RuntimeOptions {
   std::shared_ptr<const Clock> clock = systemClock();
   // Worker threads for the *Async methods; 0 = hardware concurrency.
@@ -98,6 +112,9 @@ struct RuntimeOptions {
   // observability.prices, by model id (a model step's effect id): a model step that reports
   // usage records its cost at this price (STEP_COMPLETED "usage".costUsd; none without one).
   std::map<std::string, kernel::ModelPrice> prices;
+  // Told each RunEvent, on the runner's threads (several at once in a batch of tool calls):
+  // must be quick and thread-safe; what it throws is ignored. Empty: nobody is told.
+  std::function<void(const RunEvent&)> onRunEvent;
 };
 
 struct RunOptions {
