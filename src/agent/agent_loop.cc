@@ -115,10 +115,13 @@ class Loop {
         throw InvalidArgumentError("turn, messages, bytes or warned out of range");
       }
       journal_.restore(json::require(o, "pending"));
-      // Written by builds before budgets: none kept, so the whole log is replayed instead.
-      spent_ = kernel::usageFromJson(json::requireObject(o, "spent"));
-      toolCalls_ = json::requireInt(o, "toolCalls");
-      budget_ = budgetFromJson(json::require(o, "budget"), "the checkpoint's budget");
+      // A checkpoint of a build before budgets keeps no spend: with a budget to enforce the
+      // whole log is replayed instead (UnusableCheckpoint); without one nothing needs it.
+      if (o.contains("spent") || options_.budget.any()) {
+        spent_ = kernel::usageFromJson(json::requireObject(o, "spent"));
+        toolCalls_ = json::requireInt(o, "toolCalls");
+        budget_ = budgetFromJson(json::require(o, "budget"), "the checkpoint's budget");
+      }
       answer = json::require(o, "answer");
       warned_ = warned.get_bool();
       transcript_ = Transcript(messages, bytes, [this, turn, pending = o.at("pending")] {
