@@ -33,7 +33,7 @@ class Executor::Impl {
         owner_(options_.owner.id.empty() ? kernel::processLeaseOwner() : options_.owner),
         finder_(store, owner_, options_.claimTtlMillis, options_.clock, options_.pollMillis,
                 options_.codeVersion),
-        presence_(store, owner_, options_.codeVersion,
+        presence_(store, owner_, options_.codeVersion, options_.pollMillis,
                   [this](const std::string& m) { warn(m); }) {
     if (options_.concurrency == 0 || options_.pollMillis <= 0 || options_.claimTtlMillis <= 0) {
       throw InvalidArgumentError(

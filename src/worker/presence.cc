@@ -1,11 +1,16 @@
 #include "presence.h"
 
+#include <algorithm>
+
 namespace loom::worker {
 
 Presence::Presence(kernel::EventStore& store, kernel::LeaseOwner owner,
-                   const std::optional<std::string>& declared,
+                   const std::optional<std::string>& declared, int64_t pollMillis,
                    std::function<void(const std::string&)> warn)
-    : store_(store), owner_(std::move(owner)), warn_(std::move(warn)) {
+    : store_(store),
+      owner_(std::move(owner)),
+      ttlMillis_(std::max(kTtlMillis, 3 * pollMillis)),
+      warn_(std::move(warn)) {
   if (declared) runs_.insert(*declared);
 }
 
@@ -28,10 +33,10 @@ void Presence::sayIfDue() {
     std::lock_guard lock(mu_);
     auto now = std::chrono::steady_clock::now();
     bool due = changed_ || !lastSaid_ ||
-               now - *lastSaid_ >= std::chrono::milliseconds(kTtlMillis / 3);
+               now - *lastSaid_ >= std::chrono::milliseconds(ttlMillis_ / 3);
     if (!due) return;
   }
-  say(kTtlMillis);
+  say(ttlMillis_);
 }
 
 void Presence::goodbye() { say(0); }

@@ -22,11 +22,12 @@ namespace loom::worker {
 
 class Presence {
  public:
-  // The word lasts kTtlMillis and is said again a third of it later, or at once on news.
+  // The word lasts at least kTtlMillis (and three polls: a worker polling rarely is said again
+  // at its next look) and is said again a third of that later, or at once on news.
   static constexpr int64_t kTtlMillis = 30'000;
 
   Presence(kernel::EventStore& store, kernel::LeaseOwner owner,
-           const std::optional<std::string>& declared,
+           const std::optional<std::string>& declared, int64_t pollMillis,
            std::function<void(const std::string&)> warn);
 
   void ran(const std::optional<std::string>& version);
@@ -42,6 +43,7 @@ class Presence {
 
   kernel::EventStore& store_;
   const kernel::LeaseOwner owner_;
+  const int64_t ttlMillis_;
   const std::function<void(const std::string&)> warn_;
   std::mutex mu_;
   std::set<std::string> runs_;    // GUARDED_BY(mu_)
