@@ -47,10 +47,10 @@ export class Context {
    * The record's agent loop inside this workflow: `name`'s turns journaled as steps, with the
    * app's registered model (a Model or its id) and tools. Resolves to {outcome, answer, turns}.
    */
-  agentLoop(name, { model, tools = [], system, maxTurns, parallelToolCalls } = {}, prompt = null) {
+  agentLoop(name, { model, tools = [], system, maxTurns, parallelToolCalls, budget } = {}, prompt = null) {
     outsideSteps("agentLoop");
     const modelId = typeof model === "string" ? model : model?.id;
-    return this.#native.agentLoop(name, { model: modelId, tools, system, maxTurns, parallelToolCalls }, prompt);
+    return this.#native.agentLoop(name, { model: modelId, tools, system, maxTurns, parallelToolCalls, budget }, prompt);
   }
   /** A durable timer of `ms` milliseconds (recorded by step stepId); the run parks until it is due. */
   sleep(stepId, ms) { outsideSteps("sleep"); return this.#native.sleep(stepId, ms); }

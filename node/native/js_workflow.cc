@@ -139,7 +139,7 @@ Napi::Object contextObject(Napi::Env env, const std::shared_ptr<Run>& run) {
       return json::value(nullptr);
     });
   }));
-  // agentLoop(name, {model, tools, system, maxTurns, parallelToolCalls}, prompt): the record's
+  // agentLoop(name, {model, tools, system, maxTurns, parallelToolCalls, budget}, prompt): the record's
   // agentLoop$ inside a workflow, with the app's registered model and tools.
   ctx.Set("agentLoop", method(env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
     std::string name = info[0].ToString().Utf8Value();

@@ -211,3 +211,14 @@ test("an agent over its budget parks until a raise in JavaScript", async () => {
   assert.equal(done.status, "completed");
   assert.equal(done.usage.modelTurns, 4);
 });
+
+test("agentLoop$ inside a workflow takes a budget too", async () => {
+  const home = path.join(tempDir(), "home");
+  const app = new loom.App({}, { home });
+  app.tool("search", {}, async () => "hit");
+  const model = loom.ScriptedModel({ generate: { turns: 2, toolCalls: [{ name: "search", arguments: {} }], answer: "done", usage: { inputTokens: 10, outputTokens: 1 } } });
+  app.model(model);
+  app.workflow("wrapped", async (ctx, prompt) => loom.agentLoop$(ctx, "inner", { model, tools: ["search"], budget: { maxTokens: 5 } }, prompt));
+  const run = await app.run("wrapped", "go");
+  assert.deepEqual([run.status, run.parkReason, run.waitingFor], ["parked", "budgetExceeded", "budget:inner#turn:2:model"]);
+});
