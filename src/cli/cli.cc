@@ -60,6 +60,7 @@ constexpr Subcommand kSubcommands[] = {
     {"serve", "Serve the inspector: a web page and an HTTP API to see and steer runs",
      setupServe},
     {"log", "Print the events of one execution's log", setupLog},
+    {"follow", "Print an execution's events as they are journaled, until it ends", setupFollow},
     {"state", "Print the folded state of one execution (an agent's: its loops' state)", setupState},
     {"kill", "Stop an effect (or every effect) in every process using this home", setupKill},
     {"unkill", "Lift a stop set by `loom kill`", setupUnkill},

@@ -69,6 +69,7 @@ Action setupRerun(CLI::App& command, HomeSession& session);   // run_commands.cc
 Action setupReplayCheck(CLI::App& command, HomeSession& session);  // replay_check_command.cc
 Action setupUpgrade(CLI::App& command, HomeSession& session);  // upgrade_command.cc
 Action setupUsage(CLI::App& command, HomeSession& session);    // usage_command.cc
+Action setupFollow(CLI::App& command, HomeSession& session);   // follow_command.cc
 // --config FILE for a command that reads runs: sealed logs are unsealed with its keys
 // (inspect_commands.cc).
 void addConfigOption(CLI::App& command, HomeSession& session);

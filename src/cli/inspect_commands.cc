@@ -24,10 +24,6 @@
 namespace loom::cli {
 namespace {
 
-// Longest event type name ("EXECUTION_COMPLETED"), so the data column lines up.
-constexpr std::size_t kTypeWidth = 19;
-// Human `loom log` shows at most this much of an event's data; --json shows all of it.
-constexpr std::size_t kMaxDataBytes = 240;
 
 // The execution's metadata; a NotFoundError that says how to find the right id otherwise.
 kernel::ExecutionInfo requireExecution(HomeSession& session, const std::string& id) {
@@ -283,7 +279,7 @@ Action setupLog(CLI::App& command, HomeSession& session) {
                         "Print one JSON array of the stored event objects "
                         "{\"seq\",\"type\",\"at\",...}, complete");
   command.footer("Text output shows one event per line: seq, time, type and its data\n(cut to " +
-                 std::to_string(kMaxDataBytes) +
+                 std::to_string(kMaxEventDataBytes) +
                  " bytes; --json shows everything). A log that `loom retention run` archived\n"
                  "is read from its archive segment (in <home>/archive, or on the PostgreSQL "
                  "server).");
@@ -299,10 +295,7 @@ Action setupLog(CLI::App& command, HomeSession& session) {
         array += first ? "" : ",";
         array += kernel::toText(event);
       } else {
-        std::string type(kernel::eventTypeName(event.type));
-        type.resize(std::max(type.size(), kTypeWidth), ' ');
-        out << event.seq << "  " << formatTimestamp(event.atMillis) << "  " << type << "  "
-            << truncateUtf8(json::toText(event.data), kMaxDataBytes, " ...") << '\n';
+        out << eventLine(event) << '\n';
       }
       first = false;
     };

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <ostream>
 
+#include "loom/util/clock.h"
+
 namespace loom::cli {
 namespace {
 
@@ -147,6 +149,14 @@ std::string truncateUtf8(std::string_view text, std::size_t maxBytes, std::strin
   std::size_t cut = maxBytes;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return std::string(text.substr(0, cut)) + std::string(suffix);
+}
+
+std::string eventLine(const kernel::Event& event) {
+  constexpr std::size_t kTypeWidth = 19;  // "EXECUTION_COMPLETED": the data column lines up
+  std::string type(kernel::eventTypeName(event.type));
+  type.resize(std::max(type.size(), kTypeWidth), ' ');
+  return std::to_string(event.seq) + "  " + formatTimestamp(event.atMillis) + "  " + type + "  " +
+         truncateUtf8(json::toText(event.data), kMaxEventDataBytes, " ...");
 }
 
 }  // namespace loom::cli

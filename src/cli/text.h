@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/json/json.h"
+#include "loom/kernel/event.h"
 
 namespace loom::cli {
 
@@ -24,6 +25,12 @@ void writeJson(std::ostream& out, const json::value& v, bool pretty);
 // Rows of cells as columns padded to their widest cell (two spaces between columns, no
 // trailing spaces), one line per row. Widths count UTF-8 code points.
 std::string alignedTable(const std::vector<std::vector<std::string>>& rows);
+
+// Human `loom log` and `loom follow` show at most this much of an event's data; --json all.
+inline constexpr std::size_t kMaxEventDataBytes = 240;
+// One event as `loom log` prints it: seq, time, type (padded so the data lines up) and its
+// data, cut to kMaxEventDataBytes.
+std::string eventLine(const kernel::Event& event);
 
 // `text` cut to at most `maxBytes` bytes at a UTF-8 character boundary, with `suffix` appended
 // when something was cut.

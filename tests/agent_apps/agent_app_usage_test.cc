@@ -3,6 +3,8 @@
 // `loom usage` show the totals, which a SIGKILL and a resume neither double nor lose.
 #include <signal.h>
 
+#include <sstream>
+
 #include "agent_app_fixture.h"
 
 namespace loom::testing {
@@ -201,6 +203,49 @@ TEST_F(AgentAppUsageTest, OnATerminalARunShowsALiveLineThatQuietTurnsOff) {
   EXPECT_NE(quiet.find("status:   completed"), std::string::npos) << quiet;
   Outcome redirected = this->loom({"run", app, "--id", "r"});  // stderr is a pipe here
   EXPECT_EQ(redirected.err.find('\r'), std::string::npos) << redirected.err;
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+std::vector<int64_t> seqsOf(const std::string& followed) {
+  std::vector<int64_t> seqs;
+  std::istringstream lines(followed);
+  for (std::string line; std::getline(lines, line);) seqs.push_back(std::stoll(line));
+  return seqs;
+}
+
+// `loom follow` from another process while a run runs, and again after it stopped: every event
+// once, in order; `--after` goes on where a follower left off.
+TEST_F(AgentAppUsageTest, FollowPrintsEveryEventOnceAsItIsJournaledAndResumesAfterASeq) {
+  std::string app = writeApp(usageScript(), fetchReportTool(", \"--delay\", \"0.1\""), kPrices);
+  ASSERT_EQ(loom({"run", app, "--id", "f", "--submit"}).exitCode, 0);
+  Child follower({"--home", home_, "follow", "f"}, dir_, env());
+  Child worker({"--home", home_, "worker", "--once"}, dir_, env());
+  Outcome ran = worker.wait();
+  ASSERT_EQ(ran.exitCode, 0) << ran.out << ran.err;
+  Outcome followed = follower.wait(30'000);
+  ASSERT_EQ(followed.exitCode, 0) << followed.err;
+  const int64_t events = static_cast<int64_t>(this->events("f").size());
+  std::vector<int64_t> expected(events);
+  for (int64_t i = 0; i < events; ++i) expected[i] = i + 1;
+  EXPECT_EQ(seqsOf(followed.out), expected) << followed.out;
+  EXPECT_NE(followed.out.find("EXECUTION_COMPLETED"), std::string::npos) << followed.out;
+
+  Outcome rest = loom({"follow", "f", "--after", "3", "--json"});
+  ASSERT_EQ(rest.exitCode, 0) << rest.err;
+  std::istringstream lines(rest.out);
+  int64_t next = 4;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(json::parse(line, "a followed event").at("seq").as_int64(), next++) << line;
+  }
+  EXPECT_EQ(next, events + 1) << rest.out;
+  Outcome unknown = loom({"follow", "nope"});
+  EXPECT_NE(unknown.exitCode, 0);
+  EXPECT_NE(unknown.err.find("no execution 'nope'"), std::string::npos) << unknown.err;
 }
 
 }  // namespace
