@@ -18,7 +18,9 @@ struct UpgradeArgs {
 
 std::vector<kernel::ExecutionInfo> selected(kernel::EventStore& store, const UpgradeArgs& a) {
   if (a.ids.empty() == !a.all) {
-    throw UsageError("name the runs to upgrade (IDs) or pass --all, not both");
+    throw UsageError(a.all ? "pass either run IDs or --all, not both"
+                           : "name the runs to upgrade (IDs), or pass --all for every run that "
+                             "has not ended");
   }
   if (!a.workflow.empty() && !a.all) throw UsageError("--workflow goes with --all");
   std::vector<kernel::ExecutionInfo> runs;

@@ -60,9 +60,7 @@ void Presence::say(int64_t ttlMillis) {
                         "runs no worker of their code version serves); retried: ") +
             e.what());
     }
-    failing_ = true;
-    std::lock_guard lock(mu_);
-    changed_ = true;
+    failing_ = true;  // said again a third of the ttl later, whole: nothing is lost
   }
 }
 

@@ -46,6 +46,13 @@ TEST_F(AgentAppUpgradeTest, AnEditThatReplaysTheRunIsUpgradedToAndTheRunGoesOnTh
 
   Outcome usage = loom({"upgrade", "v"});
   EXPECT_NE(usage.exitCode, 0) << "--to-current is the operator's say-so";
+  Outcome none = loom({"upgrade", "--to-current"});
+  EXPECT_EQ(none.exitCode, 2);
+  EXPECT_NE(none.err.find("name the runs to upgrade (IDs), or pass --all"), std::string::npos)
+      << none.err;
+  Outcome both = loom({"upgrade", "v", "--all", "--to-current"});
+  EXPECT_EQ(both.exitCode, 2);
+  EXPECT_NE(both.err.find("either run IDs or --all, not both"), std::string::npos) << both.err;
   Outcome up = loom({"upgrade", "v", "--to-current"});
   ASSERT_EQ(up.exitCode, 0) << up.out << up.err;
   EXPECT_NE(up.out.find("v: upgraded from " + before + " to app:"), std::string::npos) << up.out;
